@@ -1,0 +1,87 @@
+// swift-tools-version: 6.1
+// Nu11VLT — a zero-network encrypted vault for photos and notes.
+//
+// Layers (each depends only on the ones before it):
+//   Nu11Format  — bytes in, bytes out: keys, key wrapping, chunked AEAD, the .n11 envelope
+//   Nu11Storage — protected atomic files, the key store, the index, settings
+//   Nu11Vault   — the vault facade: unlock, photos, albums, deletion
+//   nu11vlt     — the command line (thin)
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Nu11VLT",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "Nu11Vault", targets: ["Nu11Vault"]),
+        .executable(name: "nu11vlt", targets: ["nu11vlt"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
+        ),
+        .target(
+            name: "Nu11Format",
+            dependencies: [
+                "CSodium",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "Nu11Storage",
+            dependencies: [
+                "Nu11Format",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "Nu11Vault",
+            dependencies: ["Nu11Format", "Nu11Storage"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "nu11vlt",
+            dependencies: [
+                "Nu11Vault",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        // zlib is only needed by the tests, to inflate the Wycheproof vectors.
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .testTarget(
+            name: "Nu11FormatTests",
+            dependencies: ["Nu11Format", "CZlib"],
+            resources: [.copy("Vectors")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "Nu11StorageTests",
+            dependencies: ["Nu11Storage"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "Nu11VaultTests",
+            dependencies: ["Nu11Vault"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [],
+            swiftSettings: strict
+        ),
+    ]
+)

@@ -1,0 +1,153 @@
+#if canImport(Glibc)
+import Glibc
+private func sysRead(_ fd: Int32, _ p: UnsafeMutableRawPointer, _ n: Int) -> Int { Glibc.read(fd, p, n) }
+private func sysWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { Glibc.write(fd, p, n) }
+#elseif canImport(Darwin)
+import Darwin
+private func sysRead(_ fd: Int32, _ p: UnsafeMutableRawPointer, _ n: Int) -> Int { Darwin.read(fd, p, n) }
+private func sysWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { Darwin.write(fd, p, n) }
+#endif
+
+/// Where streaming encryption reads from: a file, stdin, memory.
+public protocol ByteSource {
+    /// Reads up to `buffer.count` bytes; returns 0 only at the end.
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}
+
+/// Where streaming output goes.
+public protocol ByteSink {
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws
+}
+
+/// A ciphertext that can be read at any offset (a regular file, or memory).
+public protocol RandomAccessSource {
+    var size: UInt64 { get throws }
+    /// Reads up to `buffer.count` bytes at `offset`; returns fewer only at the end.
+    func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}
+
+extension ByteSource {
+    /// Reads until `buffer` is full or the source ends.
+    mutating func readFully(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let n = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+            if n == 0 { break }
+            filled += n
+        }
+        return filled
+    }
+}
+
+extension ByteSink {
+    mutating func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+}
+
+/// Bytes in memory, read front to back or at random.
+public struct MemorySource: ByteSource, RandomAccessSource {
+    public let bytes: [UInt8]
+    private var position = 0
+
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    public mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = min(buffer.count, bytes.count - position)
+        if n > 0 {
+            bytes.withUnsafeBytes { src in
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: src[position..<(position + n)]))
+            }
+            position += n
+        }
+        return n
+    }
+
+    public var size: UInt64 { UInt64(bytes.count) }
+
+    public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard offset < UInt64(bytes.count) else { return 0 }
+        let start = Int(offset)
+        let n = min(buffer.count, bytes.count - start)
+        bytes.withUnsafeBytes { src in
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: src[start..<(start + n)]))
+        }
+        return n
+    }
+}
+
+/// Collects output in memory.
+public struct MemorySink: ByteSink {
+    public private(set) var bytes: [UInt8] = []
+    public init() {}
+    public mutating func write(_ buffer: UnsafeRawBufferPointer) throws {
+        bytes.append(contentsOf: buffer)
+    }
+}
+
+/// A file descriptor the caller owns (it is not closed here).
+public struct FileDescriptorStream: ByteSource, ByteSink, RandomAccessSource {
+    public let fd: Int32
+    /// Names the file in errors.
+    public let label: String
+
+    public init(fd: Int32, label: String) {
+        self.fd = fd
+        self.label = label
+    }
+
+    public mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        while true {
+            let n = sysRead(fd, base, buffer.count)
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            throw ioError("read")
+        }
+    }
+
+    public mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let base = bytes.baseAddress else { return }
+        var done = 0
+        while done < bytes.count {
+            let n = sysWrite(fd, base + done, bytes.count - done)
+            if n > 0 {
+                done += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                throw ioError("write")
+            }
+        }
+    }
+
+    public var size: UInt64 {
+        get throws {
+            var st = stat()
+            guard fstat(fd, &st) == 0 else { throw ioError("stat") }
+            return UInt64(st.st_size)
+        }
+    }
+
+    public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        var filled = 0
+        while filled < buffer.count {
+            let n = pread(fd, base + filled, buffer.count - filled, off_t(offset) + off_t(filled))
+            if n == 0 { break }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ioError("read")
+            }
+            filled += n
+        }
+        return filled
+    }
+
+    private func ioError(_ operation: String) -> Nu11Error {
+        let code = errno
+        let reason = String(cString: strerror(code))
+        let remedy = code == ENOSPC ? "free some disk space and try again" : "check the file and its permissions"
+        return Nu11Error(.io, "\(label): cannot \(operation): \(reason)", remedy: remedy, item: label)
+    }
+}

@@ -1,0 +1,82 @@
+import Crypto
+import Foundation
+
+/// An AEAD that c2sp.org/chunked-encryption can be instantiated with.
+///
+/// The chunked scheme needs only: a name from the IANA AEAD registry (it enters the HKDF
+/// info), key/nonce/tag sizes, the HKDF hash, and seal/open of one chunk with empty
+/// associated data. Nonces are computed by the scheme, never chosen by a caller.
+public protocol ChunkAEAD: Sendable {
+    static var aeadName: String { get }
+    static var keyByteCount: Int { get }
+    static var nonceByteCount: Int { get }
+    static var tagByteCount: Int { get }
+    /// HKDF-Expand(prk, info, count) with this instantiation's hash.
+    static func expand(prk: SecretBytes, info: [UInt8], count: Int) -> SymmetricKey
+    /// Appends ciphertext || tag of `plaintext` to `output`.
+    static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
+                     appendingTo output: inout [UInt8]) throws
+    /// Appends the plaintext of `ciphertext` (which ends with the tag) to `output`, or throws
+    /// without appending anything.
+    static func open(_ ciphertext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
+                     appendingTo output: inout [UInt8]) throws
+}
+
+/// ChaCha20-Poly1305 (RFC 8439) with HKDF-SHA-512: the `.n11` / `.n11note` content cipher.
+public enum ChaCha20Poly1305Chunks: ChunkAEAD {
+    public static let aeadName = "AEAD_CHACHA20_POLY1305"
+    public static let keyByteCount = 32
+    public static let nonceByteCount = 12
+    public static let tagByteCount = 16
+
+    public static func expand(prk: SecretBytes, info: [UInt8], count: Int) -> SymmetricKey {
+        HKDF<SHA512>.expand(pseudoRandomKey: prk, info: info, outputByteCount: count)
+    }
+
+    public static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
+                            appendingTo output: inout [UInt8]) throws {
+        let box = try ChaChaPoly.seal(plaintext, using: key, nonce: ChaChaPoly.Nonce(data: nonce))
+        output.append(contentsOf: box.ciphertext)
+        output.append(contentsOf: box.tag)
+    }
+
+    public static func open(_ ciphertext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
+                            appendingTo output: inout [UInt8]) throws {
+        let split = ciphertext.count - tagByteCount
+        let box = try ChaChaPoly.SealedBox(
+            nonce: ChaChaPoly.Nonce(data: nonce),
+            ciphertext: UnsafeRawBufferPointer(rebasing: ciphertext[..<split]),
+            tag: UnsafeRawBufferPointer(rebasing: ciphertext[split...]))
+        output.append(contentsOf: try ChaChaPoly.open(box, using: key))
+    }
+}
+
+/// Cobblestone-256: AES-256-GCM with HKDF-SHA-512, the portable-archive cipher. This is
+/// the instantiation the Wycheproof `c2sp_chunked_encryption_aes_256_gcm_test.json` covers.
+public enum AES256GCMChunks: ChunkAEAD {
+    public static let aeadName = "AEAD_AES_256_GCM"
+    public static let keyByteCount = 32
+    public static let nonceByteCount = 12
+    public static let tagByteCount = 16
+
+    public static func expand(prk: SecretBytes, info: [UInt8], count: Int) -> SymmetricKey {
+        HKDF<SHA512>.expand(pseudoRandomKey: prk, info: info, outputByteCount: count)
+    }
+
+    public static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
+                            appendingTo output: inout [UInt8]) throws {
+        let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(data: nonce))
+        output.append(contentsOf: box.ciphertext)
+        output.append(contentsOf: box.tag)
+    }
+
+    public static func open(_ ciphertext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
+                            appendingTo output: inout [UInt8]) throws {
+        let split = ciphertext.count - tagByteCount
+        let box = try AES.GCM.SealedBox(
+            nonce: AES.GCM.Nonce(data: nonce),
+            ciphertext: UnsafeRawBufferPointer(rebasing: ciphertext[..<split]),
+            tag: UnsafeRawBufferPointer(rebasing: ciphertext[split...]))
+        output.append(contentsOf: try AES.GCM.open(box, using: key))
+    }
+}

@@ -1,0 +1,135 @@
+import Crypto
+import Foundation
+
+/// Streaming decryption that never releases a byte it has not authenticated.
+///
+/// Each chunk is opened before any of its bytes are handed out; the commitment is checked
+/// before the first chunk. An error is sticky: once a decryptor has failed, every later
+/// call fails with the same error, so a caller that ignores one error cannot go on reading
+/// past a forged chunk.
+public final class ChunkedDecryptor<AEAD: ChunkAEAD, Source: ByteSource> {
+    private var source: Source
+    private let inputKey: SecretBytes
+    private let context: [UInt8]
+    private var keys: MessageKeys<AEAD>?
+    private var index: UInt64 = 0
+    private var finished = false
+    private var failure: Nu11Error?
+    private var buffer: [UInt8]
+    /// Plaintext bytes released so far.
+    public private(set) var plaintextLength: UInt64 = 0
+
+    public init(source: Source, key: SecretBytes, context: [UInt8]) throws {
+        try ChunkedScheme.checkKey(key, AEAD.self)
+        self.source = source
+        self.inputKey = key
+        self.context = context
+        self.buffer = [UInt8](repeating: 0, count: ChunkedScheme.chunkSize + AEAD.tagByteCount)
+    }
+
+    /// Raw mode (no header, given AEAD key and base nonce), for the published vectors.
+    init(rawSource: Source, aeadKey: [UInt8], baseNonce: [UInt8]) {
+        self.source = rawSource
+        self.inputKey = SecretBytes(randomCount: AEAD.keyByteCount)
+        self.context = []
+        self.keys = MessageKeys<AEAD>(rawKey: aeadKey, baseNonce: baseNonce)
+        self.buffer = [UInt8](repeating: 0, count: ChunkedScheme.chunkSize + AEAD.tagByteCount)
+    }
+
+    /// The next authenticated chunk of plaintext appended to `output`; false once the
+    /// message has ended (after its short final chunk was authenticated).
+    public func nextChunk(appendingTo output: inout [UInt8]) throws -> Bool {
+        if let failure { throw failure }
+        if finished { return false }
+        do {
+            return try step(&output)
+        } catch let error as Nu11Error {
+            failure = error
+            throw error
+        } catch {
+            let wrapped = Nu11Error(.corrupted, "ciphertext failed authentication",
+                                    remedy: "the file was altered or damaged")
+            failure = wrapped
+            throw wrapped
+        }
+    }
+
+    /// Decrypts the rest of the message into `sink`; returns the plaintext length.
+    @discardableResult
+    public func decryptAll(to sink: inout some ByteSink) throws -> UInt64 {
+        var chunk = [UInt8]()
+        chunk.reserveCapacity(ChunkedScheme.chunkSize)
+        defer { secureZero(&chunk) }
+        while true {
+            chunk.removeAll(keepingCapacity: true)
+            guard try nextChunk(appendingTo: &chunk) else { return plaintextLength }
+            try sink.write(chunk)
+        }
+    }
+
+    private func step(_ output: inout [UInt8]) throws -> Bool {
+        let keys = try messageKeys()
+        guard index < ChunkedScheme.maxChunks else {
+            throw Nu11Error(.corrupted, "ciphertext exceeds 2^38 chunks")
+        }
+        let n = try buffer.withUnsafeMutableBytes { try source.readFully(into: $0) }
+        if n == 0 {
+            throw Nu11Error(.truncated, "ciphertext is truncated (no final chunk)",
+                            remedy: "the file was cut short; restore it from an archive")
+        }
+        if n < AEAD.tagByteCount {
+            throw Nu11Error(.truncated, "ciphertext ends inside a chunk tag",
+                            remedy: "the file was cut short; restore it from an archive")
+        }
+        let before = output.count
+        do {
+            try buffer.withUnsafeBytes { raw in
+                try AEAD.open(UnsafeRawBufferPointer(rebasing: raw[0..<n]), key: keys.key,
+                              nonce: keys.nonce(index), appendingTo: &output)
+            }
+        } catch {
+            output.removeSubrange(before...)
+            throw Nu11Error(.corrupted, "chunk \(index) failed authentication",
+                            remedy: "the file was altered, reordered or damaged")
+        }
+        plaintextLength += UInt64(output.count - before)
+        index += 1
+        if n < buffer.count { finished = true }
+        return true
+    }
+
+    private func messageKeys() throws -> MessageKeys<AEAD> {
+        if let keys { return keys }
+        var header = [UInt8](repeating: 0, count: ChunkedScheme.headerByteCount)
+        let n = try header.withUnsafeMutableBytes { try source.readFully(into: $0) }
+        guard n == ChunkedScheme.headerByteCount else {
+            throw Nu11Error(.truncated, "ciphertext is shorter than its \(ChunkedScheme.headerByteCount)-byte header",
+                            remedy: "the file was cut short")
+        }
+        let salt = Array(header[0..<ChunkedScheme.saltByteCount])
+        let derived = try MessageKeys<AEAD>(inputKey: inputKey, salt: salt, context: context)
+        guard derived.commitmentMatches(header[ChunkedScheme.saltByteCount...]) else {
+            throw Nu11Error(.corrupted, "key commitment does not match (wrong key, wrong context, or altered header)",
+                            remedy: "the file belongs elsewhere or was altered")
+        }
+        keys = derived
+        return derived
+    }
+}
+
+extension ChunkedEncryption {
+    /// Decrypts `source` into `sink`. On error, `sink` holds at most the authenticated
+    /// prefix, never a byte beyond it.
+    @discardableResult
+    public static func decrypt(from source: some ByteSource, to sink: inout some ByteSink,
+                               key: SecretBytes, context: [UInt8]) throws -> UInt64 {
+        try ChunkedDecryptor<AEAD, _>(source: source, key: key, context: context).decryptAll(to: &sink)
+    }
+
+    /// Decrypts a message held in memory; all or nothing.
+    public static func open(_ ciphertext: [UInt8], key: SecretBytes, context: [UInt8]) throws -> [UInt8] {
+        var sink = MemorySink()
+        try decrypt(from: MemorySource(ciphertext), to: &sink, key: key, context: context)
+        return sink.bytes
+    }
+}

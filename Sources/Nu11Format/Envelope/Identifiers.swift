@@ -1,0 +1,117 @@
+/// The key domains of the first seed. Each has its own domain key; an item's key is wrapped
+/// by the key of the domain it lives in, so moving an item between domains is a re-wrap.
+public enum Domain: UInt8, Sendable, CaseIterable, Codable, CustomStringConvertible {
+    case vault = 1
+    case fade = 2
+    case backup = 3
+    case archive = 4
+
+    public var description: String {
+        switch self {
+        case .vault: "vault"
+        case .fade: "fade"
+        case .backup: "backup"
+        case .archive: "archive"
+        }
+    }
+}
+
+/// What an envelope holds: a photo/file (`.n11`) or a note (`.n11note`).
+public enum ItemKind: UInt8, Sendable, CaseIterable, Codable {
+    case file = 1
+    case note = 2
+
+    public var fileExtension: String { self == .file ? "n11" : "n11note" }
+}
+
+/// An opaque 128-bit random identifier, written as 32 lowercase hex digits. IDs are what
+/// appears in file names and the clear part of the index; they carry no information.
+public struct ItemID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    public let bytes: [UInt8]
+
+    public static let byteCount = 16
+
+    public init() { bytes = SecureRandom.bytes(Self.byteCount) }
+
+    public init(bytes: [UInt8]) throws {
+        guard bytes.count == Self.byteCount else {
+            throw Nu11Error(.invalidArgument, "an ID is \(Self.byteCount) bytes, not \(bytes.count)")
+        }
+        self.bytes = bytes
+    }
+
+    /// Parses 32 hex digits (either case).
+    public init(hex: String) throws {
+        let digits = Array(hex.utf8)
+        guard digits.count == 2 * Self.byteCount else {
+            throw Nu11Error(.invalidArgument, "'\(hex.prefix(40))' is not an ID (32 hex digits)",
+                            remedy: "copy the ID from `nu11vlt list`")
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(Self.byteCount)
+        var i = 0
+        while i < digits.count {
+            guard let hi = Self.nibble(digits[i]), let lo = Self.nibble(digits[i + 1]) else {
+                throw Nu11Error(.invalidArgument, "'\(hex.prefix(40))' is not an ID (32 hex digits)",
+                                remedy: "copy the ID from `nu11vlt list`")
+            }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        bytes = out
+    }
+
+    public var hex: String { Hex.encode(bytes) }
+    public var description: String { hex }
+
+    public static func < (a: ItemID, b: ItemID) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+
+    public init(from decoder: any Decoder) throws {
+        try self.init(hex: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(hex)
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+public enum Hex {
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// Big-endian integer helpers for the byte formats.
+enum BigEndian {
+    static func append(_ value: UInt32, to out: inout [UInt8]) {
+        for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+    }
+
+    static func append(_ value: UInt64, to out: inout [UInt8]) {
+        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+    }
+
+    static func uint32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        bytes.reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    static func uint64(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+        bytes.reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}

@@ -1,0 +1,94 @@
+import Crypto
+import Foundation
+
+/// Wraps one key under another: ChaCha20-Poly1305 with a fresh random 96-bit nonce and the
+/// record's clear fields as associated data, so a wrapped key cannot be moved to another
+/// item, domain or slot. Output: `nonce(12) || ciphertext || tag(16)`.
+///
+/// Random nonces are safe here: a domain key wraps at most millions of item keys, far below
+/// the 2^32 messages at which a 96-bit random nonce collision becomes a concern.
+public enum KeyWrap {
+    public static let overhead = 12 + 16
+
+    public static func wrap(_ secret: SecretBytes, under key: SecretBytes, associatedData: [UInt8]) throws -> [UInt8] {
+        let nonce = try ChaChaPoly.Nonce(data: SecureRandom.bytes(12))
+        let box = try secret.withUnsafeBytes { plain in
+            try ChaChaPoly.seal(plain, using: SymmetricKey(data: key), nonce: nonce, authenticating: associatedData)
+        }
+        return Array(box.combined)
+    }
+
+    /// Unwraps into guarded memory. Every failure is the same `.authenticationFailed`, so a
+    /// wrong key and a damaged record look alike.
+    public static func unwrap(_ wrapped: some Collection<UInt8>, under key: SecretBytes,
+                              associatedData: [UInt8]) throws -> SecretBytes {
+        guard wrapped.count > overhead else { throw Nu11Error.wrongPIN }
+        do {
+            let box = try ChaChaPoly.SealedBox(combined: Array(wrapped))
+            var plain = [UInt8](try ChaChaPoly.open(box, using: SymmetricKey(data: key), authenticating: associatedData))
+            return SecretBytes(consuming: &plain)
+        } catch {
+            throw Nu11Error.wrongPIN
+        }
+    }
+}
+
+/// A per-item key record, kept in the key store (never next to the data):
+///
+///     0   4  magic "N11R"
+///     4   1  version (1)
+///     5   1  domain whose key wraps this one
+///     6   1  item kind
+///     7   1  reserved, 0
+///     8   16 item ID
+///     24  60 KeyWrap(item key) with bytes 0..<24 as associated data
+///
+/// Deleting this record is crypto-shredding the item.
+public struct ItemKeyRecord: Sendable, Equatable {
+    public static let magic: [UInt8] = Array("N11R".utf8)
+    public static let byteCount = 24 + 32 + KeyWrap.overhead
+
+    public let domain: Domain
+    public let kind: ItemKind
+    public let itemID: ItemID
+    public let wrapped: [UInt8]
+
+    public static func seal(itemKey: SecretBytes, domain: Domain, kind: ItemKind, itemID: ItemID,
+                            domainKey: SecretBytes) throws -> ItemKeyRecord {
+        let clear = clearFields(domain: domain, kind: kind, itemID: itemID)
+        return ItemKeyRecord(domain: domain, kind: kind, itemID: itemID,
+                             wrapped: try KeyWrap.wrap(itemKey, under: domainKey, associatedData: clear))
+    }
+
+    static func clearFields(domain: Domain, kind: ItemKind, itemID: ItemID) -> [UInt8] {
+        magic + [1, domain.rawValue, kind.rawValue, 0] + itemID.bytes
+    }
+
+    public func encoded() -> [UInt8] { Self.clearFields(domain: domain, kind: kind, itemID: itemID) + wrapped }
+
+    public static func parse(_ bytes: [UInt8]) throws -> ItemKeyRecord {
+        guard bytes.count == byteCount, Array(bytes[0..<4]) == magic else {
+            throw Nu11Error(.corrupted, "key record is damaged", remedy: "run `nu11vlt check`")
+        }
+        guard bytes[4] == 1 else {
+            throw Nu11Error(.unsupportedVersion, "key record version \(bytes[4]) is not supported",
+                            remedy: "upgrade nu11vlt")
+        }
+        guard let domain = Domain(rawValue: bytes[5]), let kind = ItemKind(rawValue: bytes[6]), bytes[7] == 0 else {
+            throw Nu11Error(.corrupted, "key record is damaged", remedy: "run `nu11vlt check`")
+        }
+        return ItemKeyRecord(domain: domain, kind: kind, itemID: try ItemID(bytes: Array(bytes[8..<24])),
+                             wrapped: Array(bytes[24...]))
+    }
+
+    /// The item key, if `domainKey` is the right one and the record is intact.
+    public func open(domainKey: SecretBytes) throws -> SecretBytes {
+        do {
+            return try KeyWrap.unwrap(wrapped, under: domainKey,
+                                      associatedData: Self.clearFields(domain: domain, kind: kind, itemID: itemID))
+        } catch {
+            throw Nu11Error(.corrupted, "key record of item \(itemID) does not open",
+                            remedy: "the record was altered; run `nu11vlt check`", item: itemID.hex)
+        }
+    }
+}

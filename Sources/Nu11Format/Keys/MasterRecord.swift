@@ -1,0 +1,157 @@
+import Foundation
+
+/// The domain keys one PIN opens.
+public struct DomainKeys: Sendable {
+    /// The slot's role: which vault this PIN opens.
+    public enum Role: UInt8, Sendable { case primary = 1, backup = 2, duress = 3 }
+
+    public let role: Role
+    /// Vault key for the primary role, Backup key for the backup and duress roles.
+    public let main: SecretBytes
+    public let fade: SecretBytes
+    public let archive: SecretBytes
+
+    public init(role: Role, main: SecretBytes, fade: SecretBytes, archive: SecretBytes) {
+        self.role = role
+        self.main = main
+        self.fade = fade
+        self.archive = archive
+    }
+
+    /// Fresh random keys.
+    public static func generate(role: Role) -> DomainKeys {
+        DomainKeys(role: role, main: SecretBytes(randomCount: 32), fade: SecretBytes(randomCount: 32),
+                   archive: SecretBytes(randomCount: 32))
+    }
+
+    public func key(for domain: Domain) -> SecretBytes {
+        switch domain {
+        case .vault, .backup: main
+        case .fade: fade
+        case .archive: archive
+        }
+    }
+
+    /// The domain the main key serves.
+    public var mainDomain: Domain { role == .primary ? .vault : .backup }
+
+    static let payloadByteCount = 128
+
+    func payload() -> SecretBytes {
+        SecretBytes.filling(count: Self.payloadByteCount) { out in
+            out[0] = role.rawValue
+            for (i, key) in [main, fade, archive].enumerated() {
+                key.withUnsafeBytes { src in
+                    UnsafeMutableRawBufferPointer(rebasing: out[(1 + 32 * i)..<(33 + 32 * i)]).copyMemory(from: src)
+                }
+            }
+        }
+    }
+
+    static func fromPayload(_ payload: SecretBytes) throws -> DomainKeys {
+        try payload.withUnsafeBytes { b in
+            guard b.count == payloadByteCount, let role = Role(rawValue: b[0]) else { throw Nu11Error.wrongPIN }
+            func key(_ i: Int) -> SecretBytes {
+                SecretBytes(copying: UnsafeRawBufferPointer(rebasing: b[(1 + 32 * i)..<(33 + 32 * i)]))
+            }
+            return DomainKeys(role: role, main: key(0), fade: key(1), archive: key(2))
+        }
+    }
+}
+
+/// The PIN-protected part of the key store (`master.n11k`):
+///
+///     0   4   magic "N11K"
+///     4   1   version (1)
+///     5   1   KDF algorithm: 1 = Argon2id v1.3, parallelism 1
+///     6   2   reserved, 0
+///     8   4   KDF passes, big-endian
+///     12  4   KDF memory in KiB, big-endian
+///     16  16  KDF salt
+///     32  3 × 156  slots: KeyWrap(payload of 128 bytes), associated data = bytes 0..<32 || slot index
+///
+/// There are always three slots. A slot no PIN opens is 156 random bytes, so the file does
+/// not tell whether a backup or duress PIN exists. Unlock runs Argon2id once and tries
+/// every slot, so all PINs cost the same.
+public struct MasterRecord: Sendable {
+    public static let magic: [UInt8] = Array("N11K".utf8)
+    public static let slotCount = 3
+    public static let slotByteCount = DomainKeys.payloadByteCount + KeyWrap.overhead
+    public static let byteCount = 32 + slotCount * slotByteCount
+
+    public var parameters: KDFParameters
+    public var salt: [UInt8]
+    public var slots: [[UInt8]]
+
+    /// A new record with random filler in every slot.
+    public init(parameters: KDFParameters) {
+        self.parameters = parameters
+        salt = SecureRandom.bytes(Argon2id.saltByteCount)
+        slots = (0..<Self.slotCount).map { _ in SecureRandom.bytes(Self.slotByteCount) }
+    }
+
+    private init(parameters: KDFParameters, salt: [UInt8], slots: [[UInt8]]) {
+        self.parameters = parameters
+        self.salt = salt
+        self.slots = slots
+    }
+
+    var clearFields: [UInt8] {
+        var out = Self.magic + [1, 1, 0, 0]
+        BigEndian.append(parameters.iterations, to: &out)
+        BigEndian.append(parameters.memoryKiB, to: &out)
+        return out + salt
+    }
+
+    public func encoded() -> [UInt8] { clearFields + slots.joined() }
+
+    public static func parse(_ bytes: [UInt8]) throws -> MasterRecord {
+        guard bytes.count >= 5, Array(bytes[0..<4]) == magic else {
+            throw Nu11Error(.corrupted, "key store master record is damaged (bad magic)",
+                            remedy: "restore the key store from your own backup")
+        }
+        guard bytes[4] == 1 else {
+            throw Nu11Error(.unsupportedVersion, "key store version \(bytes[4]) is not supported",
+                            remedy: "upgrade nu11vlt")
+        }
+        guard bytes.count == byteCount, bytes[5] == 1, bytes[6] == 0, bytes[7] == 0 else {
+            throw Nu11Error(.corrupted, "key store master record is damaged",
+                            remedy: "restore the key store from your own backup")
+        }
+        let params = KDFParameters(iterations: BigEndian.uint32(bytes[8..<12]), memoryKiB: BigEndian.uint32(bytes[12..<16]))
+        try params.validateRead()
+        let slots = (0..<slotCount).map { i in Array(bytes[(32 + i * slotByteCount)..<(32 + (i + 1) * slotByteCount)]) }
+        return MasterRecord(parameters: params, salt: Array(bytes[16..<32]), slots: slots)
+    }
+
+    /// Derives the key-encryption key for `pin` (the expensive step).
+    public func deriveKEK(pin: SecretBytes) throws -> SecretBytes {
+        try Argon2id.deriveKey(passphrase: pin, salt: salt, parameters: parameters)
+    }
+
+    /// Tries every slot with `kek` (always all of them, for uniform timing).
+    public func open(kek: SecretBytes) throws -> (slot: Int, keys: DomainKeys) {
+        var found: (Int, DomainKeys)?
+        for i in 0..<Self.slotCount {
+            if let payload = try? KeyWrap.unwrap(slots[i], under: kek, associatedData: clearFields + [UInt8(i)]),
+               found == nil, let keys = try? DomainKeys.fromPayload(payload) {
+                found = (i, keys)
+            }
+        }
+        guard let found else { throw Nu11Error.wrongPIN }
+        return found
+    }
+
+    /// Seals `keys` into slot `index` under `kek`.
+    public mutating func seal(_ keys: DomainKeys, slot index: Int, kek: SecretBytes) throws {
+        guard (0..<Self.slotCount).contains(index) else {
+            throw Nu11Error(.internalError, "slot \(index) does not exist")
+        }
+        slots[index] = try KeyWrap.wrap(keys.payload(), under: kek, associatedData: clearFields + [UInt8(index)])
+    }
+
+    /// Replaces slot `index` with random filler (shreds whatever it held).
+    public mutating func clear(slot index: Int) {
+        slots[index] = SecureRandom.bytes(Self.slotByteCount)
+    }
+}

@@ -1,0 +1,68 @@
+// The boundary to libsodium. Everything C stays in this file and in SecretBytes.swift;
+// failures are translated into Nu11Error here.
+import CSodium
+
+enum Sodium {
+    /// sodium_init() is idempotent and thread-safe; a global let runs it once, lazily.
+    static let ready: Bool = sodium_init() >= 0
+
+    static func ensureReady() throws {
+        guard ready else {
+            throw Nu11Error(.internalError, "libsodium failed to initialise",
+                            remedy: "check that libsodium is installed correctly")
+        }
+    }
+
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        _ = ready
+        var out = [UInt8](repeating: 0, count: count)
+        out.withUnsafeMutableBytes { buffer in
+            if let base = buffer.baseAddress { randombytes_buf(base, buffer.count) }
+        }
+        return out
+    }
+
+    static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) {
+        _ = ready
+        if let base = buffer.baseAddress { randombytes_buf(base, buffer.count) }
+    }
+
+    static func zero(_ buffer: UnsafeMutableRawBufferPointer) {
+        if let base = buffer.baseAddress { sodium_memzero(base, buffer.count) }
+    }
+
+    static func constantTimeEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        guard a.count == b.count else { return false }
+        guard let pa = a.baseAddress, let pb = b.baseAddress else { return a.count == 0 }
+        return sodium_memcmp(pa, pb, a.count) == 0
+    }
+
+    /// Argon2id v1.3 through crypto_pwhash. `memoryBytes` and `iterations` are validated
+    /// by the caller; libsodium's own limits are checked again here.
+    static func argon2id(output: UnsafeMutableRawBufferPointer, password: UnsafeRawBufferPointer,
+                         salt: [UInt8], iterations: UInt64, memoryBytes: Int) throws {
+        try ensureReady()
+        guard salt.count == Int(crypto_pwhash_saltbytes()) else {
+            throw Nu11Error(.invalidArgument, "Argon2id salt must be \(crypto_pwhash_saltbytes()) bytes")
+        }
+        guard let out = output.baseAddress else {
+            throw Nu11Error(.internalError, "Argon2id output buffer is empty")
+        }
+        guard let pw = password.baseAddress?.assumingMemoryBound(to: CChar.self), password.count > 0 else {
+            throw Nu11Error(.invalidArgument, "the PIN or passphrase is empty", remedy: "type at least one character")
+        }
+        let status = salt.withUnsafeBytes { saltBuffer -> Int32 in
+            guard let s = saltBuffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return -1 }
+            return crypto_pwhash(
+                out.assumingMemoryBound(to: UInt8.self), UInt64(output.count),
+                pw, UInt64(password.count), s,
+                iterations, memoryBytes, crypto_pwhash_alg_argon2id13())
+        }
+        guard status == 0 else {
+            throw Nu11Error(.io, "Argon2id could not allocate \(memoryBytes / (1024 * 1024)) MiB",
+                            remedy: "free memory or choose a lower --kdf-memory")
+        }
+    }
+
+    static var argon2MinimumIterations: UInt64 { UInt64(crypto_pwhash_argon2id_opslimit_min()) }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+@testable import Nu11Format
+
+/// One generic runner for every chunked-encryption vector file, through both the streaming
+/// and the random-access paths, applying the PartialPlaintext and ValidFinalChunk rules of
+/// the Wycheproof how-to.
+struct ChunkedVectorRunner<AEAD: ChunkAEAD> {
+    let file: String
+    let expectedCount: Int
+
+    func run() throws {
+        let vectors = try Vectors.load(file)
+        #expect(vectors.tests.count == expectedCount)
+        #expect(vectors.numberOfTests == expectedCount)
+        for vector in vectors.tests {
+            try check(vector)
+        }
+    }
+
+    func check(_ v: ChunkedVector) throws {
+        let key = hexBytes(v.key)
+        let ctx = hexBytes(v.ctx)
+        let ct = try inflate(hexBytes(v.ct))
+        let secret = SecretBytes(copying: key.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[...]) })
+
+        if v.has("InvalidKeySize") {
+            #expect(throws: Nu11Error.self, "\(v.label): key of \(key.count) bytes accepted") {
+                _ = try ChunkedDecryptor<AEAD, MemorySource>(source: MemorySource(ct), key: secret, context: ctx)
+            }
+            return
+        }
+
+        // Streaming, with both whole and trickling reads.
+        for step in [Int.max, 1000] {
+            let source = TricklingSource(ct, step: step == Int.max ? ct.count + 1 : step)
+            let decryptor = try ChunkedDecryptor<AEAD, TricklingSource>(source: source, key: secret, context: ctx)
+            var sink = MemorySink()
+            let outcome = Result { try decryptor.decryptAll(to: &sink) }
+            if v.isValid {
+                #expect((try? outcome.get()) != nil, "\(v.label): valid vector failed: \(outcome)")
+                #expect(sink.bytes.count == v.msgLength, "\(v.label): length")
+                #expect(sha512Hex(sink.bytes) == v.msgSha512, "\(v.label): SHA-512")
+            } else {
+                #expect((try? outcome.get()) == nil, "\(v.label): invalid vector decrypted")
+                // Never a byte beyond the authenticated prefix.
+                let prefix = v.has("PartialPlaintext") ? (v.msgLength ?? 0) : 0
+                #expect(sink.bytes.count <= prefix, "\(v.label): released \(sink.bytes.count) bytes")
+                if v.has("PartialPlaintext") && sink.bytes.count == prefix {
+                    #expect(sha512Hex(sink.bytes) == v.msgSha512, "\(v.label): prefix SHA-512")
+                }
+                // Sticky failure: reading on keeps failing.
+                var more = [UInt8]()
+                #expect(throws: Nu11Error.self, "\(v.label): decryptor recovered") {
+                    _ = try decryptor.nextChunk(appendingTo: &more)
+                }
+                #expect(more.isEmpty)
+            }
+        }
+
+        // Random access: opening authenticates the length through the final chunk.
+        let opened = Result {
+            try ChunkedRandomAccessReader<AEAD, MemorySource>(source: MemorySource(ct), key: secret, context: ctx)
+        }
+        switch opened {
+        case .success(let reader):
+            #expect(v.isValid || v.has("ValidFinalChunk"), "\(v.label): length authentication passed")
+            let whole = Result { try reader.read(offset: 0, count: Int(reader.plaintextLength)) }
+            if v.isValid {
+                let bytes = try whole.get()
+                #expect(bytes.count == v.msgLength && sha512Hex(bytes) == v.msgSha512, "\(v.label): random read")
+                try checkRanges(reader, whole: bytes, label: v.label)
+            } else {
+                #expect((try? whole.get()) == nil, "\(v.label): invalid vector read through random access")
+            }
+        case .failure:
+            #expect(!v.isValid, "\(v.label): valid vector failed to open for random access")
+            #expect(!v.has("ValidFinalChunk"), "\(v.label): a genuine final chunk should authenticate the length")
+        }
+
+        // Raw mode, where the vector gives the derived AEAD key and base nonce.
+        if let aeadKey = v.aeadKey, let baseNonce = v.baseNonce, ct.count >= ChunkedScheme.headerByteCount {
+            let body = Array(ct[ChunkedScheme.headerByteCount...])
+            let raw = ChunkedDecryptor<AEAD, MemorySource>(
+                rawSource: MemorySource(body), aeadKey: hexBytes(aeadKey), baseNonce: hexBytes(baseNonce))
+            var sink = MemorySink()
+            let outcome = Result { try raw.decryptAll(to: &sink) }
+            #expect(((try? outcome.get()) != nil) == v.isValid, "\(v.label): raw mode disagrees")
+            if v.isValid {
+                // Encryption is deterministic given the AEAD key and base nonce, and given the salt.
+                let again = try ChunkedEncryption<AEAD>.encryptRaw(sink.bytes, aeadKey: hexBytes(aeadKey),
+                                                                   baseNonce: hexBytes(baseNonce))
+                #expect(again == body, "\(v.label): raw re-encryption differs")
+                var src = MemorySource(sink.bytes)
+                var out = MemorySink()
+                _ = try ChunkedEncryption<AEAD>.encrypt(from: &src, to: &out, key: secret, context: ctx,
+                                                        salt: Array(ct[0..<ChunkedScheme.saltByteCount]))
+                #expect(out.bytes == ct, "\(v.label): re-encryption with the same salt differs")
+            }
+        }
+    }
+
+    /// First, middle and last chunk, ranges that straddle chunks, and past the end.
+    func checkRanges(_ reader: ChunkedRandomAccessReader<AEAD, MemorySource>, whole: [UInt8], label: String) throws {
+        let n = whole.count
+        let c = ChunkedScheme.chunkSize
+        let ranges = [(0, 1), (0, n), (c - 3, 7), (c, c), (n / 2, 33), (max(n - 5, 0), 5), (max(n - 5, 0), 50), (n, 10)]
+        for (offset, count) in ranges where offset <= n {
+            let got = try reader.read(offset: UInt64(offset), count: count)
+            let end = min(n, offset + count)
+            #expect(got == Array(whole[offset..<end]), "\(label): range \(offset)+\(count)")
+        }
+        #expect(throws: Nu11Error.self) { _ = try reader.read(offset: UInt64(n + 1), count: 1) }
+    }
+}
+
+@Suite("c2sp.org/chunked-encryption vectors")
+struct ChunkedVectorTests {
+    @Test("Cobblestone-256: all 35 Wycheproof vectors, streaming and random access")
+    func wycheproofCobblestone256() throws {
+        try ChunkedVectorRunner<AES256GCMChunks>(file: "c2sp_chunked_encryption_aes_256_gcm_test.json",
+                                                 expectedCount: 35).run()
+    }
+
+    @Test("ChaCha20-Poly1305 instantiation: our own vectors")
+    func ownChaCha() throws {
+        try ChunkedVectorRunner<ChaCha20Poly1305Chunks>(file: "nu11vlt_chunked_chacha20_poly1305_test.json",
+                                                        expectedCount: 35).run()
+    }
+}
