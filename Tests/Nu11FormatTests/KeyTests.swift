@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+@testable import Nu11Format
+
+struct Argon2Vector: Decodable {
+    let password: String
+    let salt: String
+    let iterations: UInt32
+    let memoryKiB: UInt32
+    let length: Int
+    let hash: String
+}
+
+struct Argon2File: Decodable { let tests: [Argon2Vector] }
+
+@Suite("keys: Argon2id, key wrapping, key records")
+struct KeyTests {
+    @Test("Argon2id matches the reference argon2 command")
+    func argon2KnownAnswers() throws {
+        let file = try JSONDecoder().decode(Argon2File.self, from: Data(contentsOf: Vectors.url("argon2id_kat.json")))
+        #expect(file.tests.count >= 3)
+        for v in file.tests {
+            var pw = Array(v.password.utf8)
+            let out = try Argon2id.deriveKey(passphrase: SecretBytes(consuming: &pw), salt: Array(v.salt.utf8),
+                                             parameters: KDFParameters(iterations: v.iterations, memoryKiB: v.memoryKiB),
+                                             length: v.length)
+            #expect(out.withUnsafeBytes { Hex.encode($0) } == v.hash, "\(v.password) t=\(v.iterations) m=\(v.memoryKiB)")
+            #expect(pw.allSatisfy { $0 == 0 }, "the caller's copy of the passphrase is zeroed")
+        }
+    }
+
+    @Test("KDF floor and cap")
+    func kdfBounds() throws {
+        #expect(throws: Nu11Error.self) { try KDFParameters(iterations: 1, memoryKiB: 19 * 1024).validateChosen() }
+        #expect(throws: Nu11Error.self) { try KDFParameters(iterations: 2, memoryKiB: 8 * 1024).validateChosen() }
+        try KDFParameters.floor.validateChosen()
+        let tooMuch = KDFParameters(iterations: 3, memoryKiB: KDFParameters.cap.memoryKiB + 1)
+        #expect { try tooMuch.validateRead() } throws: { ($0 as? Nu11Error)?.code == .costTooHigh }
+        #expect { try KDFParameters(iterations: 33, memoryKiB: 65536).validateRead() } throws: {
+            ($0 as? Nu11Error)?.code == .costTooHigh
+        }
+        var empty: [UInt8] = []
+        #expect(throws: Nu11Error.self) {
+            _ = try Argon2id.deriveKey(passphrase: SecretBytes(consuming: &empty), salt: SecureRandom.bytes(16),
+                                       parameters: .floor)
+        }
+    }
+
+    @Test("key wrap: wrong key, wrong associated data, any flipped bit all fail alike")
+    func keyWrap() throws {
+        let kek = SecretBytes(randomCount: 32)
+        let secret = SecretBytes(randomCount: 32)
+        let wrapped = try KeyWrap.wrap(secret, under: kek, associatedData: [1, 2, 3])
+        #expect(wrapped.count == 32 + KeyWrap.overhead)
+        #expect(try KeyWrap.unwrap(wrapped, under: kek, associatedData: [1, 2, 3]).constantTimeEquals(secret))
+        #expect { _ = try KeyWrap.unwrap(wrapped, under: SecretBytes(randomCount: 32), associatedData: [1, 2, 3]) }
+            throws: { ($0 as? Nu11Error) == .wrongPIN }
+        #expect { _ = try KeyWrap.unwrap(wrapped, under: kek, associatedData: [1, 2, 4]) }
+            throws: { ($0 as? Nu11Error) == .wrongPIN }
+        for i in 0..<wrapped.count {
+            var bad = wrapped
+            bad[i] ^= 0x80
+            #expect { _ = try KeyWrap.unwrap(bad, under: kek, associatedData: [1, 2, 3]) }
+                throws: { ($0 as? Nu11Error) == .wrongPIN }
+        }
+        #expect(throws: Nu11Error.self) { _ = try KeyWrap.unwrap(wrapped.prefix(20), under: kek, associatedData: []) }
+    }
+
+    @Test("item key records are bound to item, domain and kind")
+    func itemKeyRecords() throws {
+        let domainKey = SecretBytes(randomCount: 32)
+        let itemKey = SecretBytes(randomCount: 32)
+        let id = ItemID()
+        let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: .vault, kind: .file, itemID: id, domainKey: domainKey)
+        let bytes = record.encoded()
+        #expect(bytes.count == ItemKeyRecord.byteCount)
+        #expect(try ItemKeyRecord.parse(bytes).open(domainKey: domainKey).constantTimeEquals(itemKey))
+        // Moving the record to another item or domain fails to open.
+        var other = bytes
+        other[8] ^= 1
+        #expect(throws: Nu11Error.self) { _ = try ItemKeyRecord.parse(other).open(domainKey: domainKey) }
+        var fade = bytes
+        fade[5] = Domain.fade.rawValue
+        #expect(throws: Nu11Error.self) { _ = try ItemKeyRecord.parse(fade).open(domainKey: domainKey) }
+        var future = bytes
+        future[4] = 2
+        #expect { _ = try ItemKeyRecord.parse(future) } throws: { ($0 as? Nu11Error)?.code == .unsupportedVersion }
+        #expect(throws: Nu11Error.self) { _ = try ItemKeyRecord.parse(Array(bytes.dropLast())) }
+        #expect(throws: Nu11Error.self) { _ = try ItemKeyRecord.parse([]) }
+    }
+
+    @Test("master record: three slots, only the right PIN opens one, filler is indistinguishable in size")
+    func masterRecord() throws {
+        var record = MasterRecord(parameters: .floor)
+        var pin = Array("1234".utf8)
+        let kek = try record.deriveKEK(pin: SecretBytes(consuming: &pin))
+        let keys = DomainKeys.generate(role: .primary)
+        try record.seal(keys, slot: 0, kek: kek)
+        let bytes = record.encoded()
+        #expect(bytes.count == MasterRecord.byteCount)
+        let parsed = try MasterRecord.parse(bytes)
+        let opened = try parsed.open(kek: kek)
+        #expect(opened.slot == 0 && opened.keys.role == .primary)
+        #expect(opened.keys.main.constantTimeEquals(keys.main))
+        var wrong = Array("1235".utf8)
+        let badKEK = try parsed.deriveKEK(pin: SecretBytes(consuming: &wrong))
+        #expect { _ = try parsed.open(kek: badKEK) } throws: { ($0 as? Nu11Error) == .wrongPIN }
+        // A flipped bit anywhere in the slot or in the clear fields looks exactly like a wrong PIN.
+        for index in [20, 33, 32 + 100, 32 + MasterRecord.slotByteCount - 1] {
+            var damaged = bytes
+            damaged[index] ^= 4
+            #expect { _ = try MasterRecord.parse(damaged).open(kek: kek) } throws: { ($0 as? Nu11Error) == .wrongPIN }
+        }
+        // KDF cost from the file is capped before anything is allocated.
+        var hostile = bytes
+        hostile[12...15] = [0xff, 0xff, 0xff, 0xff]
+        #expect { _ = try MasterRecord.parse(hostile) } throws: { ($0 as? Nu11Error)?.code == .costTooHigh }
+        var future = bytes
+        future[4] = 9
+        #expect { _ = try MasterRecord.parse(future) } throws: { ($0 as? Nu11Error)?.code == .unsupportedVersion }
+    }
+
+    @Test("secret bytes: copies, comparisons and ID parsing")
+    func secrets() throws {
+        var raw: [UInt8] = [1, 2, 3]
+        let s = SecretBytes(consuming: &raw)
+        #expect(raw == [0, 0, 0])
+        #expect(s.withUnsafeBytes { Array($0) } == [1, 2, 3])
+        #expect(!s.constantTimeEquals(SecretBytes(randomCount: 3)))
+        let id = ItemID()
+        #expect(try ItemID(hex: id.hex) == id)
+        #expect(try ItemID(hex: id.hex.uppercased()) == id)
+        for bad in ["", "xyz", String(repeating: "g", count: 32), String(repeating: "a", count: 31), id.hex + "0"] {
+            #expect(throws: Nu11Error.self) { _ = try ItemID(hex: bad) }
+        }
+    }
+}
