@@ -28,7 +28,7 @@ public protocol RandomAccessSource {
 
 extension ByteSource {
     /// Reads until `buffer` is full or the source ends.
-    mutating func readFully(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    public mutating func readFully(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         var filled = 0
         while filled < buffer.count {
             let n = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
@@ -40,7 +40,7 @@ extension ByteSource {
 }
 
 extension ByteSink {
-    mutating func write(_ bytes: [UInt8]) throws {
+    public mutating func write(_ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { try write($0) }
     }
 }

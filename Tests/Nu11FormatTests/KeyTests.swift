@@ -93,7 +93,12 @@ struct KeyTests {
     func masterRecord() throws {
         var record = MasterRecord(parameters: .floor)
         var pin = Array("1234".utf8)
-        let kek = try record.deriveKEK(pin: SecretBytes(consuming: &pin))
+        let device = SecretBytes(randomCount: 32)
+        let kek = try record.deriveKEK(pin: SecretBytes(consuming: &pin), deviceKey: device)
+        // Another device key gives another KEK: the record is bound to this key store.
+        var samePin = Array("1234".utf8)
+        let elsewhere = try record.deriveKEK(pin: SecretBytes(consuming: &samePin), deviceKey: SecretBytes(randomCount: 32))
+        #expect(!elsewhere.constantTimeEquals(kek))
         let keys = DomainKeys.generate(role: .primary)
         try record.seal(keys, slot: 0, kek: kek)
         let bytes = record.encoded()
@@ -103,7 +108,7 @@ struct KeyTests {
         #expect(opened.slot == 0 && opened.keys.role == .primary)
         #expect(opened.keys.main.constantTimeEquals(keys.main))
         var wrong = Array("1235".utf8)
-        let badKEK = try parsed.deriveKEK(pin: SecretBytes(consuming: &wrong))
+        let badKEK = try parsed.deriveKEK(pin: SecretBytes(consuming: &wrong), deviceKey: device)
         #expect { _ = try parsed.open(kek: badKEK) } throws: { ($0 as? Nu11Error) == .wrongPIN }
         // A flipped bit anywhere in the slot or in the clear fields looks exactly like a wrong PIN.
         for index in [20, 33, 32 + 100, 32 + MasterRecord.slotByteCount - 1] {

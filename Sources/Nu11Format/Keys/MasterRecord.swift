@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// The domain keys one PIN opens.
@@ -56,6 +57,29 @@ public struct DomainKeys: Sendable {
             }
             return DomainKeys(role: role, main: key(0), fade: key(1), archive: key(2))
         }
+    }
+}
+
+/// The device-bound secret of the key store (`device.n11d`): magic "N11D", version 1, 32
+/// random bytes. Readable without the PIN — it protects what must be checked before unlock
+/// (the "until first authentication" class) and binds the PIN's KEK to this key store.
+public enum DeviceKeyRecord {
+    public static let magic: [UInt8] = Array("N11D".utf8)
+    public static let byteCount = 5 + 32
+
+    public static func encode(_ key: SecretBytes) -> [UInt8] {
+        magic + [1] + key.withUnsafeBytes { Array($0) }
+    }
+
+    public static func parse(_ bytes: [UInt8]) throws -> SecretBytes {
+        guard bytes.count == byteCount, Array(bytes[0..<4]) == magic else {
+            throw Nu11Error(.corrupted, "the device key record is damaged",
+                            remedy: "the vault cannot be opened on this key store; restore the key store")
+        }
+        guard bytes[4] == 1 else {
+            throw Nu11Error(.unsupportedVersion, "device key version \(bytes[4]) is not supported", remedy: "upgrade nu11vlt")
+        }
+        return bytes.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[5...])) }
     }
 }
 
@@ -124,9 +148,19 @@ public struct MasterRecord: Sendable {
         return MasterRecord(parameters: params, salt: Array(bytes[16..<32]), slots: slots)
     }
 
-    /// Derives the key-encryption key for `pin` (the expensive step).
-    public func deriveKEK(pin: SecretBytes) throws -> SecretBytes {
-        try Argon2id.deriveKey(passphrase: pin, salt: salt, parameters: parameters)
+    /// Derives the key-encryption key for `pin` (the expensive step), bound to this device:
+    /// KEK = HKDF-SHA-256(IKM = Argon2id(pin, salt), salt = device key, info = "nu11vlt kek v1").
+    /// Without the device key the master record alone cannot be attacked offline; the device
+    /// key is where a TPM-held secret will enter.
+    public func deriveKEK(pin: SecretBytes, deviceKey: SecretBytes) throws -> SecretBytes {
+        let stretched = try Argon2id.deriveKey(passphrase: pin, salt: salt, parameters: parameters)
+        let kek = stretched.withUnsafeBytes { ikm in
+            deviceKey.withUnsafeBytes { device in
+                HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: ikm), salt: device,
+                                       info: Array("nu11vlt kek v1".utf8), outputByteCount: 32)
+            }
+        }
+        return kek.withUnsafeBytes { SecretBytes(copying: $0) }
     }
 
     /// Tries every slot with `kek` (always all of them, for uniform timing).

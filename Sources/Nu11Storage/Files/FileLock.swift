@@ -1,0 +1,39 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Nu11Format
+
+/// An exclusive advisory lock (flock) held for the life of the object, so two nu11vlt
+/// processes never modify one vault at once; the second waits its turn.
+public final class FileLock {
+    private let fd: Int32
+    public let path: String
+
+    /// Takes the lock, waiting for another holder; `onWait` is called once if it must wait.
+    public init(path: String, onWait: () -> Void = {}) throws {
+        self.path = path
+        fd = try POSIX.openFile(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600)
+        _ = fchmod(fd, 0o600)
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK else {
+                let error = POSIX.error("lock", path)
+                close(fd)
+                throw error
+            }
+            onWait()
+            while flock(fd, LOCK_EX) != 0 {
+                if errno == EINTR { continue }
+                let error = POSIX.error("lock", path)
+                close(fd)
+                throw error
+            }
+        }
+    }
+
+    deinit {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}

@@ -1,0 +1,178 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Nu11Format
+
+/// Files and folders the way every byte of Nu11VLT is written: folders 0700 and files 0600
+/// whatever the umask (modes are set with fchmod after creation, not left to the umask),
+/// and atomic replacement — temp file in the same folder, fsync, rename, fsync the folder —
+/// so that a crash leaves either the old or the new content, never a mix.
+public enum ProtectedFiles {
+    /// Name prefix of temp files; `check --repair` removes leftovers with it.
+    public static let tempPrefix = ".n11tmp-"
+
+    /// Creates `path` and any missing parents as 0700 folders; tightens an existing one.
+    public static func makeDirectory(_ path: String) throws {
+        if POSIX.isDirectory(path) {
+            _ = chmod(path, 0o700)
+            return
+        }
+        let parent = POSIX.parent(of: path)
+        if parent != path && !POSIX.exists(parent) { try makeDirectory(parent) }
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw POSIX.error("create folder", path) }
+        guard chmod(path, 0o700) == 0 else { throw POSIX.error("chmod", path) }
+        try? POSIX.syncDirectory(parent)
+    }
+
+    /// Replaces `path` with `bytes` atomically and durably.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+        let writer = try AtomicFileWriter(destination: path)
+        do {
+            var sink = writer.sink
+            try sink.write(bytes)
+            try writer.commit()
+        } catch {
+            writer.abort()
+            throw error
+        }
+    }
+
+    /// Reads a whole (small) file. Refuses anything but a regular file.
+    public static func read(_ path: String, limit: Int = 1 << 20) throws -> [UInt8] {
+        let fd = try POSIX.openFile(path, O_RDONLY | O_NOFOLLOW)
+        defer { close(fd) }
+        let size = try POSIX.fileSize(fd, path)
+        guard size <= UInt64(limit) else {
+            throw Nu11Error(.corrupted, "\(path) is larger than expected (\(size) bytes)", item: path)
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(size))
+        var stream = FileDescriptorStream(fd: fd, label: path)
+        let n = try bytes.withUnsafeMutableBytes { buffer -> Int in
+            var filled = 0
+            while filled < buffer.count {
+                let got = try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                if got == 0 { break }
+                filled += got
+            }
+            return filled
+        }
+        return Array(bytes.prefix(n))
+    }
+
+    /// Removes a file and makes the removal durable. Missing files are not an error.
+    public static func remove(_ path: String) throws {
+        if unlink(path) != 0 {
+            if errno == ENOENT { return }
+            throw POSIX.error("remove", path)
+        }
+        try POSIX.syncDirectory(POSIX.parent(of: path))
+    }
+
+    /// Overwrites a file in place with random bytes, fsyncs, then removes it and checks it is
+    /// gone. On SSDs and copy-on-write file systems the overwrite may land elsewhere; see
+    /// docs/THREAT-MODEL.md — destroying the key is what really protects the content.
+    public static func overwriteAndRemove(_ path: String) throws {
+        let fd = try POSIX.openFile(path, O_WRONLY | O_NOFOLLOW)
+        do {
+            let size = try POSIX.fileSize(fd, path)
+            var stream = FileDescriptorStream(fd: fd, label: path)
+            var remaining = size
+            var block = [UInt8](repeating: 0, count: 1 << 16)
+            while remaining > 0 {
+                let n = Int(min(UInt64(block.count), remaining))
+                block.withUnsafeMutableBytes { buffer in
+                    let random = SecureRandom.bytes(n)
+                    random.withUnsafeBytes { buffer.copyMemory(from: $0) }
+                }
+                try block.withUnsafeBytes { try stream.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                remaining -= UInt64(n)
+            }
+            try POSIX.fsyncOrThrow(fd, path)
+            close(fd)
+        } catch {
+            close(fd)
+            throw error
+        }
+        try remove(path)
+        guard !POSIX.exists(path) else {
+            throw Nu11Error(.io, "\(path) still exists after secure deletion", item: path)
+        }
+    }
+
+    /// Renames within one file system, durably (both folders are synced).
+    public static func move(_ from: String, to: String) throws {
+        guard rename(from, to) == 0 else { throw POSIX.error("move", from) }
+        try POSIX.syncDirectory(POSIX.parent(of: to))
+        if POSIX.parent(of: from) != POSIX.parent(of: to) { try POSIX.syncDirectory(POSIX.parent(of: from)) }
+    }
+
+    public static func exists(_ path: String) -> Bool { POSIX.exists(path) }
+    public static func isDirectory(_ path: String) -> Bool { POSIX.isDirectory(path) }
+
+    /// Names in a folder (not recursive), without "." and "..".
+    public static func list(_ path: String) throws -> [String] {
+        guard let dir = opendir(path) else { throw POSIX.error("list", path) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}
+
+/// Writes a new file next to its destination and publishes it atomically on `commit()`.
+/// Until then the destination is untouched; `abort()` (or a crash) leaves only a temp file
+/// that `check --repair` removes.
+public final class AtomicFileWriter {
+    public let destination: String
+    public let temporaryPath: String
+    private var fd: Int32
+    private var done = false
+
+    public init(destination: String) throws {
+        self.destination = destination
+        let dir = POSIX.parent(of: destination)
+        temporaryPath = POSIX.join(dir, ProtectedFiles.tempPrefix + Hex.encode(SecureRandom.bytes(8)))
+        fd = try POSIX.openFile(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        guard fchmod(fd, 0o600) == 0 else {
+            let error = POSIX.error("chmod", temporaryPath)
+            close(fd)
+            unlink(temporaryPath)
+            throw error
+        }
+    }
+
+    /// Where to stream the content.
+    public var sink: FileDescriptorStream { FileDescriptorStream(fd: fd, label: destination) }
+
+    public func commit() throws {
+        guard !done else { throw Nu11Error(.internalError, "atomic write committed twice") }
+        done = true
+        defer { fd = -1 }
+        do {
+            try POSIX.fsyncOrThrow(fd, destination)
+            guard close(fd) == 0 else { throw POSIX.error("close", destination) }
+            guard rename(temporaryPath, destination) == 0 else { throw POSIX.error("rename", destination) }
+        } catch {
+            unlink(temporaryPath)
+            throw error
+        }
+        try POSIX.syncDirectory(POSIX.parent(of: destination))
+    }
+
+    public func abort() {
+        guard !done else { return }
+        done = true
+        close(fd)
+        fd = -1
+        unlink(temporaryPath)
+    }
+
+    deinit { abort() }
+}

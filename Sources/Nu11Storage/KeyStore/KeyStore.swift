@@ -1,0 +1,134 @@
+import Nu11Format
+
+/// The key store: every key record, kept outside the documents tree (default
+/// `$XDG_STATE_HOME/nu11vlt`), never next to the data and never in a backup of it.
+///
+///     <root>/master.n11k        PIN-protected domain keys, three fixed slots
+///     <root>/device.n11d        device-bound key (readable before unlock)
+///     <root>/items/<id>.key     one wrapped key per item; deleting it shreds the item
+///
+/// Folders are 0700, files 0600, every write atomic.
+public final class KeyStore: Sendable {
+    public let root: String
+
+    public init(root: String) { self.root = root }
+
+    var masterPath: String { POSIX.join(root, "master.n11k") }
+    var devicePath: String { POSIX.join(root, "device.n11d") }
+    var itemsPath: String { POSIX.join(root, "items") }
+
+    public var exists: Bool { POSIX.exists(masterPath) }
+
+    /// Creates a key store with fresh primary domain keys sealed under `pin`.
+    public static func create(root: String, pin: SecretBytes, parameters: KDFParameters) throws -> (KeyStore, UnlockedKeys) {
+        try parameters.validateChosen()
+        let store = KeyStore(root: root)
+        guard !store.exists else {
+            throw Nu11Error(.alreadyExists, "a key store already exists at \(root)",
+                            remedy: "use another --keystore, or `nu11vlt wipe` the old vault first", item: root)
+        }
+        try ProtectedFiles.makeDirectory(root)
+        try ProtectedFiles.makeDirectory(store.itemsPath)
+        let device = try store.deviceKey(createIfMissing: true)
+        var record = MasterRecord(parameters: parameters)
+        let keys = DomainKeys.generate(role: .primary)
+        try record.seal(keys, slot: 0, kek: record.deriveKEK(pin: pin, deviceKey: device))
+        try ProtectedFiles.writeAtomically(record.encoded(), to: store.masterPath)
+        return (store, UnlockedKeys(slot: 0, keys: keys))
+    }
+
+    public func readMaster() throws -> MasterRecord {
+        guard exists else {
+            throw Nu11Error(.notFound, "no key store at \(root)",
+                            remedy: "run `nu11vlt init`, or point --keystore at the right folder", item: root)
+        }
+        return try MasterRecord.parse(ProtectedFiles.read(masterPath, limit: 4096))
+    }
+
+    /// Runs Argon2id once and tries every slot. Any failure is the generic wrong-PIN error.
+    public func unlock(pin: SecretBytes) throws -> UnlockedKeys {
+        let record = try readMaster()
+        let kek = try record.deriveKEK(pin: pin, deviceKey: deviceKey())
+        let (slot, keys) = try record.open(kek: kek)
+        return UnlockedKeys(slot: slot, keys: keys)
+    }
+
+    /// Re-seals the slot `current` opens under `new`. No content is re-encrypted; the salt
+    /// and cost stay, because other slots are sealed under the same salt.
+    public func changePIN(current: SecretBytes, new: SecretBytes) throws {
+        var record = try readMaster()
+        let device = try deviceKey()
+        let (slot, keys) = try record.open(kek: record.deriveKEK(pin: current, deviceKey: device))
+        let newKEK = try record.deriveKEK(pin: new, deviceKey: device)
+        if (try? record.open(kek: newKEK)) != nil {
+            throw Nu11Error(.invalidArgument, "the new PIN is already in use in this key store",
+                            remedy: "choose a different PIN")
+        }
+        try record.seal(keys, slot: slot, kek: newKEK)
+        try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
+    }
+
+    /// The device-bound key; created on first use.
+    public func deviceKey(createIfMissing: Bool = false) throws -> SecretBytes {
+        if !POSIX.exists(devicePath) {
+            guard createIfMissing else {
+                throw Nu11Error(.notFound, "the device key is missing from \(root)",
+                                remedy: "restore the key store folder; without it the vault cannot open", item: devicePath)
+            }
+            let key = SecretBytes(randomCount: 32)
+            var bytes = DeviceKeyRecord.encode(key)
+            defer { secureZero(&bytes) }
+            try ProtectedFiles.writeAtomically(bytes, to: devicePath)
+            return key
+        }
+        var bytes = try ProtectedFiles.read(devicePath, limit: 64)
+        defer { secureZero(&bytes) }
+        return try DeviceKeyRecord.parse(bytes)
+    }
+
+    // MARK: item keys
+
+    func itemPath(_ id: ItemID) -> String { POSIX.join(itemsPath, id.hex + ".key") }
+
+    public func storeItemKey(_ record: ItemKeyRecord) throws {
+        try ProtectedFiles.makeDirectory(itemsPath)
+        try ProtectedFiles.writeAtomically(record.encoded(), to: itemPath(record.itemID))
+    }
+
+    public func itemKeyRecord(_ id: ItemID) throws -> ItemKeyRecord {
+        let path = itemPath(id)
+        guard POSIX.exists(path) else {
+            throw Nu11Error(.notFound, "item \(id) has no key record (it was deleted or shredded)",
+                            remedy: "run `nu11vlt check`", item: id.hex)
+        }
+        do {
+            return try ItemKeyRecord.parse(ProtectedFiles.read(path, limit: 4096))
+        } catch let error as Nu11Error {
+            throw error.about(id.hex)
+        }
+    }
+
+    public func hasItemKey(_ id: ItemID) -> Bool { POSIX.exists(itemPath(id)) }
+
+    /// Crypto-shredding: overwrites the record, then unlinks it.
+    public func destroyItemKey(_ id: ItemID) throws {
+        let path = itemPath(id)
+        guard POSIX.exists(path) else { return }
+        try ProtectedFiles.overwriteAndRemove(path)
+    }
+
+    /// IDs of every item key record.
+    public func itemKeyIDs() throws -> [ItemID] {
+        guard POSIX.exists(itemsPath) else { return [] }
+        return try ProtectedFiles.list(itemsPath).compactMap { name in
+            guard name.hasSuffix(".key") else { return nil }
+            return try? ItemID(hex: String(name.dropLast(4)))
+        }
+    }
+}
+
+/// The domain keys of the slot a PIN opened.
+public struct UnlockedKeys: Sendable {
+    public let slot: Int
+    public let keys: DomainKeys
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Nu11Format
+import Testing
+@testable import Nu11Storage
+
+func scratchDirectory() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("n11s-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+func mode(_ path: String) -> Int {
+    ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int) ?? -1
+}
+
+func pin(_ s: String) -> SecretBytes {
+    var b = Array(s.utf8)
+    return SecretBytes(consuming: &b)
+}
+
+@Suite("protected files", .serialized)
+struct ProtectedFileTests {
+    @Test("0600 files and 0700 folders even under umask 000, atomic replace")
+    func permissions() throws {
+        let root = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let old = umask(0)
+        defer { umask(old) }
+        let dir = root + "/a/b/c"
+        try ProtectedFiles.makeDirectory(dir)
+        #expect(mode(dir) == 0o700)
+        #expect(mode(root + "/a") == 0o700)
+        try ProtectedFiles.writeAtomically([1, 2, 3], to: dir + "/f")
+        #expect(mode(dir + "/f") == 0o600)
+        try ProtectedFiles.writeAtomically([4, 5], to: dir + "/f")
+        #expect(try ProtectedFiles.read(dir + "/f") == [4, 5])
+        #expect(try ProtectedFiles.list(dir) == ["f"], "no temp file left behind")
+    }
+
+    @Test("an aborted write leaves the destination untouched and no temp file")
+    func abort() throws {
+        let root = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try ProtectedFiles.writeAtomically([7], to: root + "/f")
+        let writer = try AtomicFileWriter(destination: root + "/f")
+        var sink = writer.sink
+        try sink.write([9, 9, 9])
+        writer.abort()
+        #expect(try ProtectedFiles.read(root + "/f") == [7])
+        #expect(try ProtectedFiles.list(root) == ["f"])
+    }
+
+    @Test("overwrite-and-remove destroys the file; reading errors are clear")
+    func secureRemove() throws {
+        let root = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try ProtectedFiles.writeAtomically(Array(repeating: 0x41, count: 100_000), to: root + "/f")
+        try ProtectedFiles.overwriteAndRemove(root + "/f")
+        #expect(!ProtectedFiles.exists(root + "/f"))
+        #expect { _ = try ProtectedFiles.read(root + "/missing") } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        try ProtectedFiles.remove(root + "/missing")
+        try FileManager.default.createSymbolicLink(atPath: root + "/link", withDestinationPath: "/etc/hostname")
+        #expect(throws: Nu11Error.self) { _ = try ProtectedFiles.read(root + "/link") }
+    }
+}
+
+@Suite("key store")
+struct KeyStoreTests {
+    @Test("create, unlock, wrong PIN, change PIN without touching item keys")
+    func lifecycle() throws {
+        let root = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let ksPath = root + "/ks"
+        let (store, unlocked) = try KeyStore.create(root: ksPath, pin: pin("2468"), parameters: .floor)
+        #expect(mode(ksPath) == 0o700 && mode(ksPath + "/master.n11k") == 0o600 && mode(ksPath + "/device.n11d") == 0o600)
+        #expect { _ = try KeyStore.create(root: ksPath, pin: pin("x1"), parameters: .floor) } throws: {
+            ($0 as? Nu11Error)?.code == .alreadyExists
+        }
+        // An item key, wrapped by the vault key.
+        let id = ItemID()
+        let itemKey = SecretBytes(randomCount: 32)
+        try store.storeItemKey(ItemKeyRecord.seal(itemKey: itemKey, domain: .vault, kind: .file, itemID: id,
+                                                  domainKey: unlocked.keys.main))
+        let recordBefore = try ProtectedFiles.read(ksPath + "/items/\(id.hex).key")
+        #expect { _ = try store.unlock(pin: pin("2469")) } throws: { ($0 as? Nu11Error) == .wrongPIN }
+        try store.changePIN(current: pin("2468"), new: pin("new passphrase"))
+        #expect { _ = try store.unlock(pin: pin("2468")) } throws: { ($0 as? Nu11Error) == .wrongPIN }
+        let again = try store.unlock(pin: pin("new passphrase"))
+        #expect(again.keys.main.constantTimeEquals(unlocked.keys.main))
+        #expect(try ProtectedFiles.read(ksPath + "/items/\(id.hex).key") == recordBefore, "item keys are not re-wrapped")
+        #expect(try store.itemKeyRecord(id).open(domainKey: again.keys.main).constantTimeEquals(itemKey))
+        // Crypto-shredding.
+        try store.destroyItemKey(id)
+        #expect { _ = try store.itemKeyRecord(id) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        #expect(try store.itemKeyIDs().isEmpty)
+    }
+
+    @Test("a key store moved without its device key does not open; a damaged master looks like a wrong PIN")
+    func deviceBinding() throws {
+        let root = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (store, _) = try KeyStore.create(root: root + "/ks", pin: pin("1111"), parameters: .floor)
+        var master = try ProtectedFiles.read(root + "/ks/master.n11k")
+        master[40] ^= 1
+        try ProtectedFiles.writeAtomically(master, to: root + "/ks/master.n11k")
+        #expect { _ = try store.unlock(pin: pin("1111")) } throws: { ($0 as? Nu11Error) == .wrongPIN }
+        master[40] ^= 1
+        try ProtectedFiles.writeAtomically(master, to: root + "/ks/master.n11k")
+        _ = try store.unlock(pin: pin("1111"))
+        try ProtectedFiles.writeAtomically(DeviceKeyRecord.encode(SecretBytes(randomCount: 32)), to: root + "/ks/device.n11d")
+        #expect { _ = try store.unlock(pin: pin("1111")) } throws: { ($0 as? Nu11Error) == .wrongPIN }
+        try ProtectedFiles.remove(root + "/ks/device.n11d")
+        #expect { _ = try store.unlock(pin: pin("1111")) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        #expect { _ = try KeyStore(root: root + "/none").unlock(pin: pin("1")) } throws: {
+            ($0 as? Nu11Error)?.code == .notFound
+        }
+    }
+}
