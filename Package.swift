@@ -52,10 +52,12 @@ let package = Package(
             dependencies: ["Nu11Format", "Nu11Storage"],
             swiftSettings: strict
         ),
+        .target(name: "CNu11Sys"),
         .executableTarget(
             name: "nu11vlt",
             dependencies: [
                 "Nu11Vault",
+                "CNu11Sys",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

@@ -1,0 +1,33 @@
+import GRDB
+
+/// The index schema. Migrations are append-only and never reference app types (GRDB's
+/// rule): once shipped, a migration is never edited; changes come as new migrations.
+///
+/// Only what must be read in the clear is in the clear: opaque IDs, the domain, the kind,
+/// the album an item sits in (an opaque ID), and an insertion sequence for paging. Names,
+/// sizes, types and dates live in `meta`/`name`, sealed under the domain's metadata subkey.
+enum IndexSchema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: albums and items") { db in
+            try db.execute(sql: """
+                CREATE TABLE album (
+                    id      TEXT PRIMARY KEY NOT NULL CHECK (length(id) = 32),
+                    domain  INTEGER NOT NULL CHECK (domain BETWEEN 1 AND 4),
+                    name    BLOB NOT NULL CHECK (length(name) > 28)
+                ) STRICT;
+                CREATE TABLE item (
+                    id      TEXT PRIMARY KEY NOT NULL CHECK (length(id) = 32),
+                    seq     INTEGER NOT NULL UNIQUE,
+                    kind    INTEGER NOT NULL CHECK (kind IN (1, 2)),
+                    domain  INTEGER NOT NULL CHECK (domain BETWEEN 1 AND 4),
+                    album   TEXT REFERENCES album(id) ON DELETE RESTRICT,
+                    meta    BLOB NOT NULL CHECK (length(meta) > 28)
+                ) STRICT;
+                CREATE INDEX item_domain_seq ON item(domain, seq);
+                CREATE INDEX item_album_seq ON item(album, seq);
+                """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,217 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import GRDB
+import Nu11Format
+
+public struct ItemRow: Sendable, Equatable {
+    public var id: ItemID
+    public var seq: Int64
+    public var kind: ItemKind
+    public var domain: Domain
+    public var album: ItemID?
+    public var meta: [UInt8]
+
+    public init(id: ItemID, seq: Int64 = 0, kind: ItemKind, domain: Domain, album: ItemID?, meta: [UInt8]) {
+        self.id = id
+        self.seq = seq
+        self.kind = kind
+        self.domain = domain
+        self.album = album
+        self.meta = meta
+    }
+}
+
+public struct AlbumRow: Sendable, Equatable {
+    public var id: ItemID
+    public var domain: Domain
+    public var name: [UInt8]
+
+    public init(id: ItemID, domain: Domain, name: [UInt8]) {
+        self.id = id
+        self.domain = domain
+        self.name = name
+    }
+}
+
+/// The SQLite index (GRDB), with the second seed's pragmas applied on every connection, in
+/// the order that works: `auto_vacuum` before anything touches a new file, then WAL, then
+/// `synchronous = FULL` (setting the journal mode can reset it), then `secure_delete`.
+public final class VaultIndex: Sendable {
+    public let path: String
+    private let queue: DatabaseQueue
+
+    public init(path: String) throws {
+        self.path = path
+        // SQLite gives the -wal and -shm files the mode of the main file: create it 0600 first.
+        if !POSIX.exists(path) {
+            let fd = try POSIX.openFile(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+            _ = fchmod(fd, 0o600)
+            close(fd)
+        }
+        var config = Configuration()
+        config.foreignKeysEnabled = true
+        config.busyMode = .timeout(30)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA auto_vacuum = FULL")
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+            try db.execute(sql: "PRAGMA trusted_schema = OFF")
+        }
+        do {
+            queue = try DatabaseQueue(path: path, configuration: config)
+            try IndexSchema.migrator.migrate(queue)
+        } catch let error as DatabaseError {
+            throw Self.translate(error, path: path)
+        }
+        for suffix in ["", "-wal", "-shm"] { _ = chmod(path + suffix, 0o600) }
+    }
+
+    static func translate(_ error: DatabaseError, path: String) -> Nu11Error {
+        switch error.resultCode {
+        case .SQLITE_FULL:
+            return Nu11Error(.io, "the index is on a full disk", remedy: "free some disk space and try again", item: path)
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+            return Nu11Error(.corrupted, "the index \(path) is damaged", remedy: "run `nu11vlt check --repair`", item: path)
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return Nu11Error(.busy, "the index is busy", remedy: "wait for the other nu11vlt to finish", item: path)
+        case .SQLITE_CONSTRAINT:
+            return Nu11Error(.invalidArgument, "the index refused the change (\(error.message ?? "constraint"))", item: path)
+        default:
+            return Nu11Error(.io, "index error: \(error.message ?? "\(error.resultCode)")", remedy: "run `nu11vlt check`", item: path)
+        }
+    }
+
+    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try queue.write(body) } catch let error as DatabaseError { throw Self.translate(error, path: path) }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try queue.read(body) } catch let error as DatabaseError { throw Self.translate(error, path: path) }
+    }
+
+    /// A pragma's value as this connection sees it (for tests and `status`).
+    public func pragma(_ name: String) throws -> String {
+        guard name.allSatisfy({ $0.isLetter || $0 == "_" }) else {
+            throw Nu11Error(.invalidArgument, "bad pragma name")
+        }
+        return try queue.inDatabase { db in try String.fetchOne(db, sql: "PRAGMA \(name)") ?? "" }
+    }
+
+    // MARK: items
+
+    /// Inserts rows in one transaction (group commit); assigns `seq`.
+    public func insertItems(_ rows: [ItemRow]) throws {
+        try write { db in
+            var next = (try Int64.fetchOne(db, sql: "SELECT max(seq) FROM item") ?? 0) + 1
+            for row in rows {
+                try db.execute(sql: "INSERT INTO item (id, seq, kind, domain, album, meta) VALUES (?, ?, ?, ?, ?, ?)",
+                               arguments: [row.id.hex, next, row.kind.rawValue, row.domain.rawValue,
+                                           row.album?.hex, Data(row.meta)])
+                next += 1
+            }
+        }
+    }
+
+    public func item(_ id: ItemID) throws -> ItemRow? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM item WHERE id = ?", arguments: [id.hex]).map(Self.itemRow)
+        }
+    }
+
+    /// One page of items in insertion order, after `afterSeq` (keyset paging).
+    public func items(domains: [Domain], album: ItemID?? = .none, afterSeq: Int64 = 0, limit: Int) throws -> [ItemRow] {
+        try read { db in
+            var sql = "SELECT * FROM item WHERE domain IN (\(domains.map { "\($0.rawValue)" }.joined(separator: ","))) AND seq > ?"
+            var args: [(any DatabaseValueConvertible)?] = [afterSeq]
+            if case .some(let albumFilter) = album {
+                if let a = albumFilter {
+                    sql += " AND album = ?"
+                    args.append(a.hex)
+                } else {
+                    sql += " AND album IS NULL"
+                }
+            }
+            sql += " ORDER BY seq LIMIT ?"
+            args.append(limit)
+            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args)).map(Self.itemRow)
+        }
+    }
+
+    public func allItemIDs() throws -> [ItemID] {
+        try read { db in try String.fetchAll(db, sql: "SELECT id FROM item").compactMap { try? ItemID(hex: $0) } }
+    }
+
+    public func count(domains: [Domain]) throws -> (items: Int, albums: Int) {
+        try read { db in
+            let list = domains.map { "\($0.rawValue)" }.joined(separator: ",")
+            return (try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE domain IN (\(list))") ?? 0,
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM album WHERE domain IN (\(list))") ?? 0)
+        }
+    }
+
+    /// Deletes rows, then checkpoints the WAL with TRUNCATE so secure_delete's zeroed pages
+    /// reach the main file and the WAL no longer holds the old rows.
+    public func deleteItems(_ ids: [ItemID]) throws {
+        try write { db in
+            for id in ids { try db.execute(sql: "DELETE FROM item WHERE id = ?", arguments: [id.hex]) }
+        }
+        try checkpoint()
+    }
+
+    public func setAlbum(of id: ItemID, to album: ItemID?) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE item SET album = ? WHERE id = ?", arguments: [album?.hex, id.hex])
+        }
+    }
+
+    public func checkpoint() throws {
+        do {
+            try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        } catch let error as DatabaseError {
+            throw Self.translate(error, path: path)
+        }
+    }
+
+    // MARK: albums
+
+    public func insertAlbum(_ row: AlbumRow) throws {
+        try write { db in
+            try db.execute(sql: "INSERT INTO album (id, domain, name) VALUES (?, ?, ?)",
+                           arguments: [row.id.hex, row.domain.rawValue, Data(row.name)])
+        }
+    }
+
+    public func albums(domains: [Domain]) throws -> [AlbumRow] {
+        try read { db in
+            let list = domains.map { "\($0.rawValue)" }.joined(separator: ",")
+            return try Row.fetchAll(db, sql: "SELECT * FROM album WHERE domain IN (\(list)) ORDER BY rowid").compactMap { row in
+                guard let id = try? ItemID(hex: row["id"]), let domain = Domain(rawValue: row["domain"]) else { return nil }
+                return AlbumRow(id: id, domain: domain, name: [UInt8](row["name"] as Data))
+            }
+        }
+    }
+
+    public func renameAlbum(_ id: ItemID, name: [UInt8]) throws {
+        try write { db in try db.execute(sql: "UPDATE album SET name = ? WHERE id = ?", arguments: [Data(name), id.hex]) }
+    }
+
+    /// Removes an album row; its items must have been moved or deleted first.
+    public func deleteAlbum(_ id: ItemID) throws {
+        try write { db in try db.execute(sql: "DELETE FROM album WHERE id = ?", arguments: [id.hex]) }
+        try checkpoint()
+    }
+
+    private static func itemRow(_ row: Row) throws -> ItemRow {
+        guard let kind = ItemKind(rawValue: row["kind"]), let domain = Domain(rawValue: row["domain"]) else {
+            throw Nu11Error(.corrupted, "the index holds an invalid row", remedy: "run `nu11vlt check`")
+        }
+        let album: String? = row["album"]
+        return ItemRow(id: try ItemID(hex: row["id"]), seq: row["seq"], kind: kind, domain: domain,
+                       album: try album.map { try ItemID(hex: $0) }, meta: [UInt8](row["meta"] as Data))
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+extension Vault {
+    /// What happens to an album's items when it is deleted.
+    public enum AlbumDeletion: Sendable {
+        case moveItemsToPhotos
+        case deleteItems
+    }
+
+    static func albumAAD(_ id: ItemID) -> [UInt8] { Array("nu11vlt album name v1".utf8) + id.bytes }
+
+    /// Album names by ID, decrypted.
+    func albumNames() throws -> [ItemID: String] {
+        var names: [ItemID: String] = [:]
+        for row in try index.albums(domains: visibleDomains) {
+            let plain = try SmallSeal.open(row.name, key: metadataKey(row.domain), associatedData: Self.albumAAD(row.id))
+            names[row.id] = String(decoding: plain, as: UTF8.self)
+        }
+        return names
+    }
+
+    func albumID(named name: String) throws -> ItemID {
+        guard let match = try albumNames().first(where: { $0.value == name }) else {
+            throw Nu11Error(.notFound, "no album named '\(name)'",
+                            remedy: "see `nu11vlt album list`, or create it with `nu11vlt album create`", item: name)
+        }
+        return match.key
+    }
+
+    static func validateAlbumName(_ name: String) throws {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed == name, name.utf8.count <= 255,
+              !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw Nu11Error(.invalidArgument, "'\(name.prefix(40))' is not a valid album name",
+                            remedy: "use 1–255 bytes of text without control characters or surrounding spaces")
+        }
+    }
+
+    @discardableResult
+    public func createAlbum(_ name: String) throws -> AlbumSummary {
+        try Self.validateAlbumName(name)
+        guard try !albumNames().values.contains(name) else {
+            throw Nu11Error(.alreadyExists, "an album named '\(name)' already exists", remedy: "choose another name", item: name)
+        }
+        let id = ItemID()
+        let sealed = try SmallSeal.seal(Array(name.utf8), key: metadataKey(mainDomain), associatedData: Self.albumAAD(id))
+        try ProtectedFiles.makeDirectory(location.albumFolder(id))
+        try index.insertAlbum(AlbumRow(id: id, domain: mainDomain, name: sealed))
+        return AlbumSummary(id: id.hex, name: name, items: 0)
+    }
+
+    public func renameAlbum(_ name: String, to newName: String) throws {
+        try Self.validateAlbumName(newName)
+        let id = try albumID(named: name)
+        guard try !albumNames().values.contains(newName) else {
+            throw Nu11Error(.alreadyExists, "an album named '\(newName)' already exists", remedy: "choose another name", item: newName)
+        }
+        try index.renameAlbum(id, name: SmallSeal.seal(Array(newName.utf8), key: metadataKey(mainDomain),
+                                                       associatedData: Self.albumAAD(id)))
+    }
+
+    public func albums() throws -> [AlbumSummary] {
+        let names = try albumNames()
+        var counts: [ItemID: Int] = [:]
+        var after: Int64 = 0
+        while true {
+            let rows = try index.items(domains: visibleDomains, afterSeq: after, limit: 10_000)
+            for row in rows { if let a = row.album { counts[a, default: 0] += 1 } }
+            guard let last = rows.last else { break }
+            after = last.seq
+        }
+        return try index.albums(domains: visibleDomains).compactMap { row in
+            names[row.id].map { AlbumSummary(id: row.id.hex, name: $0, items: counts[row.id] ?? 0) }
+        }
+    }
+
+    /// Deletes an album; its items go back to Photos or are crypto-shredded, as chosen.
+    public func deleteAlbum(_ name: String, items disposition: AlbumDeletion) throws {
+        let id = try albumID(named: name)
+        var members: [ItemRow] = []
+        var after: Int64 = 0
+        while true {
+            let rows = try index.items(domains: visibleDomains, album: .some(id), afterSeq: after, limit: 10_000)
+            members += rows
+            guard let last = rows.last else { break }
+            after = last.seq
+        }
+        switch disposition {
+        case .moveItemsToPhotos:
+            for row in members { try move(row, to: nil) }
+        case .deleteItems:
+            try delete(members.map(\.id.hex))
+        }
+        let folder = location.albumFolder(id)
+        if let leftovers = try? ProtectedFiles.list(folder), leftovers.isEmpty {
+            _ = rmdir(folder)
+        }
+        try index.deleteAlbum(id)
+    }
+
+    /// Moves an item into an album (or back to Photos with nil). The file is renamed; its
+    /// ciphertext does not change (the album is not part of the envelope's identity).
+    public func moveItem(_ idText: String, toAlbum album: String?) throws {
+        let row = try row(idText)
+        guard row.kind == .file, row.domain == mainDomain else {
+            throw Nu11Error(.invalidArgument, "item \(idText) cannot go into an album (only photos/files of the vault can)",
+                            item: idText)
+        }
+        try move(row, to: try album.map { try albumID(named: $0) })
+    }
+
+    private func move(_ row: ItemRow, to album: ItemID?) throws {
+        let from = try locate(row)
+        let to = location.path(id: row.id, kind: row.kind, domain: row.domain, album: album)
+        if let album { try ProtectedFiles.makeDirectory(location.albumFolder(album)) }
+        if from != to { try ProtectedFiles.move(from, to: to) }
+        try index.setAlbum(of: row.id, to: album)
+    }
+}

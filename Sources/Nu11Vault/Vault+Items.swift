@@ -1,0 +1,236 @@
+#if canImport(Glibc)
+import Glibc
+private func openFile(_ path: String, _ flags: Int32) -> Int32 { Glibc.open(path, flags) }
+#elseif canImport(Darwin)
+import Darwin
+private func openFile(_ path: String, _ flags: Int32) -> Int32 { Darwin.open(path, flags) }
+#endif
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+extension Vault {
+    /// Imports one regular file. All or nothing: the ciphertext goes to a temp file, the key
+    /// record is written, the file is renamed into place, then the index row is committed.
+    @discardableResult
+    public func importFile(at path: String, album: String? = nil) throws -> ItemSummary {
+        let fd = try ImportSource.openRegularFile(path)
+        defer { close(fd) }
+        let name = (path as NSString).lastPathComponent
+        return try importStream(FileDescriptorStream(fd: fd, label: path), name: name, album: album)
+    }
+
+    /// Imports whatever `source` yields (stdin, for `-`) under `name`.
+    @discardableResult
+    public func importStream(_ source: some ByteSource, name: String, album: String? = nil) throws -> ItemSummary {
+        let targetAlbum = try album.map { try self.albumID(named: $0) }
+        let domain = mainDomain
+        let id = ItemID()
+        let itemKey = SecretBytes(randomCount: 32)
+        let header = N11Header(kind: .file, domain: domain, itemID: id)
+        let destination = location.path(id: id, kind: .file, domain: domain, album: targetAlbum)
+        if let targetAlbum { try ProtectedFiles.makeDirectory(location.albumFolder(targetAlbum)) }
+        let writer = try AtomicFileWriter(destination: destination)
+        do {
+            var input = source
+            var sink = writer.sink
+            let size = try N11Envelope.seal(from: &input, to: &sink, header: header, itemKey: itemKey)
+            let meta = ItemMetadata(name: name, size: size, type: ItemMetadata.guessType(name), created: Date())
+            let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: .file, itemID: id,
+                                                domainKey: domainKey(domain))
+            try keyStore.storeItemKey(record)
+            do {
+                try writer.commit()
+                try index.insertItems([ItemRow(id: id, kind: .file, domain: domain, album: targetAlbum,
+                                               meta: meta.seal(id: id, key: metadataKey(domain)))])
+            } catch {
+                try? keyStore.destroyItemKey(id)
+                try? ProtectedFiles.remove(destination)
+                throw error
+            }
+            return try summary(id: id, meta: meta, domain: domain, kind: .file, album: targetAlbum)
+        } catch {
+            writer.abort()
+            throw error
+        }
+    }
+
+    /// One page of items, in import order.
+    public func list(album: String? = nil, photosOnly: Bool = false, limit: Int = 100, after: String? = nil) throws -> ItemPage {
+        guard limit > 0 else {
+            throw Nu11Error(.invalidArgument, "--limit must be at least 1", remedy: "pass a positive number")
+        }
+        var afterSeq: Int64 = 0
+        if let after {
+            guard let row = try index.item(ItemID(hex: after)), visibleDomains.contains(row.domain) else {
+                throw Nu11Error(.notFound, "no item \(after) to continue after", remedy: "copy the ID from the previous page")
+            }
+            afterSeq = row.seq
+        }
+        let filter: ItemID?? = try album.map { .some(try albumID(named: $0)) } ?? (photosOnly ? .some(nil) : .none)
+        let rows = try index.items(domains: visibleDomains, album: filter, afterSeq: afterSeq, limit: limit + 1)
+        let names = try albumNames()
+        let page = try rows.prefix(limit).map { row in
+            let meta = try ItemMetadata.open(row.meta, id: row.id, key: metadataKey(row.domain))
+            return summary(row: row, meta: meta, albumName: row.album.flatMap { names[$0] })
+        }
+        return ItemPage(items: page, next: rows.count > limit ? page.last?.id : nil)
+    }
+
+    /// One item's summary.
+    public func item(_ idText: String) throws -> ItemSummary {
+        let row = try row(idText)
+        let meta = try ItemMetadata.open(row.meta, id: row.id, key: metadataKey(row.domain))
+        return summary(row: row, meta: meta, albumName: try row.album.flatMap { try albumNames()[$0] })
+    }
+
+    /// Streams an item's plaintext into `sink`. Only authenticated bytes are written; if the
+    /// item is damaged the error names it (and the sink may hold an authenticated prefix).
+    @discardableResult
+    public func export(_ idText: String, to sink: inout some ByteSink) throws -> UInt64 {
+        let row = try row(idText)
+        let (fd, key) = try openItem(row)
+        defer { close(fd) }
+        do {
+            return try N11Envelope.open(from: FileDescriptorStream(fd: fd, label: row.id.hex), to: &sink,
+                                        expected: N11Header(kind: row.kind, domain: row.domain, itemID: row.id), itemKey: key)
+        } catch let error as Nu11Error {
+            throw error.code == .io ? error : error.about("item \(row.id.hex)")
+        }
+    }
+
+    /// Exports to a new file, all or nothing: a damaged item leaves no partial file.
+    public func export(_ idText: String, toFile path: String, overwrite: Bool = false) throws -> UInt64 {
+        if !overwrite && FileManager.default.fileExists(atPath: path) {
+            throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: "choose another -o path or pass --force", item: path)
+        }
+        let writer = try AtomicFileWriter(destination: path)
+        do {
+            var sink = writer.sink
+            let n = try export(idText, to: &sink)
+            try writer.commit()
+            return n
+        } catch {
+            writer.abort()
+            throw error
+        }
+    }
+
+    /// Crypto-shredding: the item's key record is destroyed first (that is what makes the
+    /// content unrecoverable), then the file, then the index row; the WAL is truncated.
+    public func delete(_ idTexts: [String]) throws {
+        let rows = try idTexts.map { try row($0) }
+        for row in rows {
+            try keyStore.destroyItemKey(row.id)
+            try ProtectedFiles.remove(try locate(row))
+        }
+        try index.deleteItems(rows.map(\.id))
+    }
+
+    // MARK: helpers
+
+    func row(_ idText: String) throws -> ItemRow {
+        let id = try ItemID(hex: idText)
+        guard let row = try index.item(id), visibleDomains.contains(row.domain) else {
+            throw Nu11Error(.notFound, "no item \(idText) in this vault", remedy: "see `nu11vlt list` for IDs", item: idText)
+        }
+        return row
+    }
+
+    /// The item's file: where its row says, or (after an interrupted move) wherever it is.
+    func locate(_ row: ItemRow) throws -> String {
+        let expected = location.path(id: row.id, kind: row.kind, domain: row.domain, album: row.album)
+        if FileManager.default.fileExists(atPath: expected) { return expected }
+        let name = "\(row.id.hex).n11"
+        var candidates = [location.photosFolder + "/" + name]
+        if let albums = try? ProtectedFiles.list(location.albumsFolder) {
+            candidates += albums.map { location.albumsFolder + "/\($0)/" + name }
+        }
+        if let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) { return found }
+        throw Nu11Error(.notFound, "item \(row.id): its file is missing", remedy: "run `nu11vlt check`", item: row.id.hex)
+    }
+
+    func openItem(_ row: ItemRow) throws -> (Int32, SecretBytes) {
+        let key = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
+        let path = try locate(row)
+        let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else {
+            throw Nu11Error(.io, "item \(row.id): cannot open its file: \(String(cString: strerror(errno)))", item: row.id.hex)
+        }
+        return (fd, key)
+    }
+
+    func summary(id: ItemID, meta: ItemMetadata, domain: Domain, kind: ItemKind, album: ItemID?) throws -> ItemSummary {
+        summary(row: ItemRow(id: id, kind: kind, domain: domain, album: album, meta: []), meta: meta,
+                albumName: try album.flatMap { try albumNames()[$0] })
+    }
+
+    func summary(row: ItemRow, meta: ItemMetadata, albumName: String?) -> ItemSummary {
+        ItemSummary(id: row.id.hex, name: meta.name, size: meta.size, type: meta.type, album: albumName,
+                    albumID: row.album?.hex, domain: "\(row.domain)", kind: row.kind == .note ? "note" : "file",
+                    created: meta.created)
+    }
+}
+
+/// Checks on what a user asks to import.
+public enum ImportSource {
+    /// Opens `path` for reading if it is a regular file; anything else is refused clearly.
+    public static func openRegularFile(_ path: String) throws -> Int32 {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            let code = errno
+            if code == ENOENT {
+                throw Nu11Error(.notFound, "\(path): no such file", remedy: "check the path", item: path)
+            }
+            throw Nu11Error(.io, "\(path): \(String(cString: strerror(code)))", remedy: "check the path and permissions", item: path)
+        }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR:
+            throw Nu11Error(.invalidArgument, "\(path) is a folder", remedy: "pass -r to import folders recursively", item: path)
+        default:
+            throw Nu11Error(.invalidArgument, "\(path) is not a regular file (FIFO, device or socket)",
+                            remedy: "copy it to a regular file first, or pipe it to `nu11vlt import -`", item: path)
+        }
+        let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            throw Nu11Error(.io, "\(path): cannot read: \(String(cString: strerror(errno)))",
+                            remedy: "check its permissions", item: path)
+        }
+        _ = fcntl(fd, F_SETFL, 0)
+        return fd
+    }
+
+    /// Expands folders (when `recursive`) into the regular files under them, sorted; checks
+    /// every path before anything is imported.
+    public static func expand(_ paths: [String], recursive: Bool) throws -> [String] {
+        var out: [String] = []
+        for path in paths {
+            if path == "-" { out.append(path); continue }
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
+                throw Nu11Error(.notFound, "\(path): no such file", remedy: "check the path", item: path)
+            }
+            if isDir.boolValue {
+                guard recursive else {
+                    throw Nu11Error(.invalidArgument, "\(path) is a folder", remedy: "pass -r to import folders recursively", item: path)
+                }
+                guard let walker = FileManager.default.enumerator(atPath: path) else {
+                    throw Nu11Error(.io, "\(path): cannot list", remedy: "check its permissions", item: path)
+                }
+                var found: [String] = []
+                while let relative = walker.nextObject() as? String {
+                    let full = path + "/" + relative
+                    var st = stat()
+                    if lstat(full, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { found.append(full) }
+                }
+                out += found.sorted()
+            } else {
+                let fd = try openRegularFile(path)
+                close(fd)
+                out.append(path)
+            }
+        }
+        return out
+    }
+}

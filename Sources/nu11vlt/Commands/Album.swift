@@ -1,0 +1,114 @@
+import ArgumentParser
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+struct Album: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create, rename, list, delete albums, and move items between them.",
+        subcommands: [Create.self, Rename.self, ListAlbums.self, DeleteAlbum.self, Move.self])
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an album (its name is stored encrypted).")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @OptionGroup var output: JSONOption
+        @Argument(help: "The album name.") var name: String
+
+        func run() throws {
+            try Failure.run {
+                let album = try openVault(location, pin).createAlbum(name)
+                if output.json { try Output.json(album) } else { print("\(album.id)  \(album.name)") }
+            }
+        }
+    }
+
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename an album.")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @Argument(help: "The current name.") var name: String
+        @Argument(help: "The new name.") var newName: String
+
+        func run() throws {
+            try Failure.run {
+                try openVault(location, pin).renameAlbum(name, to: newName)
+                print("renamed '\(name)' to '\(newName)'")
+            }
+        }
+    }
+
+    struct ListAlbums: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List albums with their item counts.")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @OptionGroup var output: JSONOption
+
+        func run() throws {
+            try Failure.run {
+                let albums = try openVault(location, pin).albums()
+                if output.json { return try Output.json(albums) }
+                for album in albums { print("\(album.id)  \(String(album.items).padding(toLength: 6, withPad: " ", startingAt: 0))  \(album.name)") }
+            }
+        }
+    }
+
+    struct DeleteAlbum: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "delete",
+            abstract: "Delete an album; its items go back to Photos or are deleted.",
+            discussion: "At a terminal you are asked which; scripts pass --items photos or --items delete.")
+        enum Disposition: String, ExpressibleByArgument, CaseIterable { case photos, delete }
+
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @Option(name: .long, help: "What to do with the album's items: photos (keep them) or delete (crypto-shred them).")
+        var items: Disposition?
+        @Argument(help: "The album name.") var name: String
+
+        func run() throws {
+            try Failure.run {
+                let vault = try openVault(location, pin)
+                var choice = items
+                if choice == nil {
+                    guard isatty(0) == 1 else {
+                        throw Nu11Error(.invalidArgument, "album delete needs to know what to do with the items",
+                                        remedy: "pass --items photos or --items delete")
+                    }
+                    FileHandle.standardError.write(Data("Move the items of '\(name)' back to Photos, or delete them? [photos/delete] ".utf8))
+                    choice = readLine().flatMap { Disposition(rawValue: $0.trimmingCharacters(in: .whitespaces).lowercased()) }
+                    guard choice != nil else {
+                        throw Nu11Error(.invalidArgument, "no choice made; nothing was changed", remedy: "answer photos or delete")
+                    }
+                }
+                try vault.deleteAlbum(name, items: choice == .delete ? .deleteItems : .moveItemsToPhotos)
+                print("deleted album '\(name)'\(choice == .delete ? " and its items" : "; its items are back in Photos")")
+            }
+        }
+    }
+
+    struct Move: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move items into an album, or back to Photos with --photos. The ciphertext is not changed.")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @Option(name: .long, help: ArgumentHelp("The target album.", valueName: "name")) var to: String?
+        @Flag(name: .long, help: "Move back to Photos.") var photos = false
+        @Argument(help: "Item IDs.") var ids: [String]
+
+        func validate() throws {
+            if (to == nil) == !photos { throw ValidationError("give either --to ALBUM or --photos") }
+            if ids.isEmpty { throw ValidationError("give at least one item ID") }
+        }
+
+        func run() throws {
+            try Failure.run {
+                let vault = try openVault(location, pin)
+                for id in ids {
+                    try vault.moveItem(id, toAlbum: to)
+                    print("moved \(id) to \(to.map { "'\($0)'" } ?? "Photos")")
+                }
+            }
+        }
+    }
+}

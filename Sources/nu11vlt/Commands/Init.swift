@@ -1,0 +1,124 @@
+import ArgumentParser
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+struct Init: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create a new vault and its key store.",
+        discussion: """
+            Asks for a new PIN or passphrase twice, with echo off. The Argon2id cost is calibrated \
+            on this machine to about half a second with at least 256 MiB, unless you choose it; \
+            the floor is 2 passes and 19 MiB.
+            """)
+
+    @OptionGroup var location: LocationOptions
+    @OptionGroup var pin: PINOptions
+
+    @Option(name: .customLong("kdf-memory"), help: ArgumentHelp("Argon2id memory in MiB (at least 19).", valueName: "mib"))
+    var kdfMemory: UInt32?
+
+    @Option(name: .customLong("kdf-iterations"), help: ArgumentHelp("Argon2id passes (at least 2).", valueName: "n"))
+    var kdfIterations: UInt32?
+
+    @OptionGroup var output: JSONOption
+
+    func validate() throws {
+        if let m = kdfMemory, m < KDFParameters.floor.memoryMiB || m > KDFParameters.cap.memoryMiB {
+            throw ValidationError("--kdf-memory must be between \(KDFParameters.floor.memoryMiB) and \(KDFParameters.cap.memoryMiB) MiB")
+        }
+        if let t = kdfIterations, t < KDFParameters.floor.iterations || t > KDFParameters.cap.iterations {
+            throw ValidationError("--kdf-iterations must be between \(KDFParameters.floor.iterations) and \(KDFParameters.cap.iterations)")
+        }
+    }
+
+    func run() throws {
+        try Failure.run {
+            let loc = location.location
+            if Vault.isInitialized(loc) {
+                throw Nu11Error(.alreadyExists, "a vault already exists at \(loc.vaultRoot)",
+                                remedy: "use another --vault/--keystore")
+            }
+            let secret = try PINReader.readNew(prompt: "New PIN or passphrase: ", from: pin.source)
+            let parameters: KDFParameters
+            if kdfMemory != nil || kdfIterations != nil {
+                parameters = KDFParameters(iterations: kdfIterations ?? 3, memoryKiB: (kdfMemory ?? 256) * 1024)
+            } else {
+                if Output.stderrIsTerminal { Output.note("calibrating Argon2id on this machine…") }
+                parameters = try Argon2id.calibrate()
+            }
+            try Vault.create(at: loc, pin: secret, parameters: parameters)
+            let info = try Vault.info(loc)
+            if output.json {
+                try Output.json(info)
+            } else {
+                print("created vault \(loc.vaultRoot)")
+                print("key store     \(loc.keyStoreRoot)")
+                print("Argon2id      \(parameters.iterations) passes, \(parameters.memoryMiB) MiB")
+            }
+        }
+    }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the vault and key store paths, the KDF cost and (after unlock) item and album counts.",
+        discussion: "Without --unlock no PIN is asked and counts are not shown.")
+
+    @OptionGroup var location: LocationOptions
+    @OptionGroup var pin: PINOptions
+    @Flag(name: .long, help: "Ask for the PIN to show item and album counts.")
+    var unlock = false
+    @OptionGroup var output: JSONOption
+
+    func run() throws {
+        try Failure.run {
+            var info = try Vault.info(location.location)
+            if unlock || pin.pinFD != nil || pin.pinStdin {
+                info = try openVault(location, pin).status()
+            }
+            if output.json { return try Output.json(info) }
+            print("vault      \(info.vaultPath)\(info.initialized ? "" : "  (not initialised; run `nu11vlt init`)")")
+            print("key store  \(info.keyStorePath)")
+            if let t = info.kdfIterations, let m = info.kdfMemoryMiB { print("Argon2id   \(t) passes, \(m) MiB") }
+            if let items = info.items, let albums = info.albums {
+                print("items      \(items)")
+                print("albums     \(albums)")
+            }
+        }
+    }
+}
+
+struct Pin: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Manage the PIN or passphrase.",
+        subcommands: [Change.self])
+
+    struct Change: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change the PIN or passphrase. Keys are re-wrapped; no content is re-encrypted.")
+
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @Option(name: .customLong("new-pin-fd"), help: ArgumentHelp("Read the new PIN from this file descriptor.", valueName: "m"))
+        var newPinFD: Int32?
+
+        func validate() throws {
+            if let fd = newPinFD, fd == pin.pinFD || (fd == 0 && pin.pinStdin) {
+                throw ValidationError("--new-pin-fd must differ from the descriptor of the current PIN")
+            }
+        }
+
+        func run() throws {
+            try Failure.run {
+                let loc = location.location
+                let current = try pin.read(prompt: "Current PIN or passphrase: ")
+                let vault = try Vault.open(loc, pin: current) { Output.note("waiting for another nu11vlt…") }
+                let new = try PINReader.readNew(prompt: "New PIN or passphrase: ",
+                                                from: newPinFD.map { .fd($0) } ?? .terminal)
+                try vault.changePIN(current: current, new: new)
+                print("PIN changed")
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import ArgumentParser
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+struct Import: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Encrypt files into the vault and print their new IDs.",
+        discussion: """
+            Each item is all-or-nothing. `-` reads one item from stdin (name it with --name). \
+            Folders need -r. The source files are left in place: delete them yourself when you \
+            are sure (nu11vlt never deletes what it did not create).
+            """)
+
+    @OptionGroup var location: LocationOptions
+    @OptionGroup var pin: PINOptions
+    @Option(name: .long, help: ArgumentHelp("Put the items into this album (it must exist).", valueName: "name"))
+    var album: String?
+    @Flag(name: [.short, .customLong("recursive")], help: "Import folders recursively (regular files only; symlinks are skipped).")
+    var recursive = false
+    @Option(name: .long, help: ArgumentHelp("Name for an item read from stdin.", valueName: "name"))
+    var name = "stdin"
+    @OptionGroup var output: JSONOption
+    @Argument(help: ArgumentHelp("Files or folders to import, or - for stdin.", valueName: "path"))
+    var paths: [String]
+
+    func validate() throws {
+        if paths.isEmpty { throw ValidationError("give at least one file, folder or -") }
+        if paths.filter({ $0 == "-" }).count > 1 { throw ValidationError("- (stdin) can be given only once") }
+        if paths.contains("-") && pin.pinStdin { throw ValidationError("--pin-stdin cannot be used with - (stdin is the item)") }
+    }
+
+    func run() throws {
+        try Failure.run {
+            let files = try ImportSource.expand(paths, recursive: recursive)
+            let vault = try openVault(location, pin)
+            var imported: [ItemSummary] = []
+            let progress = Output.stderrIsTerminal && files.count > 1
+            for (n, path) in files.enumerated() {
+                if progress { FileHandle.standardError.write(Data("\rimporting \(n + 1)/\(files.count)…".utf8)) }
+                let item: ItemSummary
+                if path == "-" {
+                    item = try vault.importStream(FileDescriptorStream(fd: 0, label: "stdin"), name: name, album: album)
+                } else {
+                    item = try vault.importFile(at: path, album: album)
+                }
+                imported.append(item)
+                if !output.json { print("\(item.id)  \(item.name)") }
+            }
+            if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            if output.json { try Output.json(imported) }
+        }
+    }
+}
+
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List items, a page at a time, in import order.",
+        discussion: "When more items remain, the ID to pass to --after is printed on stderr.")
+
+    @OptionGroup var location: LocationOptions
+    @OptionGroup var pin: PINOptions
+    @Option(name: .long, help: ArgumentHelp("Only the items of this album.", valueName: "name"))
+    var album: String?
+    @Flag(name: .long, help: "Only the items in Photos (not in an album).")
+    var photos = false
+    @Option(name: .long, help: ArgumentHelp("Items per page.", valueName: "n"))
+    var limit = 100
+    @Option(name: .long, help: ArgumentHelp("Continue after this item ID.", valueName: "id"))
+    var after: String?
+    @OptionGroup var output: JSONOption
+
+    func validate() throws {
+        if limit < 1 { throw ValidationError("--limit must be at least 1") }
+        if album != nil && photos { throw ValidationError("use either --album or --photos") }
+    }
+
+    func run() throws {
+        try Failure.run {
+            let page = try openVault(location, pin).list(album: album, photosOnly: photos, limit: limit, after: after)
+            if output.json {
+                try Output.json(page.items)
+            } else {
+                let formatter = ISO8601DateFormatter()
+                for item in page.items {
+                    let where_ = item.album.map { "[\($0)]" } ?? ""
+                    print("\(item.id)  \(Output.size(item.size).padding(toLength: 10, withPad: " ", startingAt: 0))  \(formatter.string(from: item.created))  \(item.name) \(where_)")
+                }
+            }
+            if let next = page.next { Output.note("more items: nu11vlt list --after \(next)") }
+        }
+    }
+}
+
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Decrypt an item to a file, or to stdout with -o -.",
+        discussion: "A file is written atomically (0600): a damaged item leaves no partial file.")
+
+    @OptionGroup var location: LocationOptions
+    @OptionGroup var pin: PINOptions
+    @Option(name: .short, help: ArgumentHelp("Where to write: a path, or - for stdout.", valueName: "path"))
+    var output: String
+    @Flag(name: .long, help: "Replace the output file if it exists.")
+    var force = false
+    @Argument(help: "The item ID (see `nu11vlt list`).")
+    var id: String
+
+    func run() throws {
+        try Failure.run {
+            let vault = try openVault(location, pin)
+            if output == "-" {
+                var sink = FileDescriptorStream(fd: 1, label: "stdout")
+                try vault.export(id, to: &sink)
+            } else {
+                _ = try vault.export(id, toFile: output, overwrite: force)
+            }
+        }
+    }
+}
+
+struct Delete: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Delete items by crypto-shredding: the item key is destroyed, then the file and the index row.")
+
+    @OptionGroup var location: LocationOptions
+    @OptionGroup var pin: PINOptions
+    @Argument(help: "Item IDs.")
+    var ids: [String]
+
+    func validate() throws {
+        if ids.isEmpty { throw ValidationError("give at least one item ID") }
+    }
+
+    func run() throws {
+        try Failure.run {
+            try openVault(location, pin).delete(ids)
+            for id in ids { print("deleted \(id)") }
+        }
+    }
+}

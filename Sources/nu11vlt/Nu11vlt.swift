@@ -1,0 +1,32 @@
+import ArgumentParser
+import Foundation
+import Nu11Vault
+
+@main
+struct Nu11vlt: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "nu11vlt",
+        abstract: "A zero-network encrypted vault for photos and notes.",
+        discussion: """
+            Items are encrypted with ChaCha20-Poly1305 (c2sp.org/chunked-encryption), one random \
+            key per item, wrapped by domain keys that your PIN/passphrase unlocks through Argon2id. \
+            Nothing ever touches the network.
+
+            Exit codes: 0 success, 1 other failure, 3 wrong PIN, 4 not found, 5 damaged or \
+            tampered data, 6 vault busy or locked out, 7 unsupported version or cost, 64 bad \
+            usage or input, 74 I/O error (e.g. disk full).
+            """,
+        version: "0.1.0",
+        subcommands: [Init.self, Status.self, Import.self, List.self, Export.self, View.self, Album.self,
+                      Delete.self, Pin.self])
+
+    static func main() {
+        Hygiene.apply()
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
+}

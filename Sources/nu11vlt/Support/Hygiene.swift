@@ -1,0 +1,9 @@
+import CNu11Sys
+
+/// Process hygiene while keys may be in memory: no core dumps, not ptrace-attachable by
+/// other processes of the same user.
+enum Hygiene {
+    static func apply() {
+        _ = nu11_process_hygiene()
+    }
+}

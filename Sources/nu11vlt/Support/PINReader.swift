@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Nu11Format
+
+/// Reads PINs and passphrases: from the terminal with echo off, or for scripts from a file
+/// descriptor or stdin. Never from argv or the environment. The bytes go straight into
+/// guarded memory; the read buffer is zeroed.
+enum PINReader {
+    enum Source {
+        case terminal
+        case fd(Int32)
+    }
+
+    static let maxLength = 1024
+
+    static func read(prompt: String, from source: Source) throws -> SecretBytes {
+        switch source {
+        case .fd(let fd):
+            return try readLine(fd: fd, label: fd == 0 ? "stdin" : "file descriptor \(fd)")
+        case .terminal:
+            let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
+            guard tty >= 0 else {
+                throw Nu11Error(.invalidArgument, "no terminal to ask for the PIN",
+                                remedy: "pass it on a file descriptor with --pin-fd N or on stdin with --pin-stdin")
+            }
+            defer { close(tty) }
+            _ = prompt.withCString { write(tty, $0, strlen($0)) }
+            var saved = termios()
+            let canSilence = tcgetattr(tty, &saved) == 0
+            if canSilence {
+                var silent = saved
+                silent.c_lflag &= ~tcflag_t(ECHO)
+                silent.c_lflag |= tcflag_t(ECHONL)
+                _ = tcsetattr(tty, TCSAFLUSH, &silent)
+            }
+            defer {
+                if canSilence {
+                    var restore = saved
+                    _ = tcsetattr(tty, TCSAFLUSH, &restore)
+                }
+            }
+            return try readLine(fd: tty, label: "the terminal")
+        }
+    }
+
+    /// Asks twice on a terminal (new PINs); reads once from a descriptor.
+    static func readNew(prompt: String, from source: Source) throws -> SecretBytes {
+        let first = try read(prompt: prompt, from: source)
+        guard first.count >= 4 else {
+            throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: "use at least 4 characters")
+        }
+        if case .terminal = source {
+            let second = try read(prompt: "Repeat to confirm: ", from: source)
+            guard first.constantTimeEquals(second) else {
+                throw Nu11Error(.invalidArgument, "the two entries differ", remedy: "type the same PIN twice")
+            }
+        }
+        return first
+    }
+
+    /// One line, byte by byte, so nothing after the newline is consumed.
+    private static func readLine(fd: Int32, label: String) throws -> SecretBytes {
+        var buffer = [UInt8](repeating: 0, count: maxLength)
+        defer { secureZero(&buffer) }
+        var count = 0
+        var byte: UInt8 = 0
+        while true {
+            let n = Glibc.read(fd, &byte, 1)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Nu11Error(.io, "cannot read the PIN from \(label)", remedy: "check the descriptor is open for reading")
+            }
+            if n == 0 || byte == UInt8(ascii: "\n") { break }
+            guard count < maxLength else {
+                throw Nu11Error(.invalidArgument, "the PIN or passphrase is longer than \(maxLength) bytes")
+            }
+            buffer[count] = byte
+            count += 1
+        }
+        byte = 0
+        if count > 0 && buffer[count - 1] == UInt8(ascii: "\r") { count -= 1 }
+        guard count > 0 else {
+            throw Nu11Error(.invalidArgument, "no PIN or passphrase was given on \(label)", remedy: "write it followed by a newline")
+        }
+        return buffer.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+    }
+}
