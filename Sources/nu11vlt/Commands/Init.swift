@@ -100,13 +100,13 @@ struct Pin: ParsableCommand {
 
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
-        @Option(name: .customLong("new-pin-fd"), help: ArgumentHelp("Read the new PIN from this file descriptor.", valueName: "m"))
+        @Option(name: .customLong("new-pin-fd"),
+                help: ArgumentHelp("Read the new PIN from this file descriptor (one line; it may be the same descriptor as the current PIN's, on the next line).",
+                                   valueName: "m"))
         var newPinFD: Int32?
 
         func validate() throws {
-            if let fd = newPinFD, fd == pin.pinFD || (fd == 0 && pin.pinStdin) {
-                throw ValidationError("--new-pin-fd must differ from the descriptor of the current PIN")
-            }
+            if let fd = newPinFD, fd < 0 { throw ValidationError("--new-pin-fd must be a file descriptor number") }
         }
 
         func run() throws {

@@ -1,0 +1,63 @@
+#!/bin/sh
+# Walks a throwaway vault through the main features. The PIN goes through a file
+# descriptor fed by a pipe, as a script would do it — never argv or the environment.
+set -eu
+BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/nu11vlt-demo.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK"
+export NU11VLT_VAULT="$WORK/vault" NU11VLT_KEYSTORE="$WORK/keystore"
+PIN="demo-passphrase"
+n11() { printf '%s\n' "$PIN" | "$BIN" "$@" --pin-stdin; }
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "nu11vlt --help"
+"$BIN" --help | head -20
+
+step "generate three images (PPM) and a 100 KiB photo-sized file"
+mkdir photos
+for i in 1 2 3; do
+  { printf 'P6\n64 48\n255\n'; head -c $((64 * 48 * 3)) /dev/urandom; } > "photos/image-$i.ppm"
+done
+head -c 102400 /dev/urandom > photos/big-photo.jpg
+ls -l photos
+
+step "init (Argon2id at the floor for a quick demo: 2 passes, 19 MiB; real vaults calibrate to ~0.5 s)"
+n11 init --kdf-iterations 2 --kdf-memory 19
+
+step "album create Holidays; import two images into it and the rest into Photos"
+n11 album create Holidays
+n11 import --album Holidays photos/image-1.ppm photos/image-2.ppm
+n11 import photos/image-3.ppm photos/big-photo.jpg
+
+step "list (human and --json)"
+n11 list
+n11 list --json --limit 1
+n11 album list
+
+step "album rename, move an item back to Photos"
+n11 album rename Holidays "Summer 2026"
+FIRST=$(n11 list --album "Summer 2026" --json | sed -n 's/.*"id" : "\([0-9a-f]*\)".*/\1/p' | head -1)
+n11 album move --photos "$FIRST"
+
+step "export every item and compare byte for byte with the originals"
+n11 list --json | sed -n 's/.*"id" : "\([0-9a-f]*\)".*/\1/p' > ids
+while read -r id; do
+  name=$(n11 list --json | grep -A8 "\"id\" : \"$id\"" | sed -n 's/.*"name" : "\(.*\)",*/\1/p' | head -1)
+  n11 export "$id" -o "out-$name"
+  cmp "photos/$name" "out-$name" && echo "identical: $name"
+done < ids
+
+step "what an attacker sees: opaque names, no plaintext"
+find vault keystore -type f | sed "s|$WORK/||" | sort
+if grep -rq "image-1" vault keystore; then echo "LEAK: a file name is visible" >&2; exit 1; fi
+echo "no file name found in the vault or key store"
+
+step "delete (crypto-shredding) one item, then the album with its items"
+n11 delete "$FIRST"
+n11 album delete "Summer 2026" --items delete
+n11 list
+
+step "status"
+n11 status
+printf '\nDemo finished; the throwaway vault in %s is removed.\n' "$WORK"

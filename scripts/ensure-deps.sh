@@ -1,0 +1,21 @@
+#!/bin/sh
+# Installs what a fresh Debian machine lacks to build and test Nu11VLT: the C libraries
+# (libsodium, SQLite, zlib headers) and the tools the tests call (sqlite3).
+set -eu
+missing=""
+pkg-config --exists libsodium 2>/dev/null || missing="$missing libsodium-dev"
+pkg-config --exists sqlite3 2>/dev/null || missing="$missing libsqlite3-dev"
+[ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
+command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
+command -v sqlite3 >/dev/null 2>&1 || missing="$missing sqlite3"
+[ -z "$missing" ] && exit 0
+echo "installing:$missing" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -q $missing >/dev/null 2>&1 || {
+  $SUDO apt-get update -q >/dev/null
+  # shellcheck disable=SC2086
+  $SUDO apt-get install -y -q $missing >/dev/null
+}
