@@ -82,7 +82,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: [],
+            dependencies: ["nu11vlt"],
             swiftSettings: strict
         ),
     ]

@@ -25,8 +25,16 @@ struct Nu11vlt: ParsableCommand {
         do {
             var command = try parseAsRoot()
             try command.run()
+        } catch let code as ExitCode {
+            // Failure.run already printed the one-line error.
+            Foundation.exit(code.rawValue)
         } catch {
-            exit(withError: error)
+            let code = exitCode(for: error)
+            if code == .success { exit(withError: error) }  // --help, --version
+            // Usage errors: one line with a hint, not a screenful of usage.
+            let text = message(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
+            Failure.printError("\(text) (hint: see `nu11vlt help` or add --help to the command)")
+            Foundation.exit(code.rawValue)
         }
     }
 }

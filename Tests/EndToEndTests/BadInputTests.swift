@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+
+@Suite("nu11vlt bad input and hardening")
+struct BadInputTests {
+    @Test("each bad input: one line, a hint, the right exit code, nothing half-written")
+    func badInputs() throws {
+        let cli = try CLI()
+        expectCleanError(try cli.run(["list"], pinStdin: true), code: 4, mentions: "no vault")
+        try cli.initVault()
+        let good = cli.file("good.jpg", Array(repeating: 7, count: 50_000))
+        let other = cli.file("other.jpg", Array(repeating: 8, count: 20))
+        let ids = try cli.importIDs([good, other])
+
+        let wrong = try cli.spawn(CLI.binary, ["list", "--pin-stdin"], input: Data("not the pin\n".utf8))
+        expectCleanError(wrong, code: 3, mentions: "wrong")
+        expectCleanError(try cli.spawn(CLI.binary, ["list", "--pin-stdin"], input: Data()), code: 64, mentions: "no PIN")
+        expectCleanError(try cli.run(["import", cli.root + "/missing.jpg"], pinStdin: true), code: 4, mentions: "missing.jpg")
+        expectCleanError(try cli.run(["import", "/dev/null"], pinStdin: true), code: 64, mentions: "not a regular file")
+        #expect(mkfifo(cli.root + "/fifo", 0o600) == 0)
+        expectCleanError(try cli.run(["import", cli.root + "/fifo"], pinStdin: true), code: 64, mentions: "fifo")
+        try FileManager.default.createDirectory(atPath: cli.root + "/folder", withIntermediateDirectories: true)
+        expectCleanError(try cli.run(["import", cli.root + "/folder"], pinStdin: true), code: 64, mentions: "-r")
+        // A bad path among good ones: checked before anything is imported.
+        expectCleanError(try cli.run(["import", good, cli.root + "/missing.jpg"], pinStdin: true), code: 4)
+        #expect(try cli.listJSON().count == 2, "nothing half-imported")
+        expectCleanError(try cli.run(["export", "00000000000000000000000000000000", "-o", "-"], pinStdin: true),
+                         code: 4, mentions: "no item")
+        expectCleanError(try cli.run(["export", "xyz", "-o", "-"], pinStdin: true), code: 64, mentions: "not an ID")
+        expectCleanError(try cli.run(["import", "--album", "Nope", good], pinStdin: true), code: 4, mentions: "Nope")
+        expectCleanError(try cli.run(["list", "--album", "Nope"], pinStdin: true), code: 4, mentions: "Nope")
+        expectCleanError(try cli.run(["album", "rename", "Nope", "X"], pinStdin: true), code: 4)
+        expectCleanError(try cli.run(["list", "--limit", "0"], pinStdin: true), code: 64)
+        expectCleanError(try cli.run(["import"], pinStdin: true), code: 64)
+        expectCleanError(try cli.run(["init", "--kdf-memory", "8"], pinStdin: true), code: 64, mentions: "19")
+        expectCleanError(try cli.run(["frobnicate"]), code: 64)
+        expectCleanError(try cli.run(["list", "--pin-fd", "9"]), code: 74, mentions: "descriptor")
+
+        // A tampered item is named, and every other item still exports.
+        let file = cli.vault + "/Vault/Photos/\(ids[0]).n11"
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        bytes[30_000] ^= 0x10
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        let out = cli.root + "/tampered-out"
+        expectCleanError(try cli.run(["export", ids[0], "-o", out], pinStdin: true), code: 5, mentions: ids[0])
+        #expect(!FileManager.default.fileExists(atPath: out), "no partial plaintext written")
+        #expect(try cli.run(["export", ids[1], "-o", "-"], pinStdin: true).stdout == Data(repeating: 8, count: 20))
+    }
+
+    @Test("no marker from names or contents in the vault, key store, /tmp or /dev/shm; view leaves nothing")
+    func noPlaintext() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let marker = "N11MARK" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+        let nameMarker = "NAME" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+        let src = cli.root + "/src"
+        try FileManager.default.createDirectory(atPath: src, withIntermediateDirectories: true)
+        let path = src + "/\(nameMarker).png"
+        let content = Data((String(repeating: "x", count: 20_000) + marker + String(repeating: "y", count: 30_000)).utf8)
+        FileManager.default.createFile(atPath: path, contents: content)
+        let id = try cli.importIDs([path])[0]
+        #expect(try cli.run(["album", "create", "Album-\(nameMarker)"], pinStdin: true).code == 0)
+        #expect(try cli.run(["album", "move", "--to", "Album-\(nameMarker)", id], pinStdin: true).code == 0)
+        #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == content)
+        // view: the viewer gets a RAM file with the right bytes, which is gone afterwards.
+        let viewed = try cli.run(["view", "--no-inline", id], pinStdin: true,
+                                 environment: ["NU11VLT_VIEWER": "cmp \(path)"])
+        #expect(viewed.code == 0, "view: \(viewed.stderr)")
+        let shm = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []
+        #expect(!shm.contains { $0.hasPrefix("nu11vlt-view") })
+        try FileManager.default.removeItem(atPath: src)
+        for marker in [marker, nameMarker] {
+            let scan = try cli.spawn("/bin/sh", ["-c", "grep -rlaF \"$0\" \"$1\" \"$2\" /tmp /dev/shm 2>/dev/null; true",
+                                                 marker, cli.vault, cli.keystore])
+            #expect(scan.out.isEmpty, "marker found in: \(scan.out)")
+        }
+    }
+
+    @Test("the index file: WAL and auto_vacuum as sqlite3 sees them; files 0600 and folders 0700 under umask 000")
+    func indexAndModes() throws {
+        let cli = try CLI()
+        let r = try cli.spawn("/bin/sh", ["-c", "umask 000; printf 'pin-1234\\n' | exec \"$0\" init --kdf-memory 19 --kdf-iterations 2 --pin-stdin",
+                                          CLI.binary])
+        #expect(r.code == 0, "\(r.stderr)")
+        let imported = try cli.spawn("/bin/sh", ["-c", "umask 000; printf 'pin-1234\\n' | exec \"$0\" import --pin-stdin \"$1\"",
+                                                 CLI.binary, cli.file("x.jpg", [1, 2, 3])])
+        #expect(imported.code == 0, "\(imported.stderr)")
+        let sqlite = try cli.spawn("/usr/bin/sqlite3", [cli.vault + "/index.sqlite", "PRAGMA journal_mode; PRAGMA auto_vacuum;"])
+        #expect(sqlite.out == "wal\n1\n", "sqlite3 says: \(sqlite.out) \(sqlite.stderr)")
+        let modes = try cli.spawn("/usr/bin/find", [cli.vault, cli.keystore, "-printf", "%y %m %p\n"])
+        for line in modes.out.split(separator: "\n") {
+            let parts = line.split(separator: " ", maxSplits: 2)
+            let expected = parts[0] == "d" ? "700" : "600"
+            #expect(String(parts[1]) == expected, "wrong mode: \(line)")
+        }
+    }
+
+    @Test("two concurrent imports both succeed; every item lists and exports")
+    func concurrentImports() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        var sets: [[String]] = [[], []]
+        for set in 0..<2 {
+            for i in 0..<8 { sets[set].append(cli.file("c\(set)-\(i).bin", Array(repeating: UInt8(set * 10 + i), count: 30_000 + i))) }
+        }
+        let processes = try sets.map { paths -> (Process, String) in
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/sh")
+            let outPath = cli.root + "/.concurrent-\(UUID().uuidString)"
+            p.arguments = ["-c", "pin=\"$0\" bin=\"$1\" out=\"$2\"; shift 2; printf '%s\\n' \"$pin\" | \"$bin\" import --pin-stdin \"$@\" > \"$out\" 2>&1",
+                           cli.pin, CLI.binary, outPath] + paths
+            p.environment = cli.environment
+            try p.run()
+            return (p, outPath)
+        }
+        for (p, out) in processes {
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 0, "concurrent import failed: \((try? String(contentsOfFile: out, encoding: .utf8)) ?? "")")
+        }
+        let items = try cli.listJSON(["--limit", "100"])
+        #expect(items.count == 16)
+        for item in items {
+            guard let id = item["id"] as? String, let name = item["name"] as? String else { continue }
+            let r = try cli.run(["export", id, "-o", "-"], pinStdin: true)
+            #expect(r.stdout == FileManager.default.contents(atPath: cli.root + "/" + name), "\(name) differs")
+        }
+    }
+
+    @Test("a full disk: a clear error, no partial item")
+    func fullDisk() throws {
+        let cli = try CLI()
+        let small = cli.root + "/small"
+        try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
+        let mount = try cli.spawn("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", small])
+        guard mount.code == 0 else {
+            // Mounting needs privileges this machine may not grant; nothing to test then.
+            print("full-disk test not run: cannot mount a tmpfs here (\(mount.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))")
+            return
+        }
+        defer { _ = try? cli.spawn("/bin/umount", [small]) }
+        let env = ["NU11VLT_VAULT": small + "/vault"]
+        let initR = try cli.run(["init", "--kdf-memory", "19", "--kdf-iterations", "2"], pinStdin: true, environment: env)
+        #expect(initR.code == 0, "\(initR.stderr)")
+        let ok = try cli.run(["import", cli.file("fits.bin", Array(repeating: 1, count: 10_000))], pinStdin: true, environment: env)
+        #expect(ok.code == 0)
+        let big = cli.file("huge.bin", Array(repeating: 2, count: 4 << 20))
+        expectCleanError(try cli.run(["import", big], pinStdin: true, environment: env), code: 74, mentions: "disk")
+        let listed = try cli.run(["list", "--json"], pinStdin: true, environment: env)
+        #expect(listed.out.contains("fits.bin") && !listed.out.contains("huge.bin"))
+        let leftovers = try cli.spawn("/usr/bin/find", [small + "/vault", "-name", ".n11tmp-*"])
+        #expect(leftovers.out.isEmpty, "temp files left: \(leftovers.out)")
+        let photos = try FileManager.default.contentsOfDirectory(atPath: small + "/vault/Vault/Photos")
+        #expect(photos.count == 1, "partial item left: \(photos)")
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+
+/// Runs the built `nu11vlt` binary, as a user or a script would.
+final class CLI {
+    struct Outcome {
+        let code: Int32
+        let stdout: Data
+        let stderr: String
+        var out: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    static let binary: String = {
+        // The test bundle sits next to the products (…/.build/debug/Nu11VLTPackageTests.xctest).
+        var dir = Bundle.main.bundleURL
+        if dir.pathExtension == "xctest" { dir = dir.deletingLastPathComponent() }
+        for candidate in [dir, Bundle.main.bundleURL.deletingLastPathComponent(),
+                          URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent("nu11vlt").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return dir.appendingPathComponent("nu11vlt").path
+    }()
+
+    let root: String
+    let pin: String
+    var environment: [String: String]
+
+    init(pin: String = "e2e passphrase") throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("n11e2e-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        self.pin = pin
+        var env = ProcessInfo.processInfo.environment
+        env["NU11VLT_VAULT"] = root + "/vault"
+        env["NU11VLT_KEYSTORE"] = root + "/keystore"
+        env.removeValue(forKey: "NU11VLT_VIEWER")
+        environment = env
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    var vault: String { root + "/vault" }
+    var keystore: String { root + "/keystore" }
+
+    /// Runs `nu11vlt args…`; with `pinStdin` the PIN is written to its stdin.
+    @discardableResult
+    func run(_ args: [String], stdin: Data? = nil, pinStdin: Bool = false, environment extra: [String: String] = [:]) throws -> Outcome {
+        var input = stdin ?? Data()
+        var arguments = args
+        if pinStdin {
+            arguments.append("--pin-stdin")
+            input = Data((pin + "\n").utf8) + input
+        }
+        return try spawn(CLI.binary, arguments, input: input, environment: extra)
+    }
+
+    /// Runs with the PIN on file descriptor 3 (a shell here-document), leaving stdin free.
+    @discardableResult
+    func runPinFD(_ args: [String], stdin: Data? = nil, pin: String? = nil) throws -> Outcome {
+        let script = "exec \"$0\" \"$@\" --pin-fd 3 3<<'PINEOF'\n\(pin ?? self.pin)\nPINEOF\n"
+        return try spawn("/bin/sh", ["-c", script, CLI.binary] + args, input: stdin ?? Data(), environment: [:])
+    }
+
+    /// Any program, with this vault's environment.
+    @discardableResult
+    func spawn(_ executable: String, _ args: [String], input: Data = Data(), environment extra: [String: String] = [:]) throws -> Outcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = args
+        process.environment = environment.merging(extra) { $1 }
+        process.currentDirectoryURL = URL(fileURLWithPath: root)
+        let outPath = root + "/.out-\(UUID().uuidString)"
+        let errPath = root + "/.err-\(UUID().uuidString)"
+        let inPath = root + "/.in-\(UUID().uuidString)"
+        FileManager.default.createFile(atPath: outPath, contents: nil)
+        FileManager.default.createFile(atPath: errPath, contents: nil)
+        FileManager.default.createFile(atPath: inPath, contents: input)
+        defer { for p in [outPath, errPath, inPath] { try? FileManager.default.removeItem(atPath: p) } }
+        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        let inp = try FileHandle(forReadingFrom: URL(fileURLWithPath: inPath))
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = inp
+        try process.run()
+        process.waitUntilExit()
+        try out.close()
+        try err.close()
+        try inp.close()
+        return Outcome(code: process.terminationStatus,
+                       stdout: try Data(contentsOf: URL(fileURLWithPath: outPath)),
+                       stderr: String(decoding: try Data(contentsOf: URL(fileURLWithPath: errPath)), as: UTF8.self))
+    }
+
+    /// Creates a vault at the KDF floor (a cost any user may choose).
+    func initVault() throws {
+        let r = try run(["init", "--kdf-memory", "19", "--kdf-iterations", "2"], pinStdin: true)
+        #expect(r.code == 0, "init failed: \(r.stderr)")
+    }
+
+    func file(_ name: String, _ bytes: [UInt8]) -> String {
+        let path = root + "/" + name
+        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        return path
+    }
+
+    func importIDs(_ paths: [String], extra: [String] = []) throws -> [String] {
+        let r = try run(["import"] + extra + paths, pinStdin: true)
+        #expect(r.code == 0, "import failed: \(r.stderr)")
+        return r.out.split(separator: "\n").map { String($0.prefix(32)) }
+    }
+
+    func listJSON(_ extra: [String] = []) throws -> [[String: Any]] {
+        let r = try run(["list", "--json"] + extra, pinStdin: true)
+        #expect(r.code == 0, "list failed: \(r.stderr)")
+        return (try JSONSerialization.jsonObject(with: r.stdout) as? [[String: Any]]) ?? []
+    }
+}
+
+/// Errors are one line with a hint, never a crash or a stack trace.
+func expectCleanError(_ r: CLI.Outcome, code: Int32, mentions: String? = nil,
+                      sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(r.code == code, "exit \(r.code), expected \(code); stderr: \(r.stderr)", sourceLocation: sourceLocation)
+    let lines = r.stderr.split(separator: "\n")
+    #expect(lines.count >= 1, "no error message", sourceLocation: sourceLocation)
+    #expect(!r.stderr.contains("Fatal error") && !r.stderr.contains("Stack dump"), "crash: \(r.stderr)", sourceLocation: sourceLocation)
+    #expect(lines.count == 1 && r.stderr.hasPrefix("nu11vlt: error: ") && r.stderr.contains("hint:"),
+            "not one line with a hint: \(r.stderr)", sourceLocation: sourceLocation)
+    if let mentions {
+        #expect(r.stderr.contains(mentions), "'\(mentions)' not in: \(r.stderr)", sourceLocation: sourceLocation)
+    }
+}
