@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+/// Library code: no force unwrap, `try!`, `as!`, implicitly unwrapped optionals, and no
+/// network code at all; layers import only the layers below them.
+@Suite("source hygiene")
+struct SourceHygieneTests {
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static func swiftFiles(_ target: String) throws -> [(String, String)] {
+        let dir = repo.appendingPathComponent("Sources/\(target)")
+        guard let walker = FileManager.default.enumerator(atPath: dir.path) else { return [] }
+        var out: [(String, String)] = []
+        while let rel = walker.nextObject() as? String {
+            guard rel.hasSuffix(".swift") else { continue }
+            out.append((target + "/" + rel, try String(contentsOf: dir.appendingPathComponent(rel), encoding: .utf8)))
+        }
+        return out
+    }
+
+    @Test("no force unwrap, try!, as!, IUO or networking in Sources")
+    func noForceOrNetwork() throws {
+        let forbidden = ["try!", "as!", "FoundationNetworking", "URLSession", "import Network", "socket(", "connect("]
+        let bang = try Regex("[A-Za-z0-9_)\\]]![^=]")
+        var checked = 0
+        for target in ["Nu11Format", "Nu11Storage", "Nu11Vault", "nu11vlt"] {
+            for (name, text) in try Self.swiftFiles(target) {
+                checked += 1
+                for line in text.split(separator: "\n") {
+                    let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                    let withoutStrings = code.replacing(try Regex("\"[^\"]*\""), with: "\"\"")
+                    for word in forbidden { #expect(!withoutStrings.contains(word), "\(name): \(line)") }
+                    #expect(withoutStrings.firstMatch(of: bang) == nil, "\(name): force unwrap or IUO: \(line)")
+                }
+            }
+        }
+        #expect(checked > 20)
+    }
+
+    @Test("a lower layer never imports a higher one")
+    func layering() throws {
+        let rules: [String: [String]] = [
+            "Nu11Format": ["Nu11Storage", "Nu11Vault", "ArgumentParser", "GRDB"],
+            "Nu11Storage": ["Nu11Vault", "ArgumentParser"],
+            "Nu11Vault": ["ArgumentParser"],
+        ]
+        for (target, banned) in rules {
+            for (name, text) in try Self.swiftFiles(target) {
+                for module in banned { #expect(!text.contains("import \(module)"), "\(name) imports \(module)") }
+            }
+        }
+    }
+
+    @Test("the binary links no networking library")
+    func ldd() throws {
+        let cli = try CLI()
+        let r = try cli.spawn("/usr/bin/ldd", [CLI.binary])
+        #expect(r.code == 0)
+        for lib in ["FoundationNetworking", "libcurl", "libnghttp", "libssl"] {
+            #expect(!r.out.contains(lib), "nu11vlt links \(lib)")
+        }
+    }
+}
