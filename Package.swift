@@ -43,6 +43,7 @@ let package = Package(
             name: "Nu11Storage",
             dependencies: [
                 "Nu11Format",
+                "CNu11Sys",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict

@@ -21,3 +21,49 @@ int nu11_is_dumpable(void) {
     return -1;
 #endif
 }
+
+#if defined(__linux__)
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#endif
+
+int nu11_set_nodump(const char *path, int on) {
+#if defined(__linux__)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int flags = 0;
+    if (ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0) {
+        int unsupported = (errno == ENOTTY || errno == EOPNOTSUPP || errno == EINVAL);
+        close(fd);
+        return unsupported ? 1 : -1;
+    }
+    int wanted = on ? (flags | FS_NODUMP_FL) : (flags & ~FS_NODUMP_FL);
+    int rc = 0;
+    if (wanted != flags && ioctl(fd, FS_IOC_SETFLAGS, &wanted) != 0) {
+        rc = (errno == ENOTTY || errno == EOPNOTSUPP || errno == EINVAL) ? 1 : -1;
+    }
+    close(fd);
+    return rc;
+#else
+    (void)path; (void)on;
+    return 1;
+#endif
+}
+
+int nu11_has_nodump(const char *path) {
+#if defined(__linux__)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int flags = 0;
+    int rc = ioctl(fd, FS_IOC_GETFLAGS, &flags);
+    close(fd);
+    if (rc != 0) return -1;
+    return (flags & FS_NODUMP_FL) ? 1 : 0;
+#else
+    (void)path;
+    return -1;
+#endif
+}

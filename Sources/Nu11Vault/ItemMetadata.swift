@@ -61,6 +61,8 @@ public struct ItemSummary: Sendable, Codable, Equatable {
     public var domain: String
     public var kind: String
     public var created: Date
+    /// When the item fades (is destroyed), for fade items.
+    public var fadesAt: Date?
 }
 
 /// An album as a user sees it.

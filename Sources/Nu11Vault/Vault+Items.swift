@@ -13,42 +13,59 @@ extension Vault {
     /// Imports one regular file. All or nothing: the ciphertext goes to a temp file, the key
     /// record is written, the file is renamed into place, then the index row is committed.
     @discardableResult
-    public func importFile(at path: String, album: String? = nil) throws -> ItemSummary {
+    public func importFile(at path: String, album: String? = nil, fade: Double? = nil) throws -> ItemSummary {
         let fd = try ImportSource.openRegularFile(path)
         defer { close(fd) }
         let name = (path as NSString).lastPathComponent
-        return try importStream(FileDescriptorStream(fd: fd, label: path), name: name, album: album)
+        return try importStream(FileDescriptorStream(fd: fd, label: path), name: name, album: album, fade: fade)
     }
 
     /// Imports whatever `source` yields (stdin, for `-`) under `name`.
     @discardableResult
-    public func importStream(_ source: some ByteSource, name: String, album: String? = nil) throws -> ItemSummary {
+    public func importStream(_ source: some ByteSource, name: String, album: String? = nil,
+                             fade: Double? = nil) throws -> ItemSummary {
+        try store(source, name: name, kind: .file, album: album, fade: fade)
+    }
+
+    /// Encrypts one item into place (files and notes alike).
+    func store(_ source: some ByteSource, name: String, kind: ItemKind, album: String?, fade: Double?,
+               id: ItemID = ItemID(), created: Date = Date()) throws -> ItemSummary {
+        if fade != nil && album != nil {
+            throw Nu11Error(.invalidArgument, "fade items cannot go into an album", remedy: "drop --album or --fade")
+        }
         let targetAlbum = try album.map { try self.albumID(named: $0) }
-        let domain = mainDomain
-        let id = ItemID()
+        let domain: Domain = fade == nil ? mainDomain : .fade
+        if let fade {
+            // The schedule entry comes first: a crash later leaves an entry for nothing
+            // (dropped by the next sweep), never a fade item without a deadline.
+            state.fade.removeAll { $0.id == id }
+            state.fade.append(DeviceState.FadeEntry(id: id, domain: domain, kind: kind, deadline: now + fade))
+            try saveState()
+        }
         let itemKey = SecretBytes(randomCount: 32)
-        let header = N11Header(kind: .file, domain: domain, itemID: id)
-        let destination = location.path(id: id, kind: .file, domain: domain, album: targetAlbum)
+        let header = N11Header(kind: kind, domain: domain, itemID: id)
+        let destination = location.path(id: id, kind: kind, domain: domain, album: targetAlbum)
         if let targetAlbum { try ProtectedFiles.makeDirectory(location.albumFolder(targetAlbum)) }
         let writer = try AtomicFileWriter(destination: destination)
         do {
             var input = source
             var sink = writer.sink
             let size = try N11Envelope.seal(from: &input, to: &sink, header: header, itemKey: itemKey)
-            let meta = ItemMetadata(name: name, size: size, type: ItemMetadata.guessType(name), created: Date())
-            let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: .file, itemID: id,
+            let meta = ItemMetadata(name: name, size: size,
+                                    type: kind == .note ? "text/plain" : ItemMetadata.guessType(name), created: created)
+            let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id,
                                                 domainKey: domainKey(domain))
             try keyStore.storeItemKey(record)
             do {
                 try writer.commit()
-                try index.insertItems([ItemRow(id: id, kind: .file, domain: domain, album: targetAlbum,
+                try index.insertItems([ItemRow(id: id, kind: kind, domain: domain, album: targetAlbum,
                                                meta: meta.seal(id: id, key: metadataKey(domain)))])
             } catch {
                 try? keyStore.destroyItemKey(id)
                 try? ProtectedFiles.remove(destination)
                 throw error
             }
-            return try summary(id: id, meta: meta, domain: domain, kind: .file, album: targetAlbum)
+            return try summary(id: id, meta: meta, domain: domain, kind: kind, album: targetAlbum)
         } catch {
             writer.abort()
             throw error
@@ -56,7 +73,8 @@ extension Vault {
     }
 
     /// One page of items, in import order.
-    public func list(album: String? = nil, photosOnly: Bool = false, limit: Int = 100, after: String? = nil) throws -> ItemPage {
+    public func list(album: String? = nil, photosOnly: Bool = false, limit: Int = 100, after: String? = nil,
+                     kind: ItemKind = .file) throws -> ItemPage {
         guard limit > 0 else {
             throw Nu11Error(.invalidArgument, "--limit must be at least 1", remedy: "pass a positive number")
         }
@@ -68,7 +86,7 @@ extension Vault {
             afterSeq = row.seq
         }
         let filter: ItemID?? = try album.map { .some(try albumID(named: $0)) } ?? (photosOnly ? .some(nil) : .none)
-        let rows = try index.items(domains: visibleDomains, album: filter, afterSeq: afterSeq, limit: limit + 1)
+        let rows = try index.items(domains: visibleDomains, kind: kind, album: filter, afterSeq: afterSeq, limit: limit + 1)
         let names = try albumNames()
         let page = try rows.prefix(limit).map { row in
             let meta = try ItemMetadata.open(row.meta, id: row.id, key: metadataKey(row.domain))
@@ -118,13 +136,33 @@ extension Vault {
 
     /// Crypto-shredding: the item's key record is destroyed first (that is what makes the
     /// content unrecoverable), then the file, then the index row; the WAL is truncated.
-    public func delete(_ idTexts: [String]) throws {
+    ///
+    /// Secure mode (`secure: true`, or the `deletion.mode` setting) first overwrites the file
+    /// in place with random bytes and fsyncs it, then destroys the key, then unlinks and
+    /// checks the file is gone. See docs/THREAT-MODEL.md for what an overwrite cannot promise.
+    public func delete(_ idTexts: [String], secure: Bool? = nil) throws {
         let rows = try idTexts.map { try row($0) }
+        try delete(rows: rows, secure: secure ?? (settings.deletionMode == .secure))
+    }
+
+    func delete(rows: [ItemRow], secure: Bool) throws {
         for row in rows {
+            let path = try? locate(row)
+            if secure, let path { try ProtectedFiles.overwrite(path) }
             try keyStore.destroyItemKey(row.id)
-            try ProtectedFiles.remove(try locate(row))
+            if let path {
+                try ProtectedFiles.remove(path)
+                guard !FileManager.default.fileExists(atPath: path) else {
+                    throw Nu11Error(.io, "item \(row.id): its file still exists after deletion", item: row.id.hex)
+                }
+            }
         }
         try index.deleteItems(rows.map(\.id))
+        let ids = Set(rows.map(\.id))
+        if state.fade.contains(where: { ids.contains($0.id) }) {
+            state.fade.removeAll { ids.contains($0.id) }
+            try saveState()
+        }
     }
 
     // MARK: helpers
@@ -140,7 +178,12 @@ extension Vault {
     /// The item's file: where its row says, or (after an interrupted move) wherever it is.
     func locate(_ row: ItemRow) throws -> String {
         let expected = location.path(id: row.id, kind: row.kind, domain: row.domain, album: row.album)
-        if FileManager.default.fileExists(atPath: expected) { return expected }
+        if FileManager.default.fileExists(atPath: expected) || row.kind == .note || row.domain != mainDomain {
+            guard FileManager.default.fileExists(atPath: expected) else {
+                throw Nu11Error(.notFound, "item \(row.id): its file is missing", remedy: "run `nu11vlt check`", item: row.id.hex)
+            }
+            return expected
+        }
         let name = "\(row.id.hex).n11"
         var candidates = [location.photosFolder + "/" + name]
         if let albums = try? ProtectedFiles.list(location.albumsFolder) {
@@ -151,6 +194,7 @@ extension Vault {
     }
 
     func openItem(_ row: ItemRow) throws -> (Int32, SecretBytes) {
+        try checkFade(row)
         let key = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
         let path = try locate(row)
         let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
@@ -168,7 +212,9 @@ extension Vault {
     func summary(row: ItemRow, meta: ItemMetadata, albumName: String?) -> ItemSummary {
         ItemSummary(id: row.id.hex, name: meta.name, size: meta.size, type: meta.type, album: albumName,
                     albumID: row.album?.hex, domain: "\(row.domain)", kind: row.kind == .note ? "note" : "file",
-                    created: meta.created)
+                    created: meta.created,
+                    fadesAt: row.domain == .fade
+                        ? state.fade.first { $0.id == row.id }.map { Date(timeIntervalSince1970: $0.deadline) } : nil)
     }
 }
 

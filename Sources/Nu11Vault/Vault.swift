@@ -4,13 +4,18 @@ import Nu11Storage
 
 /// The one public facade of Nu11VLT: an unlocked vault.
 ///
-/// Opening takes the vault's lock (so two processes never modify it at once) and unlocks
-/// the key store; the domain keys live in guarded memory until the object goes away.
+/// Opening takes the vault's lock (so two processes never modify it at once), runs the
+/// gate (clock, fade sweep, failed-PIN delay) before asking for the PIN, then unlocks the
+/// key store; the domain keys live in guarded memory until the object goes away.
 public final class Vault {
     public let location: VaultLocation
     let keyStore: KeyStore
     let index: VaultIndex
     let keys: DomainKeys
+    public let settings: Settings
+    /// The effective time of this command (never earlier than any time seen before).
+    public let now: Double
+    var state: DeviceState
     private let lock: FileLock
     private var metadataKeys: [Domain: SecretBytes] = [:]
 
@@ -19,12 +24,16 @@ public final class Vault {
     public var visibleDomains: [Domain] { keys.role == .primary ? [.vault, .fade] : [.backup] }
     var mainDomain: Domain { keys.mainDomain }
 
-    private init(location: VaultLocation, keyStore: KeyStore, index: VaultIndex, keys: DomainKeys, lock: FileLock) {
+    private init(location: VaultLocation, keyStore: KeyStore, index: VaultIndex, keys: DomainKeys, lock: FileLock,
+                 state: DeviceState, settings: Settings, now: Double) {
         self.location = location
         self.keyStore = keyStore
         self.index = index
         self.keys = keys
         self.lock = lock
+        self.state = state
+        self.settings = settings
+        self.now = now
     }
 
     public static func isInitialized(_ location: VaultLocation) -> Bool {
@@ -46,23 +55,74 @@ public final class Vault {
         }
         for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
         let lock = try FileLock(path: location.lockPath)
-        _ = try KeyStore.create(root: location.keyStoreRoot, pin: pin, parameters: parameters)
+        let (store, _) = try KeyStore.create(root: location.keyStoreRoot, pin: pin, parameters: parameters)
+        try store.saveState(DeviceState(now: Gate.clock()))
         _ = try VaultIndex(path: location.indexPath)
+        try applyBackupExclusion(location, settings: Settings())
         withExtendedLifetime(lock) {}
     }
 
-    /// Unlocks the vault with `pin`. `onWait` is called if another nu11vlt holds the lock.
+    /// Unlocks the vault with `pin`.
     public static func open(_ location: VaultLocation, pin: SecretBytes, onWait: () -> Void = {}) throws -> Vault {
-        guard FileManager.default.fileExists(atPath: location.indexPath) else {
+        try open(location, onWait: onWait, report: { _ in }, readPIN: { pin })
+    }
+
+    /// Runs the gate, then asks `readPIN` (so no prompt appears while a delay runs or before
+    /// expired items are gone), then unlocks. Wrong PINs are counted across processes.
+    public static func open(_ location: VaultLocation, onWait: () -> Void = {}, report: (GateReport) -> Void,
+                            readPIN: () throws -> SecretBytes) throws -> Vault {
+        guard isInitialized(location) else {
             throw Nu11Error(.notFound, "no vault at \(location.vaultRoot)",
-                            remedy: "run `nu11vlt init`, or pass --vault with the right folder", item: location.vaultRoot)
+                            remedy: "run `nu11vlt init`, or pass --vault/--keystore with the right folders", item: location.vaultRoot)
         }
         let lock = try FileLock(path: location.lockPath, onWait: onWait)
         let keyStore = KeyStore(root: location.keyStoreRoot)
-        let unlocked = try keyStore.unlock(pin: pin)
-        for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
         let index = try VaultIndex(path: location.indexPath)
-        return Vault(location: location, keyStore: keyStore, index: index, keys: unlocked.keys, lock: lock)
+        var (state, gateReport) = try Gate.run(location, keyStore: keyStore, index: index)
+        report(gateReport)
+        try Gate.checkLockout(state, now: gateReport.now)
+        let settings = try keyStore.loadSettings().settings
+        let pin = try readPIN()
+        let unlocked: UnlockedKeys
+        do {
+            unlocked = try keyStore.unlock(pin: pin)
+        } catch let error as Nu11Error where error == .wrongPIN {
+            state.failures += 1
+            state.lockedUntil = gateReport.now + DeviceState.delay(afterFailures: state.failures)
+            try keyStore.saveState(state)
+            if settings.eraseAfterFailures > 0 && state.failures >= settings.eraseAfterFailures {
+                try Wipe.run(location, secure: settings.deletionMode == .secure)
+                throw Nu11Error(.authenticationFailed,
+                                "the PIN or passphrase is wrong; after \(state.failures) wrong PINs the vault was erased",
+                                remedy: "the erase-after setting was \(settings.eraseAfterFailures)")
+            }
+            throw error
+        }
+        if state.failures != 0 || state.lockedUntil != 0 {
+            state.failures = 0
+            state.lockedUntil = 0
+            try keyStore.saveState(state)
+        }
+        for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
+        try applyBackupExclusion(location, settings: settings)
+        return Vault(location: location, keyStore: keyStore, index: index, keys: unlocked.keys, lock: lock,
+                     state: state, settings: settings, now: gateReport.now)
+    }
+
+    /// The gate alone (for `sweep`, `status` and commands that need no PIN).
+    @discardableResult
+    public static func sweep(_ location: VaultLocation, onWait: () -> Void = {}) throws -> GateReport {
+        guard isInitialized(location) else { return GateReport(now: Gate.clock()) }
+        let lock = try FileLock(path: location.lockPath, onWait: onWait)
+        defer { withExtendedLifetime(lock) {} }
+        let index = try VaultIndex(path: location.indexPath)
+        return try Gate.run(location, keyStore: KeyStore(root: location.keyStoreRoot), index: index).1
+    }
+
+    static func applyBackupExclusion(_ location: VaultLocation, settings: Settings) throws {
+        for folder in [location.vaultRoot, location.keyStoreRoot] {
+            try BackupExclusion.apply(to: folder, excluded: !settings.allowBackups)
+        }
     }
 
     /// What can be said without the PIN.
@@ -71,7 +131,8 @@ public final class Vault {
         let initialized = isInitialized(location)
         let kdf = initialized ? try store.readMaster().parameters : nil
         return VaultInfo(vaultPath: location.vaultRoot, keyStorePath: location.keyStoreRoot, initialized: initialized,
-                         kdfIterations: kdf?.iterations, kdfMemoryMiB: kdf?.memoryMiB)
+                         kdfIterations: kdf?.iterations, kdfMemoryMiB: kdf?.memoryMiB,
+                         backupsExcluded: initialized ? BackupExclusion.isExcluded(location.vaultRoot) : nil)
     }
 
     /// Counts, after unlock.
@@ -80,16 +141,24 @@ public final class Vault {
         let counts = try index.count(domains: visibleDomains)
         info.items = counts.items
         info.albums = counts.albums
+        info.fadeItems = state.fade.count
         return info
     }
 
     /// Re-seals this PIN's slot under `new`. No item key and no content is touched.
+    /// Applies the kdf.* settings when they are set (non-zero).
     public func changePIN(current: SecretBytes, new: SecretBytes) throws {
-        try keyStore.changePIN(current: current, new: new)
+        let master = try keyStore.readMaster()
+        var parameters = master.parameters
+        if settings.kdfIterations != 0 { parameters.iterations = settings.kdfIterations }
+        if settings.kdfMemoryMiB != 0 { parameters.memoryKiB = settings.kdfMemoryMiB * 1024 }
+        try keyStore.changePIN(current: current, new: new, parameters: parameters)
     }
 
     /// A pragma as the program's own index connection sees it.
     public func indexPragma(_ name: String) throws -> String { try index.pragma(name) }
+
+    func saveState() throws { try keyStore.saveState(state) }
 
     func metadataKey(_ domain: Domain) -> SecretBytes {
         if let key = metadataKeys[domain] { return key }
@@ -113,6 +182,8 @@ public struct VaultInfo: Sendable, Codable {
     public var initialized: Bool
     public var kdfIterations: UInt32?
     public var kdfMemoryMiB: UInt32?
+    public var backupsExcluded: Bool?
     public var items: Int?
     public var albums: Int?
+    public var fadeItems: Int?
 }

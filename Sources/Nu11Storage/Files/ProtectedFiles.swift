@@ -74,6 +74,15 @@ public enum ProtectedFiles {
     /// gone. On SSDs and copy-on-write file systems the overwrite may land elsewhere; see
     /// docs/THREAT-MODEL.md — destroying the key is what really protects the content.
     public static func overwriteAndRemove(_ path: String) throws {
+        try overwrite(path)
+        try remove(path)
+        guard !POSIX.exists(path) else {
+            throw Nu11Error(.io, "\(path) still exists after secure deletion", item: path)
+        }
+    }
+
+    /// Overwrites a file in place with random bytes and fsyncs it (the file stays).
+    public static func overwrite(_ path: String) throws {
         let fd = try POSIX.openFile(path, O_WRONLY | O_NOFOLLOW)
         do {
             let size = try POSIX.fileSize(fd, path)
@@ -94,10 +103,6 @@ public enum ProtectedFiles {
         } catch {
             close(fd)
             throw error
-        }
-        try remove(path)
-        guard !POSIX.exists(path) else {
-            throw Nu11Error(.io, "\(path) still exists after secure deletion", item: path)
         }
     }
 

@@ -124,10 +124,15 @@ public final class VaultIndex: Sendable {
     }
 
     /// One page of items in insertion order, after `afterSeq` (keyset paging).
-    public func items(domains: [Domain], album: ItemID?? = .none, afterSeq: Int64 = 0, limit: Int) throws -> [ItemRow] {
+    public func items(domains: [Domain], kind: ItemKind? = nil, album: ItemID?? = .none, afterSeq: Int64 = 0,
+                      limit: Int) throws -> [ItemRow] {
         try read { db in
             var sql = "SELECT * FROM item WHERE domain IN (\(domains.map { "\($0.rawValue)" }.joined(separator: ","))) AND seq > ?"
             var args: [(any DatabaseValueConvertible)?] = [afterSeq]
+            if let kind {
+                sql += " AND kind = ?"
+                args.append(kind.rawValue)
+            }
             if case .some(let albumFilter) = album {
                 if let a = albumFilter {
                     sql += " AND album = ?"
@@ -161,6 +166,14 @@ public final class VaultIndex: Sendable {
             for id in ids { try db.execute(sql: "DELETE FROM item WHERE id = ?", arguments: [id.hex]) }
         }
         try checkpoint()
+    }
+
+    /// Replaces a row in place (same ID and sequence), e.g. when an item moves to Fade.
+    public func updateItem(_ row: ItemRow) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE item SET kind = ?, domain = ?, album = ?, meta = ? WHERE id = ?",
+                           arguments: [row.kind.rawValue, row.domain.rawValue, row.album?.hex, Data(row.meta), row.id.hex])
+        }
     }
 
     public func setAlbum(of id: ItemID, to album: ItemID?) throws {

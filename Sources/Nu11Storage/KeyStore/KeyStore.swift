@@ -53,12 +53,17 @@ public final class KeyStore: Sendable {
         return UnlockedKeys(slot: slot, keys: keys)
     }
 
-    /// Re-seals the slot `current` opens under `new`. No content is re-encrypted; the salt
-    /// and cost stay, because other slots are sealed under the same salt.
-    public func changePIN(current: SecretBytes, new: SecretBytes) throws {
+    /// Re-seals the slot `current` opens under `new`. No content is re-encrypted. With new
+    /// `parameters` the salt and cost change too; the other slots, which only their own PINs
+    /// could re-seal, are then replaced by filler (today only the primary slot is used).
+    public func changePIN(current: SecretBytes, new: SecretBytes, parameters: KDFParameters? = nil) throws {
         var record = try readMaster()
         let device = try deviceKey()
         let (slot, keys) = try record.open(kek: record.deriveKEK(pin: current, deviceKey: device))
+        if let parameters, parameters != record.parameters {
+            try parameters.validateChosen()
+            record = MasterRecord(parameters: parameters)
+        }
         let newKEK = try record.deriveKEK(pin: new, deviceKey: device)
         if (try? record.open(kek: newKEK)) != nil {
             throw Nu11Error(.invalidArgument, "the new PIN is already in use in this key store",

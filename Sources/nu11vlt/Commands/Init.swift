@@ -76,6 +76,8 @@ struct Status: ParsableCommand {
             var info = try Vault.info(location.location)
             if unlock || pin.pinFD != nil || pin.pinStdin {
                 info = try openVault(location, pin).status()
+            } else if info.initialized {
+                try runGate(location)
             }
             if output.json { return try Output.json(info) }
             print("vault      \(info.vaultPath)\(info.initialized ? "" : "  (not initialised; run `nu11vlt init`)")")
@@ -84,6 +86,10 @@ struct Status: ParsableCommand {
             if let items = info.items, let albums = info.albums {
                 print("items      \(items)")
                 print("albums     \(albums)")
+            }
+            if let fading = info.fadeItems { print("fading     \(fading)") }
+            if let excluded = info.backupsExcluded {
+                print("backups    \(excluded ? "excluded (CACHEDIR.TAG, nodump)" : "ALLOWED — backup copies of key records defeat crypto-shredding")")
             }
         }
     }
@@ -112,8 +118,13 @@ struct Pin: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let loc = location.location
-                let current = try pin.read(prompt: "Current PIN or passphrase: ")
-                let vault = try Vault.open(loc, pin: current) { Output.note("waiting for another nu11vlt…") }
+                var current: SecretBytes?
+                let vault = try Vault.open(loc, onWait: waiting, report: printGate) {
+                    let secret = try pin.read(prompt: "Current PIN or passphrase: ")
+                    current = secret
+                    return secret
+                }
+                guard let current else { throw Nu11Error(.internalError, "no PIN was read") }
                 let new = try PINReader.readNew(prompt: "New PIN or passphrase: ",
                                                 from: newPinFD.map { .fd($0) } ?? .terminal)
                 try vault.changePIN(current: current, new: new)

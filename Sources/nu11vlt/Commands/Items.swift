@@ -20,6 +20,9 @@ struct Import: ParsableCommand {
     var recursive = false
     @Option(name: .long, help: ArgumentHelp("Name for an item read from stdin.", valueName: "name"))
     var name = "stdin"
+    @Option(name: .long, help: ArgumentHelp("Make the items fade (self-destruct) after this long: 30s, 10m, 24h, 7d, or default.",
+                                            valueName: "duration"))
+    var fade: String?
     @OptionGroup var output: JSONOption
     @Argument(help: ArgumentHelp("Files or folders to import, or - for stdin.", valueName: "path"))
     var paths: [String]
@@ -28,21 +31,25 @@ struct Import: ParsableCommand {
         if paths.isEmpty { throw ValidationError("give at least one file, folder or -") }
         if paths.filter({ $0 == "-" }).count > 1 { throw ValidationError("- (stdin) can be given only once") }
         if paths.contains("-") && pin.pinStdin { throw ValidationError("--pin-stdin cannot be used with - (stdin is the item)") }
+        if let fade, fade != "default" { _ = try DurationText.parse(fade) }
+        if fade != nil && album != nil { throw ValidationError("fade items cannot go into an album") }
     }
 
     func run() throws {
         try Failure.run {
             let files = try ImportSource.expand(paths, recursive: recursive)
             let vault = try openVault(location, pin)
+            let fadeFor = try fadeSeconds(fade, settings: vault.settings)
             var imported: [ItemSummary] = []
             let progress = Output.stderrIsTerminal && files.count > 1
             for (n, path) in files.enumerated() {
                 if progress { FileHandle.standardError.write(Data("\rimporting \(n + 1)/\(files.count)…".utf8)) }
                 let item: ItemSummary
                 if path == "-" {
-                    item = try vault.importStream(FileDescriptorStream(fd: 0, label: "stdin"), name: name, album: album)
+                    item = try vault.importStream(FileDescriptorStream(fd: 0, label: "stdin"), name: name, album: album,
+                                                  fade: fadeFor)
                 } else {
-                    item = try vault.importFile(at: path, album: album)
+                    item = try vault.importFile(at: path, album: album, fade: fadeFor)
                 }
                 imported.append(item)
                 if !output.json { print("\(item.id)  \(item.name)") }
@@ -121,20 +128,30 @@ struct Export: ParsableCommand {
 
 struct Delete: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Delete items by crypto-shredding: the item key is destroyed, then the file and the index row.")
+        abstract: "Delete items or notes by crypto-shredding: the item key is destroyed, then the file and the index row.",
+        discussion: """
+            --secure first overwrites the file with random bytes and fsyncs it (see docs/THREAT-MODEL.md \
+            for what an overwrite cannot promise on SSDs and copy-on-write file systems). Without \
+            --secure or --standard the deletion.mode setting decides.
+            """)
 
     @OptionGroup var location: LocationOptions
     @OptionGroup var pin: PINOptions
+    @Flag(name: .long, help: "Overwrite the file before destroying the key and unlinking it.")
+    var secure = false
+    @Flag(name: .long, help: "Crypto-shredding only, whatever the setting says.")
+    var standard = false
     @Argument(help: "Item IDs.")
     var ids: [String]
 
     func validate() throws {
         if ids.isEmpty { throw ValidationError("give at least one item ID") }
+        if secure && standard { throw ValidationError("use either --secure or --standard") }
     }
 
     func run() throws {
         try Failure.run {
-            try openVault(location, pin).delete(ids)
+            try openVault(location, pin).delete(ids, secure: secure ? true : standard ? false : nil)
             for id in ids { print("deleted \(id)") }
         }
     }

@@ -27,6 +27,11 @@ enum Failure {
         }
     }
 
+    /// Turns a typed error from a validate() check into a usage error with its hint.
+    static func usage(_ body: () throws -> Void) throws {
+        do { try body() } catch let error as Nu11Error { throw ValidationError(error.description) }
+    }
+
     static func printError(_ message: String) {
         let line = "nu11vlt: error: \(message.replacingOccurrences(of: "\n", with: " "))\n"
         FileHandle.standardError.write(Data(line.utf8))

@@ -44,15 +44,25 @@ struct JSONOption: ParsableArguments {
     var json = false
 }
 
-/// Opens the vault: reads the PIN, says so if another nu11vlt holds the lock.
-func openVault(_ location: LocationOptions, _ pin: PINOptions) throws -> Vault {
-    let loc = location.location
-    guard Vault.isInitialized(loc) else {
-        throw Nu11Error(.notFound, "no vault at \(loc.vaultRoot)",
-                        remedy: "run `nu11vlt init`, or pass --vault/--keystore with the right folders")
-    }
-    let secret = try pin.read()
-    return try Vault.open(loc, pin: secret) {
-        Output.note("waiting for another nu11vlt to finish with this vault…")
-    }
+/// Opens the vault: the gate runs first (fade sweep, clock, PIN delay), then the PIN is read.
+func openVault(_ location: LocationOptions, _ pin: PINOptions, prompt: String = "PIN or passphrase: ") throws -> Vault {
+    try Vault.open(location.location, onWait: waiting, report: printGate, readPIN: { try pin.read(prompt: prompt) })
+}
+
+/// The gate alone, for commands that need no PIN.
+func runGate(_ location: LocationOptions) throws {
+    printGate(try Vault.sweep(location.location, onWait: waiting))
+}
+
+func waiting() { Output.note("waiting for another nu11vlt to finish with this vault…") }
+
+func printGate(_ report: GateReport) {
+    for warning in report.warnings { Output.note("nu11vlt: warning: \(warning)") }
+    if !report.shredded.isEmpty { Output.note("nu11vlt: \(report.shredded.count) fade item(s) expired and were destroyed") }
+}
+
+/// `30s`, `10m`, `24h`, `7d`, or `default` (the fade.default setting).
+func fadeSeconds(_ text: String?, settings: Settings) throws -> Double? {
+    guard let text else { return nil }
+    return text == "default" ? settings.fadeDefault : try DurationText.parse(text)
 }

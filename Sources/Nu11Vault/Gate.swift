@@ -1,0 +1,88 @@
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// What runs at the start of every command, before any PIN prompt, with only the
+/// device-bound key: the clock check, the fade sweep and the failed-PIN policy.
+///
+/// Policies (documented in docs/THREAT-MODEL.md):
+/// * Time never runs backwards: the effective time is the later of the clock and the latest
+///   time any command saw, so setting the clock back postpones no fade deadline and no PIN
+///   delay. A warning says so.
+/// * A missing or altered device state (while the key store exists) is tampering: every fade
+///   item is shredded and PIN entry waits one hour, as after nine wrong PINs. Deleting or
+///   editing the file can only make things stricter.
+/// * A fade item without a schedule entry is treated as expired.
+public struct GateReport: Sendable {
+    public var now: Double
+    public var shredded: [String] = []
+    public var warnings: [String] = []
+}
+
+enum Gate {
+    static func clock() -> Double { Date().timeIntervalSince1970 }
+
+    /// Runs the checks; the caller holds the vault lock.
+    static func run(_ location: VaultLocation, keyStore: KeyStore, index: VaultIndex) throws -> (DeviceState, GateReport) {
+        let wall = clock()
+        var report = GateReport(now: wall)
+        var state: DeviceState
+        var fadeTampered = false
+        switch try keyStore.loadState() {
+        case .loaded(let loaded):
+            state = loaded
+        case .missing, .damaged:
+            state = DeviceState(now: wall)
+            state.failures = 9
+            state.lockedUntil = wall + DeviceState.delay(afterFailures: 9)
+            fadeTampered = true
+            report.warnings.append("the device state was missing or altered: fade items were destroyed and PIN entry waits 1 hour")
+        }
+        if wall + 5 < state.latestSeen {
+            report.warnings.append("the system clock is \(Int(state.latestSeen - wall)) s behind the latest time nu11vlt saw; fade deadlines and PIN delays use the latest time seen")
+        }
+        let now = max(wall, state.latestSeen)
+        state.latestSeen = now
+        report.now = now
+
+        // The fade sweep: expired entries, and fade items the schedule does not know.
+        let scheduled = Dictionary(state.fade.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var expired = Set(state.fade.filter { $0.deadline <= now }.map(\.id))
+        for row in try index.items(domains: [.fade], limit: Int.max) where fadeTampered || scheduled[row.id] == nil {
+            expired.insert(row.id)
+        }
+        if fadeTampered { expired.formUnion(state.fade.map(\.id)) }
+        if !expired.isEmpty {
+            // Keys first (that is the destruction), then files, then rows.
+            for id in expired {
+                try keyStore.destroyItemKey(id)
+                let entry = scheduled[id]
+                let kind = entry.flatMap { ItemKind(rawValue: $0.kind) }
+                for candidate in candidates(location, id: id, kind: kind) { try ProtectedFiles.remove(candidate) }
+            }
+            try index.deleteItems(Array(expired))
+            state.fade.removeAll { expired.contains($0.id) }
+            report.shredded = expired.map(\.hex).sorted()
+        }
+        try keyStore.saveState(state)
+        return (state, report)
+    }
+
+    static func candidates(_ location: VaultLocation, id: ItemID, kind: ItemKind?) -> [String] {
+        switch kind {
+        case .note: [location.path(id: id, kind: .note, domain: .fade, album: nil)]
+        case .file: [location.path(id: id, kind: .file, domain: .fade, album: nil)]
+        case nil: [location.path(id: id, kind: .file, domain: .fade, album: nil),
+                    location.path(id: id, kind: .note, domain: .fade, album: nil)]
+        }
+    }
+
+    /// Refuses PIN entry while the failed-PIN delay runs.
+    static func checkLockout(_ state: DeviceState, now: Double) throws {
+        guard now < state.lockedUntil else { return }
+        let wait = Int((state.lockedUntil - now).rounded(.up))
+        let text = wait >= 120 ? "\((wait + 59) / 60) minutes" : "\(wait) seconds"
+        throw Nu11Error(.lockedOut, "too many wrong PINs (\(state.failures)); try again in \(text)",
+                        remedy: "wait; the delay grows with every wrong PIN")
+    }
+}

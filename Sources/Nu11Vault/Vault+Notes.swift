@@ -1,0 +1,97 @@
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// A note as a user sees it.
+public struct NoteSummary: Sendable, Codable, Equatable {
+    public var id: String
+    public var title: String
+    public var size: UInt64
+    public var created: Date
+    public var fadesAt: Date?
+}
+
+extension Vault {
+    public static let maxNoteBytes = 16 << 20
+
+    /// Stores a note (`Notes/vault_<ID>.n11note`, or `fade_` with a fade deadline).
+    @discardableResult
+    public func addNote(title: String, body: [UInt8], fade: Double? = nil) throws -> NoteSummary {
+        try Self.validateTitle(title)
+        guard body.count <= Self.maxNoteBytes else {
+            throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
+        }
+        let item = try store(MemorySource(body), name: title, kind: .note, album: nil, fade: fade)
+        return note(item)
+    }
+
+    public func notes() throws -> [NoteSummary] {
+        var out: [NoteSummary] = []
+        var after: String?
+        repeat {
+            let page = try list(limit: 1000, after: after, kind: .note)
+            out += page.items.map(note)
+            after = page.next
+        } while after != nil
+        return out
+    }
+
+    public func noteBody(_ idText: String) throws -> [UInt8] {
+        let row = try noteRow(idText)
+        var sink = MemorySink()
+        try export(row.id.hex, to: &sink)
+        return sink.bytes
+    }
+
+    /// Replaces a note's body (and optionally its title), atomically: the new envelope is
+    /// written under the same item key with a fresh salt, then renamed over the old one.
+    public func updateNote(_ idText: String, body: [UInt8], title: String? = nil) throws {
+        let row = try noteRow(idText)
+        try checkFade(row)
+        guard body.count <= Self.maxNoteBytes else {
+            throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
+        }
+        var meta = try ItemMetadata.open(row.meta, id: row.id, key: metadataKey(row.domain))
+        if let title {
+            try Self.validateTitle(title)
+            meta.name = title
+        }
+        let key = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
+        let path = try locate(row)
+        let writer = try AtomicFileWriter(destination: path)
+        do {
+            var source = MemorySource(body)
+            var sink = writer.sink
+            meta.size = try N11Envelope.seal(from: &source, to: &sink,
+                                             header: N11Header(kind: .note, domain: row.domain, itemID: row.id), itemKey: key)
+            try writer.commit()
+        } catch {
+            writer.abort()
+            throw error
+        }
+        var updated = row
+        updated.meta = try meta.seal(id: row.id, key: metadataKey(row.domain))
+        try index.updateItem(updated)
+    }
+
+    func noteRow(_ idText: String) throws -> ItemRow {
+        let row = try row(idText)
+        guard row.kind == .note else {
+            throw Nu11Error(.invalidArgument, "item \(idText) is a file, not a note", remedy: "use `nu11vlt export`", item: idText)
+        }
+        return row
+    }
+
+    func note(_ item: ItemSummary) -> NoteSummary {
+        let deadline = item.domain == "fade"
+            ? state.fade.first { $0.id.hex == item.id }.map { Date(timeIntervalSince1970: $0.deadline) } : nil
+        return NoteSummary(id: item.id, title: item.name, size: item.size, created: item.created, fadesAt: deadline)
+    }
+
+    static func validateTitle(_ title: String) throws {
+        guard title.utf8.count <= 1024, !title.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw Nu11Error(.invalidArgument, "the title is not valid",
+                            remedy: "use up to 1024 bytes of text without control characters")
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import ArgumentParser
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+struct Fade: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Self-destructing items.",
+        discussion: """
+            Fade items are destroyed (crypto-shredded) when their time runs out: at the start of \
+            every nu11vlt command, before any PIN prompt; whenever one is read; and by \
+            `nu11vlt sweep` (see the README for a systemd timer and a cron line).
+            """,
+        subcommands: [Set.self])
+
+    struct Set: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make an item fade after DURATION (30s, 10m, 24h, 7d, or default); a fade item gets the new deadline.")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @Argument(help: "The item or note ID.") var id: String
+        @Argument(help: "How long from now.") var duration: String
+
+        func validate() throws { if duration != "default" { _ = try DurationText.parse(duration) } }
+
+        func run() throws {
+            try Failure.run {
+                let vault = try openVault(location, pin)
+                guard let seconds = try fadeSeconds(duration, settings: vault.settings) else { return }
+                try vault.setFade(id, seconds: seconds)
+                print("\(id) fades at \(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: vault.now + seconds)))")
+            }
+        }
+    }
+}
+
+struct Sweep: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Destroy expired fade items now. Needs no PIN; run it from a timer.")
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        try Failure.run {
+            let report = try Vault.sweep(location.location, onWait: waiting)
+            printGate(report)
+            print("swept: \(report.shredded.count) item(s) destroyed")
+        }
+    }
+}
+
+struct WipeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wipe",
+        abstract: "Destroy the whole vault: every key first, then the files, then the index.",
+        discussion: "Asks you to type `wipe` unless --yes is given. Needs no PIN.")
+    @OptionGroup var location: LocationOptions
+    @Flag(name: .long, help: "Overwrite every file with random bytes before removing it.") var secure = false
+    @Flag(name: .long, help: "Do not ask for confirmation.") var yes = false
+
+    func run() throws {
+        try Failure.run {
+            let loc = location.location
+            if !yes {
+                guard isatty(0) == 1 else {
+                    throw Nu11Error(.invalidArgument, "wipe needs a confirmation", remedy: "pass --yes in scripts")
+                }
+                FileHandle.standardError.write(Data("This destroys every item in \(loc.vaultRoot) for good. Type wipe to confirm: ".utf8))
+                guard readLine()?.trimmingCharacters(in: .whitespaces) == "wipe" else {
+                    throw Nu11Error(.invalidArgument, "not confirmed; nothing was changed", remedy: "type wipe, or pass --yes")
+                }
+            }
+            try Vault.wipe(loc, secure: secure, onWait: waiting)
+            print("wiped \(loc.vaultRoot) and \(loc.keyStoreRoot)")
+        }
+    }
+}
+
+struct SettingsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "settings",
+        abstract: "Typed settings: list, get KEY, set KEY VALUE (set needs the PIN).",
+        subcommands: [ListSettings.self, Get.self, SetSetting.self])
+
+    struct ListSettings: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Every setting, its value and its allowed values.")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var output: JSONOption
+
+        func run() throws {
+            try Failure.run {
+                try runGate(location)
+                let (settings, damaged) = try Vault.settings(location.location)
+                if damaged { Output.note("nu11vlt: warning: the settings file is damaged; showing defaults") }
+                var rows: [[String: String]] = []
+                for d in Settings.definitions {
+                    rows.append(["key": d.key, "value": try settings.value(d.key), "allowed": d.allowed, "summary": d.summary])
+                }
+                if output.json { return try Output.json(rows) }
+                for row in rows {
+                    print("\((row["key"] ?? "").padding(toLength: 18, withPad: " ", startingAt: 0)) \((row["value"] ?? "").padding(toLength: 10, withPad: " ", startingAt: 0)) \(row["allowed"] ?? "")")
+                }
+            }
+        }
+    }
+
+    struct Get: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print one setting's value.")
+        @OptionGroup var location: LocationOptions
+        @Argument(help: "The key (see `nu11vlt settings list`).") var key: String
+
+        func run() throws {
+            try Failure.run {
+                try runGate(location)
+                print(try Vault.settings(location.location).settings.value(key))
+            }
+        }
+    }
+
+    struct SetSetting: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Change one setting (validated; needs the PIN).")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @Argument(help: "The key.") var key: String
+        @Argument(help: "The new value.") var value: String
+
+        func validate() throws {
+            var probe = Settings()
+            try Failure.usage { try probe.set(key, value) }
+        }
+
+        func run() throws {
+            try Failure.run {
+                let updated = try openVault(location, pin).setSetting(key, value)
+                print("\(key) = \(try updated.value(key))")
+                if key == "backup.allow" && updated.allowBackups {
+                    Output.note("nu11vlt: warning: backups are now allowed; a backup copy of a key record defeats crypto-shredding")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import ArgumentParser
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+struct Note: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Encrypted notes: add, list, show, edit, delete.",
+        discussion: """
+            The body comes from $EDITOR (a 0600 file in RAM-backed /dev/shm, removed afterwards) \
+            or, when stdin is not a terminal, from stdin. Titles are stored encrypted.
+            """,
+        subcommands: [Add.self, ListNotes.self, Show.self, Edit.self, DeleteNote.self])
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Write a new note.")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @Option(name: .long, help: "The title.") var title = ""
+        @Option(name: .long, help: ArgumentHelp("Fade (self-destruct) after: 30s, 10m, 24h, 7d, or default.", valueName: "duration"))
+        var fade: String?
+        @OptionGroup var output: JSONOption
+
+        func validate() throws {
+            if pin.pinStdin && isatty(0) == 0 { throw ValidationError("--pin-stdin cannot be used when the body comes from stdin; use --pin-fd") }
+            if let fade, fade != "default" { _ = try DurationText.parse(fade) }
+        }
+
+        func run() throws {
+            try Failure.run {
+                let vault = try openVault(location, pin)
+                let body = try NoteEditor.body(initial: [])
+                let note = try vault.addNote(title: title, body: body, fade: try fadeSeconds(fade, settings: vault.settings))
+                if output.json { try Output.json(note) } else { print(note.id) }
+            }
+        }
+    }
+
+    struct ListNotes: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List notes.")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @OptionGroup var output: JSONOption
+
+        func run() throws {
+            try Failure.run {
+                let notes = try openVault(location, pin).notes()
+                if output.json { return try Output.json(notes) }
+                let formatter = ISO8601DateFormatter()
+                for note in notes {
+                    let fade = note.fadesAt.map { "  (fades \(formatter.string(from: $0)))" } ?? ""
+                    print("\(note.id)  \(formatter.string(from: note.created))  \(note.title.isEmpty ? "(untitled)" : note.title)\(fade)")
+                }
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print a note's body.")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @Argument(help: "The note ID.") var id: String
+
+        func run() throws {
+            try Failure.run {
+                var body = try openVault(location, pin).noteBody(id)
+                defer { secureZero(&body) }
+                FileHandle.standardOutput.write(Data(body))
+            }
+        }
+    }
+
+    struct Edit: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Edit a note in $EDITOR (or replace its body from stdin).")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @Option(name: .long, help: "A new title.") var title: String?
+        @Argument(help: "The note ID.") var id: String
+
+        func validate() throws {
+            if pin.pinStdin && isatty(0) == 0 { throw ValidationError("--pin-stdin cannot be used when the body comes from stdin; use --pin-fd") }
+        }
+
+        func run() throws {
+            try Failure.run {
+                let vault = try openVault(location, pin)
+                var old = try vault.noteBody(id)
+                defer { secureZero(&old) }
+                var body = try NoteEditor.body(initial: old)
+                defer { secureZero(&body) }
+                try vault.updateNote(id, body: body, title: title)
+                print("saved \(id)")
+            }
+        }
+    }
+
+    struct DeleteNote: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete notes (crypto-shredding).")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @Flag(name: .long, help: "Overwrite the file first.") var secure = false
+        @Argument(help: "Note IDs.") var ids: [String]
+
+        func run() throws {
+            try Failure.run {
+                try openVault(location, pin).delete(ids, secure: secure ? true : nil)
+                for id in ids { print("deleted \(id)") }
+            }
+        }
+    }
+}
+
+/// Gets a note body: from stdin when it is not a terminal, else from $EDITOR on a 0600
+/// file in /dev/shm (RAM), which is removed afterwards.
+enum NoteEditor {
+    static func body(initial: [UInt8]) throws -> [UInt8] {
+        if isatty(0) == 0 {
+            var sink = MemorySink()
+            var source = FileDescriptorStream(fd: 0, label: "stdin")
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
+                if n == 0 { break }
+                try buffer.withUnsafeBytes { try sink.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                guard sink.bytes.count <= Vault.maxNoteBytes else {
+                    throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
+                }
+            }
+            secureZero(&buffer)
+            return sink.bytes
+        }
+        guard FileManager.default.fileExists(atPath: "/dev/shm") else {
+            throw Nu11Error(.io, "/dev/shm is not available for the editor's file",
+                            remedy: "pipe the note into `nu11vlt note add` instead")
+        }
+        let path = "/dev/shm/nu11vlt-note-\(Hex.encode(SecureRandom.bytes(8))).txt"
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Nu11Error(.io, "cannot create the editor's file in /dev/shm") }
+        defer {
+            if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 0,
+               let handle = FileHandle(forWritingAtPath: path) {
+                handle.write(Data(count: size))
+                try? handle.close()
+            }
+            unlink(path)
+        }
+        _ = fchmod(fd, 0o600)
+        var out = FileDescriptorStream(fd: fd, label: path)
+        try out.write(initial)
+        close(fd)
+        let editor = ProcessInfo.processInfo.environment["VISUAL"] ?? ProcessInfo.processInfo.environment["EDITOR"] ?? "vi"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "\(editor) \"$1\"", "nu11vlt-edit", path]
+        do { try process.run() } catch {
+            throw Nu11Error(.notFound, "cannot start the editor '\(editor)'", remedy: "set EDITOR")
+        }
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Nu11Error(.io, "the editor exited with status \(process.terminationStatus); nothing was saved",
+                            remedy: "save and quit the editor normally")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Nu11Error(.io, "the editor's file disappeared; nothing was saved")
+        }
+        return [UInt8](data)
+    }
+}
