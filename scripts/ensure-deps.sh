@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs what a fresh Debian machine lacks to build and test Nu11VLT: the C libraries
-# (libsodium, SQLite, zlib headers) and the tools the tests call (sqlite3).
+# (libsodium, SQLite, zlib headers) and the tools the tests call (sqlite3, faketime, tar).
 set -eu
 missing=""
 pkg-config --exists libsodium 2>/dev/null || missing="$missing libsodium-dev"
@@ -8,6 +8,8 @@ pkg-config --exists sqlite3 2>/dev/null || missing="$missing libsqlite3-dev"
 [ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v sqlite3 >/dev/null 2>&1 || missing="$missing sqlite3"
+command -v faketime >/dev/null 2>&1 || missing="$missing faketime"
+command -v tar >/dev/null 2>&1 || missing="$missing tar"
 [ -z "$missing" ] && exit 0
 echo "installing:$missing" >&2
 SUDO=""

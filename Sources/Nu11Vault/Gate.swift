@@ -7,8 +7,9 @@ import Nu11Storage
 ///
 /// Policies (documented in docs/THREAT-MODEL.md):
 /// * Time never runs backwards: the effective time is the later of the clock and the latest
-///   time any command saw, so setting the clock back postpones no fade deadline and no PIN
-///   delay. A warning says so.
+///   time any command saw, so setting the clock back postpones no PIN delay. A clock more
+///   than 5 minutes behind the latest time seen is treated as tampering: every fade item is
+///   destroyed at once (fade fails closed), and a warning says so.
 /// * A missing or altered device state (while the key store exists) is tampering: every fade
 ///   item is shredded and PIN entry waits one hour, as after nine wrong PINs. Deleting or
 ///   editing the file can only make things stricter.
@@ -21,6 +22,9 @@ public struct GateReport: Sendable {
 
 enum Gate {
     static func clock() -> Double { Date().timeIntervalSince1970 }
+
+    /// How far the clock may step back (NTP corrections) before it counts as tampering.
+    static let rollbackTolerance: Double = 300
 
     /// Runs the checks; the caller holds the vault lock.
     static func run(_ location: VaultLocation, keyStore: KeyStore, index: VaultIndex) throws -> (DeviceState, GateReport) {
@@ -38,8 +42,9 @@ enum Gate {
             fadeTampered = true
             report.warnings.append("the device state was missing or altered: fade items were destroyed and PIN entry waits 1 hour")
         }
-        if wall + 5 < state.latestSeen {
-            report.warnings.append("the system clock is \(Int(state.latestSeen - wall)) s behind the latest time nu11vlt saw; fade deadlines and PIN delays use the latest time seen")
+        if wall + rollbackTolerance < state.latestSeen {
+            fadeTampered = true
+            report.warnings.append("the system clock is \(Int(state.latestSeen - wall)) s behind the latest time nu11vlt saw: fade items were destroyed and PIN delays use the latest time seen")
         }
         let now = max(wall, state.latestSeen)
         state.latestSeen = now

@@ -124,8 +124,10 @@ func expectCleanError(_ r: CLI.Outcome, code: Int32, mentions: String? = nil,
     let lines = r.stderr.split(separator: "\n")
     #expect(lines.count >= 1, "no error message", sourceLocation: sourceLocation)
     #expect(!r.stderr.contains("Fatal error") && !r.stderr.contains("Stack dump"), "crash: \(r.stderr)", sourceLocation: sourceLocation)
-    #expect(lines.count == 1 && r.stderr.hasPrefix("nu11vlt: error: ") && r.stderr.contains("hint:"),
-            "not one line with a hint: \(r.stderr)", sourceLocation: sourceLocation)
+    // One error line with a hint; anything else on stderr is a gate notice printed before it.
+    let errors = lines.filter { $0.hasPrefix("nu11vlt: error: ") }
+    #expect(errors.count == 1 && errors[0].contains("hint:") && lines.allSatisfy { $0.hasPrefix("nu11vlt: ") },
+            "not one error line with a hint: \(r.stderr)", sourceLocation: sourceLocation)
     if let mentions {
         #expect(r.stderr.contains(mentions), "'\(mentions)' not in: \(r.stderr)", sourceLocation: sourceLocation)
     }

@@ -116,3 +116,40 @@ struct KeyStoreTests {
         }
     }
 }
+
+@Suite("key store state and settings")
+struct KeyStoreStateTests {
+    @Test("an older settings file is migrated on load and saved at the current version")
+    func settingsMigration() throws {
+        let root = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (store, _) = try KeyStore.create(root: root + "/ks", pin: pin("1234"), parameters: .floor)
+        try ProtectedFiles.writeAtomically(
+            Settings.sealLegacy(version: 1, values: ["secure_delete": "true"], deviceKey: store.deviceKey()),
+            to: root + "/ks/settings.n11c")
+        let (settings, damaged) = try store.loadSettings()
+        #expect(!damaged && settings.deletionMode == .secure)
+        let saved = try ProtectedFiles.read(root + "/ks/settings.n11c")
+        #expect(try Settings.open(saved, deviceKey: store.deviceKey()).migrated == false, "saved at the current version")
+        // A damaged file: defaults, flagged.
+        var bad = saved
+        bad[bad.count - 1] ^= 1
+        try ProtectedFiles.writeAtomically(bad, to: root + "/ks/settings.n11c")
+        #expect(try store.loadSettings().damaged)
+    }
+
+    @Test("device state: missing and damaged are told apart from loaded")
+    func state() throws {
+        let root = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (store, _) = try KeyStore.create(root: root + "/ks", pin: pin("1234"), parameters: .floor)
+        guard case .missing = try store.loadState() else { Issue.record("expected missing"); return }
+        try store.saveState(DeviceState(now: 5))
+        guard case .loaded(let s) = try store.loadState(), s.latestSeen == 5 else { Issue.record("expected loaded"); return }
+        var bytes = try ProtectedFiles.read(root + "/ks/state.n11s")
+        bytes[8] ^= 1
+        try ProtectedFiles.writeAtomically(bytes, to: root + "/ks/state.n11s")
+        guard case .damaged = try store.loadState() else { Issue.record("expected damaged"); return }
+        #expect(mode(root + "/ks/state.n11s") == 0o600)
+    }
+}

@@ -31,7 +31,7 @@ struct Import: ParsableCommand {
         if paths.isEmpty { throw ValidationError("give at least one file, folder or -") }
         if paths.filter({ $0 == "-" }).count > 1 { throw ValidationError("- (stdin) can be given only once") }
         if paths.contains("-") && pin.pinStdin { throw ValidationError("--pin-stdin cannot be used with - (stdin is the item)") }
-        if let fade, fade != "default" { _ = try DurationText.parse(fade) }
+        if let fade, fade != "default" { try Failure.usage { _ = try DurationText.parse(fade) } }
         if fade != nil && album != nil { throw ValidationError("fade items cannot go into an album") }
     }
 

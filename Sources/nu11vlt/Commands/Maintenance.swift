@@ -21,7 +21,7 @@ struct Fade: ParsableCommand {
         @Argument(help: "The item or note ID.") var id: String
         @Argument(help: "How long from now.") var duration: String
 
-        func validate() throws { if duration != "default" { _ = try DurationText.parse(duration) } }
+        func validate() throws { if duration != "default" { try Failure.usage { _ = try DurationText.parse(duration) } } }
 
         func run() throws {
             try Failure.run {

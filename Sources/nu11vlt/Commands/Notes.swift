@@ -23,7 +23,7 @@ struct Note: ParsableCommand {
 
         func validate() throws {
             if pin.pinStdin && isatty(0) == 0 { throw ValidationError("--pin-stdin cannot be used when the body comes from stdin; use --pin-fd") }
-            if let fade, fade != "default" { _ = try DurationText.parse(fade) }
+            if let fade, fade != "default" { try Failure.usage { _ = try DurationText.parse(fade) } }
         }
 
         func run() throws {
