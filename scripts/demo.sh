@@ -58,6 +58,31 @@ n11 delete "$FIRST"
 n11 album delete "Summer 2026" --items delete
 n11 list
 
+step "notes: add from stdin (PIN on fd 3), list, show"
+printf 'Buy film.\nCall the lab.\n' | "$BIN" note add --title "Errands" --pin-fd 3 3<<PINEOF
+$PIN
+PINEOF
+n11 note list
+NOTE=$(n11 note list --json | sed -n 's/.*"id" : "\([0-9a-f]*\)".*/\1/p' | head -1)
+n11 note show "$NOTE"
+
+step "fade: an item that self-destructs after 2 seconds"
+n11 import --fade 2s photos/image-3.ppm
+n11 list
+sleep 3
+echo "(3 seconds later)"
+"$BIN" sweep
+n11 list
+
+step "settings are typed and validated; secure deletion by default"
+"$BIN" settings list
+n11 settings set deletion.mode secure
+n11 settings set preview.cache_mib 99999 || echo "(refused, as it should be)"
+
 step "status"
 n11 status
+
+step "wipe: every key first, then every file"
+"$BIN" wipe --yes
+ls -A "$WORK" | grep -E '^(vault|keystore)$' || echo "vault and key store are gone"
 printf '\nDemo finished; the throwaway vault in %s is removed.\n' "$WORK"

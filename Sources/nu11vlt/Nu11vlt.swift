@@ -33,7 +33,7 @@ struct Nu11vlt: ParsableCommand {
             if code == .success { exit(withError: error) }  // --help, --version
             // Usage errors: one line with a hint, not a screenful of usage.
             let text = message(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
-            Failure.printError("\(text) (hint: see `nu11vlt help` or add --help to the command)")
+            Failure.printError(text.contains("(hint:") ? text : "\(text) (hint: see `nu11vlt help` or add --help to the command)")
             Foundation.exit(code.rawValue)
         }
     }

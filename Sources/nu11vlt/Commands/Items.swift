@@ -90,7 +90,7 @@ struct List: ParsableCommand {
             } else {
                 let formatter = ISO8601DateFormatter()
                 for item in page.items {
-                    let where_ = item.album.map { "[\($0)]" } ?? ""
+                    let where_ = (item.album.map { "[\($0)]" } ?? "") + (item.fadesAt.map { " (fades \(formatter.string(from: $0)))" } ?? "")
                     print("\(item.id)  \(Output.size(item.size).padding(toLength: 10, withPad: " ", startingAt: 0))  \(formatter.string(from: item.created))  \(item.name) \(where_)")
                 }
             }
