@@ -14,6 +14,9 @@ import Nu11Storage
 ///   item is shredded and PIN entry waits one hour, as after nine wrong PINs. Deleting or
 ///   editing the file can only make things stricter.
 /// * A fade item without a schedule entry is treated as expired.
+/// * The Skeleton Switch fires when its interval passed without a primary check-in, when the
+///   clock was set back while it is armed, or when it is armed (flag bound into the master
+///   record's slot 0) and its state is missing or altered.
 public struct GateReport: Sendable {
     public var now: Double
     public var shredded: [String] = []
@@ -42,7 +45,10 @@ enum Gate {
             fadeTampered = true
             report.warnings.append("the device state was missing or altered: fade items were destroyed and PIN entry waits 1 hour")
         }
-        if wall + rollbackTolerance < state.latestSeen {
+        let rolledBack = wall + rollbackTolerance < state.latestSeen
+        try skeletonCheck(location, keyStore: keyStore, state: fadeTampered ? nil : state,
+                          now: max(wall, state.latestSeen), rolledBack: rolledBack)
+        if rolledBack {
             fadeTampered = true
             report.warnings.append("the system clock is \(Int(state.latestSeen - wall)) s behind the latest time nu11vlt saw: fade items were destroyed and PIN delays use the latest time seen")
         }
@@ -71,6 +77,34 @@ enum Gate {
         }
         try keyStore.saveState(state)
         return (state, report)
+    }
+
+    /// The Skeleton Switch fires when the interval passed without a primary check-in — or,
+    /// when the switch is armed (flag in the master record) and the state that holds the
+    /// last check-in is missing or altered. It wipes before anything else and says so.
+    static func skeletonCheck(_ location: VaultLocation, keyStore: KeyStore, state: DeviceState?, now: Double,
+                              rolledBack: Bool) throws {
+        let armed = (try? keyStore.readMaster().skeletonArmed) ?? false
+        let reason: String
+        let secure: Bool
+        if let skeleton = state?.skeleton {
+            if rolledBack {
+                // A clock set back must not postpone the switch: it counts as tampering.
+                reason = "the system clock was set back"
+            } else {
+                guard now > skeleton.deadline else { return }
+                reason = "no check-in for \(DurationText.format(skeleton.interval))"
+            }
+            secure = skeleton.secure
+        } else if state == nil && armed {
+            reason = "its state was deleted or altered"
+            secure = false
+        } else {
+            return
+        }
+        try Wipe.run(location, secure: secure)
+        throw Nu11Error(.notFound, "the Skeleton Switch fired (\(reason)): the vault was wiped",
+                        remedy: "nothing can be recovered; create a new vault with `nu11vlt init`")
     }
 
     static func candidates(_ location: VaultLocation, id: ItemID, kind: ItemKind?) -> [String] {

@@ -80,13 +80,13 @@ extension Vault {
         }
         var afterSeq: Int64 = 0
         if let after {
-            guard let row = try index.item(ItemID(hex: after)), visibleDomains.contains(row.domain) else {
+            guard let row = try index.item(ItemID(hex: after)), isVisible(row) else {
                 throw Nu11Error(.notFound, "no item \(after) to continue after", remedy: "copy the ID from the previous page")
             }
             afterSeq = row.seq
         }
         let filter: ItemID?? = try album.map { .some(try albumID(named: $0)) } ?? (photosOnly ? .some(nil) : .none)
-        let rows = try index.items(domains: visibleDomains, kind: kind, album: filter, afterSeq: afterSeq, limit: limit + 1)
+        let rows = try visibleRows(kind: kind, album: filter, afterSeq: afterSeq, limit: limit + 1)
         let names = try albumNames()
         let page = try rows.prefix(limit).map { row in
             let meta = try ItemMetadata.open(row.meta, id: row.id, key: metadataKey(row.domain))
@@ -169,7 +169,7 @@ extension Vault {
 
     func row(_ idText: String) throws -> ItemRow {
         let id = try ItemID(hex: idText)
-        guard let row = try index.item(id), visibleDomains.contains(row.domain) else {
+        guard let row = try index.item(id), isVisible(row) else {
             throw Nu11Error(.notFound, "no item \(idText) in this vault", remedy: "see `nu11vlt list` for IDs", item: idText)
         }
         return row

@@ -21,7 +21,7 @@ public final class Vault {
 
     /// The domains this PIN sees: the primary PIN sees Vault and Fade; a backup PIN sees
     /// only Backup.
-    public var visibleDomains: [Domain] { keys.role == .primary ? [.vault, .fade] : [.backup] }
+    public var visibleDomains: [Domain] { keys.role == .primary ? [.vault, .fade] : [.backup, .fade] }
     var mainDomain: Domain { keys.mainDomain }
 
     private init(location: VaultLocation, keyStore: KeyStore, index: VaultIndex, keys: DomainKeys, lock: FileLock,
@@ -103,10 +103,17 @@ public final class Vault {
             state.lockedUntil = 0
             try keyStore.saveState(state)
         }
+        if unlocked.keys.role == .primary, var skeleton = state.skeleton {
+            skeleton.lastCheckin = gateReport.now  // every primary unlock checks in
+            state.skeleton = skeleton
+            try keyStore.saveState(state)
+        }
         for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
         try applyBackupExclusion(location, settings: settings)
-        return Vault(location: location, keyStore: keyStore, index: index, keys: unlocked.keys, lock: lock,
-                     state: state, settings: settings, now: gateReport.now)
+        let vault = Vault(location: location, keyStore: keyStore, index: index, keys: unlocked.keys, lock: lock,
+                          state: state, settings: settings, now: gateReport.now)
+        if unlocked.keys.role == .duress { try vault.runDuress() }
+        return vault
     }
 
     /// The gate alone (for `sweep`, `status` and commands that need no PIN).
@@ -138,10 +145,9 @@ public final class Vault {
     /// Counts, after unlock.
     public func status() throws -> VaultInfo {
         var info = try Self.info(location)
-        let counts = try index.count(domains: visibleDomains)
-        info.items = counts.items
-        info.albums = counts.albums
-        info.fadeItems = state.fade.count
+        info.items = try visibleCount()
+        info.albums = try index.count(domains: [mainDomain]).albums
+        info.fadeItems = try index.items(domains: [.fade], limit: Int.max).filter(isVisible).count
         return info
     }
 

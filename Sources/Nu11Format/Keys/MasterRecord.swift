@@ -88,11 +88,13 @@ public enum DeviceKeyRecord {
 ///     0   4   magic "N11K"
 ///     4   1   version (1)
 ///     5   1   KDF algorithm: 1 = Argon2id v1.3, parallelism 1
-///     6   2   reserved, 0
+///     6   1   flags: bit 0 = Skeleton Switch armed (bound into slot 0 only)
+///     7   1   reserved, 0
 ///     8   4   KDF passes, big-endian
 ///     12  4   KDF memory in KiB, big-endian
 ///     16  16  KDF salt
 ///     32  3 × 156  slots: KeyWrap(payload of 128 bytes), associated data = bytes 0..<32 || slot index
+///                  (for slots 1 and 2 with the flags byte read as 0)
 ///
 /// There are always three slots. A slot no PIN opens is 156 random bytes, so the file does
 /// not tell whether a backup or duress PIN exists. Unlock runs Argon2id once and tries
@@ -106,6 +108,10 @@ public struct MasterRecord: Sendable {
     public var parameters: KDFParameters
     public var salt: [UInt8]
     public var slots: [[UInt8]]
+    /// Whether the Skeleton Switch is armed. The flag is part of slot 0's associated data,
+    /// so clearing it in the file makes the primary PIN open nothing: it cannot be used to
+    /// disarm the switch and keep the vault.
+    public private(set) var skeletonArmed = false
 
     /// A new record with random filler in every slot.
     public init(parameters: KDFParameters) {
@@ -114,14 +120,19 @@ public struct MasterRecord: Sendable {
         slots = (0..<Self.slotCount).map { _ in SecureRandom.bytes(Self.slotByteCount) }
     }
 
-    private init(parameters: KDFParameters, salt: [UInt8], slots: [[UInt8]]) {
+    private init(parameters: KDFParameters, salt: [UInt8], slots: [[UInt8]], skeletonArmed: Bool) {
         self.parameters = parameters
         self.salt = salt
         self.slots = slots
+        self.skeletonArmed = skeletonArmed
     }
 
-    var clearFields: [UInt8] {
-        var out = Self.magic + [1, 1, 0, 0]
+    var clearFields: [UInt8] { fields(flags: skeletonArmed ? 1 : 0) }
+
+    func aad(slot: Int) -> [UInt8] { (slot == 0 ? clearFields : fields(flags: 0)) + [UInt8(slot)] }
+
+    private func fields(flags: UInt8) -> [UInt8] {
+        var out = Self.magic + [1, 1, flags, 0]
         BigEndian.append(parameters.iterations, to: &out)
         BigEndian.append(parameters.memoryKiB, to: &out)
         return out + salt
@@ -138,14 +149,14 @@ public struct MasterRecord: Sendable {
             throw Nu11Error(.unsupportedVersion, "key store version \(bytes[4]) is not supported",
                             remedy: "upgrade nu11vlt")
         }
-        guard bytes.count == byteCount, bytes[5] == 1, bytes[6] == 0, bytes[7] == 0 else {
+        guard bytes.count == byteCount, bytes[5] == 1, bytes[6] <= 1, bytes[7] == 0 else {
             throw Nu11Error(.corrupted, "key store master record is damaged",
                             remedy: "restore the key store from your own backup")
         }
         let params = KDFParameters(iterations: BigEndian.uint32(bytes[8..<12]), memoryKiB: BigEndian.uint32(bytes[12..<16]))
         try params.validateRead()
         let slots = (0..<slotCount).map { i in Array(bytes[(32 + i * slotByteCount)..<(32 + (i + 1) * slotByteCount)]) }
-        return MasterRecord(parameters: params, salt: Array(bytes[16..<32]), slots: slots)
+        return MasterRecord(parameters: params, salt: Array(bytes[16..<32]), slots: slots, skeletonArmed: bytes[6] == 1)
     }
 
     /// Derives the key-encryption key for `pin` (the expensive step), bound to this device:
@@ -167,7 +178,7 @@ public struct MasterRecord: Sendable {
     public func open(kek: SecretBytes) throws -> (slot: Int, keys: DomainKeys) {
         var found: (Int, DomainKeys)?
         for i in 0..<Self.slotCount {
-            if let payload = try? KeyWrap.unwrap(slots[i], under: kek, associatedData: clearFields + [UInt8(i)]),
+            if let payload = try? KeyWrap.unwrap(slots[i], under: kek, associatedData: aad(slot: i)),
                found == nil, let keys = try? DomainKeys.fromPayload(payload) {
                 found = (i, keys)
             }
@@ -181,11 +192,19 @@ public struct MasterRecord: Sendable {
         guard (0..<Self.slotCount).contains(index) else {
             throw Nu11Error(.internalError, "slot \(index) does not exist")
         }
-        slots[index] = try KeyWrap.wrap(keys.payload(), under: kek, associatedData: clearFields + [UInt8(index)])
+        slots[index] = try KeyWrap.wrap(keys.payload(), under: kek, associatedData: aad(slot: index))
     }
 
-    /// Replaces slot `index` with random filler (shreds whatever it held).
+    /// Arms or disarms the Skeleton Switch; slot 0 is re-sealed with the primary keys.
+    public mutating func setSkeletonArmed(_ armed: Bool, primary keys: DomainKeys, kek: SecretBytes) throws {
+        skeletonArmed = armed
+        try seal(keys, slot: 0, kek: kek)
+    }
+
+    /// Replaces slot `index` with random filler (shreds whatever it held). Clearing slot 0
+    /// also disarms the Skeleton Switch, whose flag only slot 0 carries.
     public mutating func clear(slot index: Int) {
         slots[index] = SecureRandom.bytes(Self.slotByteCount)
+        if index == 0 { skeletonArmed = false }
     }
 }

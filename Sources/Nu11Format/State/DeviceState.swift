@@ -31,6 +31,23 @@ public struct DeviceState: Codable, Sendable, Equatable {
     /// No PIN is accepted before this time (Unix seconds).
     public var lockedUntil: Double
     public var fade: [FadeEntry]
+    /// The Skeleton Switch (dead man's switch), when enabled.
+    public var skeleton: Skeleton?
+
+    public struct Skeleton: Codable, Sendable, Equatable {
+        /// Seconds without a primary check-in after which the vault is wiped.
+        public var interval: Double
+        public var lastCheckin: Double
+        public var secure: Bool
+
+        public init(interval: Double, lastCheckin: Double, secure: Bool) {
+            self.interval = interval
+            self.lastCheckin = lastCheckin
+            self.secure = secure
+        }
+
+        public var deadline: Double { lastCheckin + interval }
+    }
 
     public init(now: Double) {
         latestSeen = now

@@ -98,7 +98,7 @@ struct Status: ParsableCommand {
 struct Pin: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Manage the PIN or passphrase.",
-        subcommands: [Change.self])
+        subcommands: [Change.self, SetBackup.self, SetDuress.self])
 
     struct Change: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -1,0 +1,110 @@
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// The backup vault (a second, complete vault behind the backup PIN) and the duress PIN.
+///
+/// Which vault a fade item belongs to is not written anywhere in the clear: each vault sees
+/// the fade rows whose sealed metadata opens under its own fade key, and nothing else.
+extension Vault {
+    public var isPrimary: Bool { keys.role == .primary }
+
+    /// Whether a row belongs to the vault this PIN opened.
+    func isVisible(_ row: ItemRow) -> Bool {
+        guard visibleDomains.contains(row.domain) else { return false }
+        guard row.domain == .fade else { return true }
+        return (try? ItemMetadata.open(row.meta, id: row.id, key: metadataKey(.fade))) != nil
+    }
+
+    /// Up to `limit` visible rows after `afterSeq`.
+    func visibleRows(kind: ItemKind?, album: ItemID?? = .none, afterSeq: Int64, limit: Int) throws -> [ItemRow] {
+        let batchSize = 256
+        var out: [ItemRow] = []
+        var cursor = afterSeq
+        while out.count < limit {
+            let batch = try index.items(domains: visibleDomains, kind: kind, album: album, afterSeq: cursor, limit: batchSize)
+            for row in batch where isVisible(row) {
+                out.append(row)
+                if out.count == limit { break }
+            }
+            guard batch.count == batchSize, let last = batch.last else { break }
+            cursor = last.seq
+        }
+        return out
+    }
+
+    func visibleCount() throws -> Int {
+        let mains = try index.count(domains: [mainDomain]).items
+        let fades = try index.items(domains: [.fade], limit: Int.max).filter(isVisible).count
+        return mains + fades
+    }
+
+    /// Sets (or replaces) the backup PIN. Only the primary PIN may do this. A backup vault
+    /// that existed before is destroyed (its keys are replaced), and so is the duress PIN.
+    public func setBackupPIN(_ pin: SecretBytes) throws {
+        guard isPrimary else { throw Nu11Error.wrongPIN }
+        guard pin.count >= 4 else {
+            throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: "use at least 4 characters")
+        }
+        let backup = DomainKeys.generate(role: .backup)
+        try keyStore.sealSlot(1, keys: backup, pin: pin)
+        try keyStore.clearSlot(2)
+        // Everything of a former backup vault is unreadable now: shred its leftovers.
+        try shred(rows: index.items(domains: [.backup], limit: Int.max)
+            + index.items(domains: [.fade], limit: Int.max).filter { !isVisible($0) }, albumsOf: .backup)
+    }
+
+    /// Sets the duress PIN. It must be set while unlocked with the backup PIN, since it
+    /// opens the backup vault (after silently destroying the primary one).
+    public func setDuressPIN(_ pin: SecretBytes) throws {
+        guard keys.role == .backup else {
+            throw Nu11Error(.invalidArgument, "the duress PIN is set while unlocked with the backup PIN",
+                            remedy: "run `nu11vlt pin set-duress` with the backup PIN as the current PIN")
+        }
+        guard pin.count >= 4 else {
+            throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: "use at least 4 characters")
+        }
+        try keyStore.sealSlot(2, keys: DomainKeys(role: .duress, main: keys.main, fade: keys.fade, archive: keys.archive),
+                              pin: pin)
+    }
+
+    /// Crypto-shreds rows that this vault cannot open (keys first), with their files.
+    func shred(rows: [ItemRow], albumsOf domain: Domain) throws {
+        for row in rows {
+            try keyStore.destroyItemKey(row.id)
+            for path in Self.candidatePaths(location, row) { try ProtectedFiles.remove(path) }
+        }
+        if !rows.isEmpty { try index.deleteItems(rows.map(\.id)) }
+        for album in try index.albums(domains: [domain]) {
+            try index.deleteAlbum(album.id)
+            _ = rmdir(location.albumFolder(album.id))
+        }
+        let gone = Set(rows.map(\.id))
+        if state.fade.contains(where: { gone.contains($0.id) }) {
+            state.fade.removeAll { gone.contains($0.id) }
+            try saveState()
+        }
+    }
+
+    static func candidatePaths(_ location: VaultLocation, _ row: ItemRow) -> [String] {
+        var paths = [location.path(id: row.id, kind: row.kind, domain: row.domain, album: row.album)]
+        if row.kind == .file && row.domain == .vault {
+            paths.append(location.path(id: row.id, kind: .file, domain: .vault, album: nil))
+            if let albums = try? ProtectedFiles.list(location.albumsFolder) {
+                paths += albums.map { location.albumsFolder + "/\($0)/\(row.id.hex).n11" }
+            }
+        }
+        return paths
+    }
+
+    /// Duress: silently destroy the primary vault — its slot (so the primary PIN opens
+    /// nothing), its item keys, files, rows and albums, and its fade items — then go on as
+    /// the backup vault. Nothing is printed.
+    func runDuress() throws {
+        try keyStore.clearSlot(0)
+        state.skeleton = nil
+        try saveState()
+        try shred(rows: index.items(domains: [.vault], limit: Int.max)
+            + index.items(domains: [.fade], limit: Int.max).filter { !isVisible($0) }, albumsOf: .vault)
+    }
+}

@@ -1,0 +1,146 @@
+import ArgumentParser
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+/// Opens the vault and keeps the PIN that opened it (for commands that re-seal a slot).
+func openVaultKeepingPIN(_ location: LocationOptions, _ pin: PINOptions,
+                         prompt: String = "PIN or passphrase: ") throws -> (Vault, SecretBytes) {
+    var kept: SecretBytes?
+    let vault = try Vault.open(location.location, onWait: waiting, report: printGate) {
+        let secret = try pin.read(prompt: prompt)
+        kept = secret
+        return secret
+    }
+    guard let kept else { throw Nu11Error(.internalError, "no PIN was read") }
+    return (vault, kept)
+}
+
+struct NewPINOption: ParsableArguments {
+    @Option(name: .customLong("new-pin-fd"),
+            help: ArgumentHelp("Read the new PIN from this file descriptor (one line; may be the current PIN's descriptor, next line).",
+                               valueName: "m"))
+    var newPinFD: Int32?
+
+    func read(_ prompt: String) throws -> SecretBytes {
+        try PINReader.readNew(prompt: prompt, from: newPinFD.map { .fd($0) } ?? .terminal)
+    }
+}
+
+extension Pin {
+    struct SetBackup: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-backup",
+            abstract: "Set the backup PIN, which opens a separate, complete vault.",
+            discussion: """
+                Needs the primary PIN. The backup PIN opens the Backup domain as a vault of its own \
+                (photos, albums, notes, fade) where nothing of the primary vault is visible. Setting \
+                it again replaces the backup vault (its items are destroyed) and clears the duress PIN.
+                """)
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @OptionGroup var newPIN: NewPINOption
+
+        func run() throws {
+            try Failure.run {
+                let (vault, _) = try openVaultKeepingPIN(location, pin, prompt: "Primary PIN or passphrase: ")
+                try vault.setBackupPIN(try newPIN.read("New backup PIN or passphrase: "))
+                print("backup PIN set")
+            }
+        }
+    }
+
+    struct SetDuress: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-duress",
+            abstract: "Set a duress PIN: it silently destroys the primary vault, then opens the backup vault.",
+            discussion: "Run it with the backup PIN as the current PIN. Off by default.")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @OptionGroup var newPIN: NewPINOption
+
+        func run() throws {
+            try Failure.run {
+                let (vault, _) = try openVaultKeepingPIN(location, pin, prompt: "Backup PIN or passphrase: ")
+                try vault.setDuressPIN(try newPIN.read("New duress PIN: "))
+                print("duress PIN set")
+            }
+        }
+    }
+}
+
+struct Skeleton: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The Skeleton Switch: wipe the vault if you do not check in for a while.",
+        discussion: """
+            Every successful unlock with the primary PIN checks in, and so does `nu11vlt checkin`. \
+            The check runs at the start of every command, before any PIN prompt; `nu11vlt sweep` \
+            from a timer makes it fire even when nobody opens the vault.
+            """,
+        subcommands: [Enable.self, StatusCommand.self, Disable.self])
+
+    struct Enable: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Arm the switch (needs the primary PIN).")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @Option(name: .long, help: ArgumentHelp("Wipe after this long without a check-in: e.g. 7d.", valueName: "duration"))
+        var interval: String
+        @Flag(name: .long, help: "Overwrite files when the switch fires.") var secure = false
+
+        func validate() throws { try Failure.usage { _ = try DurationText.parse(interval) } }
+
+        func run() throws {
+            try Failure.run {
+                let seconds = try DurationText.parse(interval)
+                let (vault, secret) = try openVaultKeepingPIN(location, pin)
+                try vault.enableSkeleton(interval: seconds, secure: secure, pin: secret)
+                print("Skeleton Switch armed: wipes\(secure ? " (secure)" : "") after \(interval) without a check-in")
+            }
+        }
+    }
+
+    struct StatusCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "status", abstract: "Time left before the switch fires (no PIN).")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var output: JSONOption
+
+        func run() throws {
+            try Failure.run {
+                let status = try Vault.skeletonStatus(location.location)
+                if output.json { return try Output.json(status) }
+                guard status.enabled, let left = status.secondsLeft, let interval = status.interval else {
+                    return print("Skeleton Switch: off")
+                }
+                print("Skeleton Switch: armed, interval \(interval)\(status.secure == true ? ", secure wipe" : "")")
+                print("time left: \(DurationText.format(Double(left))) (\(left) s)")
+            }
+        }
+    }
+
+    struct Disable: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disarm the switch (needs the primary PIN).")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+
+        func run() throws {
+            try Failure.run {
+                let (vault, secret) = try openVaultKeepingPIN(location, pin)
+                try vault.disableSkeleton(pin: secret)
+                print("Skeleton Switch disarmed")
+            }
+        }
+    }
+}
+
+struct Checkin: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Check in with the primary PIN (resets the Skeleton Switch).")
+    @OptionGroup var location: LocationOptions
+    @OptionGroup var pin: PINOptions
+
+    func run() throws {
+        try Failure.run {
+            _ = try openVault(location, pin)
+            print("checked in")
+        }
+    }
+}
