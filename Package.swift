@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", exact: "0.9.20"),
     ],
     targets: [
         .systemLibrary(
@@ -45,6 +46,7 @@ let package = Package(
                 "Nu11Format",
                 "CNu11Sys",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: strict
         ),
@@ -64,10 +66,10 @@ let package = Package(
             swiftSettings: strict
         ),
         // zlib is only needed by the tests, to inflate the Wycheproof vectors.
-        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CNu11Zlib", providers: [.apt(["zlib1g-dev"])]),
         .testTarget(
             name: "Nu11FormatTests",
-            dependencies: ["Nu11Format", "CZlib"],
+            dependencies: ["Nu11Format", "CNu11Zlib"],
             resources: [.copy("Vectors")],
             swiftSettings: strict
         ),

@@ -3,6 +3,7 @@
 # descriptor fed by a pipe, as a script would do it — never argv or the environment.
 set -eu
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/nu11vlt-demo.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
@@ -78,6 +79,16 @@ step "settings are typed and validated; secure deletion by default"
 "$BIN" settings list
 n11 settings set deletion.mode secure
 n11 settings set preview.cache_mib 99999 || echo "(refused, as it should be)"
+
+step "archive: a portable export, inspected, decrypted by the independent Python tool, imported into a second vault"
+printf '%s\n%s\n' "$PIN" "archive-pass" | "$BIN" archive export --portable -o "$WORK/demo.nu11vlt" --pin-stdin --password-fd 0 --kdf-memory 19 --kdf-iterations 2
+"$BIN" archive inspect "$WORK/demo.nu11vlt"
+if python3 -c 'import cryptography, argon2' 2>/dev/null; then
+  printf 'archive-pass\n' | python3 "$ROOT/tools/nu11vlt_decrypt.py" "$WORK/demo.nu11vlt" "$WORK/py-out"
+fi
+printf 'second-pin\n' | NU11VLT_VAULT="$WORK/vault2" NU11VLT_KEYSTORE="$WORK/keystore2" "$BIN" init --pin-stdin --kdf-iterations 2 --kdf-memory 19 >/dev/null
+printf 'second-pin\narchive-pass\n' | NU11VLT_VAULT="$WORK/vault2" NU11VLT_KEYSTORE="$WORK/keystore2" "$BIN" archive import "$WORK/demo.nu11vlt" --pin-stdin --password-fd 0
+printf 'second-pin\n' | NU11VLT_VAULT="$WORK/vault2" NU11VLT_KEYSTORE="$WORK/keystore2" "$BIN" list --pin-stdin
 
 step "status"
 n11 status

@@ -10,6 +10,14 @@ command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v sqlite3 >/dev/null 2>&1 || missing="$missing sqlite3"
 command -v faketime >/dev/null 2>&1 || missing="$missing faketime"
 command -v tar >/dev/null 2>&1 || missing="$missing tar"
+command -v unzip >/dev/null 2>&1 || missing="$missing unzip"
+command -v strace >/dev/null 2>&1 || missing="$missing strace"
+# The independent archive decrypter (tools/nu11vlt_decrypt.py) needs Python's cryptography and argon2-cffi.
+python3 -c 'import cryptography, argon2' 2>/dev/null || {
+  echo "installing: python3 cryptography argon2-cffi" >&2
+  python3 -m pip install -q cryptography argon2-cffi 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages cryptography argon2-cffi >/dev/null
+}
 [ -z "$missing" ] && exit 0
 echo "installing:$missing" >&2
 SUDO=""

@@ -1,4 +1,4 @@
-import CZlib
+import CNu11Zlib
 import Crypto
 import Foundation
 @testable import Nu11Format
@@ -84,7 +84,7 @@ func inflate(_ input: [UInt8]) throws -> [UInt8] {
             let status = chunk.withUnsafeMutableBufferPointer { dst -> Int32 in
                 stream.next_out = dst.baseAddress
                 stream.avail_out = UInt32(dst.count)
-                return CZlib.inflate(&stream, Z_NO_FLUSH)
+                return CNu11Zlib.inflate(&stream, Z_NO_FLUSH)
             }
             output.append(contentsOf: chunk[0..<(chunk.count - Int(stream.avail_out))])
             if status == Z_STREAM_END { return output }

@@ -139,6 +139,7 @@ public final class AtomicFileWriter {
     public let temporaryPath: String
     private var fd: Int32
     private var done = false
+    private var prepared = false
 
     public init(destination: String) throws {
         self.destination = destination
@@ -157,14 +158,31 @@ public final class AtomicFileWriter {
     public var sink: FileDescriptorStream { FileDescriptorStream(fd: fd, label: destination) }
 
     public func commit() throws {
-        guard !done else { throw Nu11Error(.internalError, "atomic write committed twice") }
-        done = true
-        defer { fd = -1 }
+        try prepare()
+        try publish()
+    }
+
+    /// Makes the temp file durable and closes it; the destination is still untouched.
+    public func prepare() throws {
+        guard !prepared else { return }
         do {
             try POSIX.fsyncOrThrow(fd, destination)
             guard close(fd) == 0 else { throw POSIX.error("close", destination) }
-            guard rename(temporaryPath, destination) == 0 else { throw POSIX.error("rename", destination) }
+            fd = -1
+            prepared = true
         } catch {
+            abort()
+            throw error
+        }
+    }
+
+    /// Renames the prepared file into place and syncs the folder.
+    public func publish() throws {
+        guard !done else { throw Nu11Error(.internalError, "atomic write committed twice") }
+        try prepare()
+        done = true
+        guard rename(temporaryPath, destination) == 0 else {
+            let error = POSIX.error("rename", destination)
             unlink(temporaryPath)
             throw error
         }
@@ -174,7 +192,7 @@ public final class AtomicFileWriter {
     public func abort() {
         guard !done else { return }
         done = true
-        close(fd)
+        if fd >= 0 { close(fd) }
         fd = -1
         unlink(temporaryPath)
     }

@@ -1,0 +1,4 @@
+#ifndef NU11VLT_CNU11ZLIB_SHIM_H
+#define NU11VLT_CNU11ZLIB_SHIM_H
+#include <zlib.h>
+#endif

@@ -1,0 +1,216 @@
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+extension Vault {
+    /// Imports a `.nu11vlt` archive, all or nothing. The container is checked entry by entry
+    /// (names, types, duplicates, sizes, zip bombs) before anything is decrypted; the header's
+    /// KDF cost is capped before the password is even asked; every item is authenticated
+    /// while it is staged into temp files; only when all of them passed are albums, keys,
+    /// files and index rows committed (the rows in one transaction). On any error, nothing
+    /// stays behind.
+    @discardableResult
+    public func importArchive(from path: String, into target: Domain? = nil, password: () throws -> SecretBytes,
+                              progress: (Int, Int) -> Void = { _, _ in }) throws -> [ItemSummary] {
+        if let target, target != mainDomain {
+            throw Nu11Error(.invalidArgument, "--into \(target) does not match the vault this PIN opens",
+                            remedy: "unlock with the \(target == .backup ? "backup" : "primary") PIN")
+        }
+        let zip = try ZipReader(path: path)
+        let header = try ArchiveFormat.Header.parse(zip.read(ArchiveFormat.headerName, limit: ArchiveFormat.maxHeaderBytes))
+        let key: SecretBytes
+        switch header.kind {
+        case .portable:
+            guard let kdf = header.kdf, let salt = ArchiveFormat.hexDecode(kdf.salt) else {
+                throw Nu11Error(.corrupted, "the archive's KDF parameters are not valid")
+            }
+            key = try Argon2id.deriveKey(passphrase: password(), salt: salt, parameters: kdf.parameters)
+        case .secure:
+            key = try domainKey(.archive)
+            guard header.keyID == ArchiveFormat.keyID(key) else {
+                throw Nu11Error(.authenticationFailed,
+                                "this secure archive was made with another key store; it can only be imported where it was exported",
+                                remedy: "export a --portable archive to move items between machines")
+            }
+        }
+        let manifest = try readManifest(zip, key: key, portable: header.kind == .portable)
+        guard manifest.items.count == header.items, zip.entries.count == manifest.items.count + 2 else {
+            throw ZipReader.reject(path, "its manifest and its entries do not match")
+        }
+        // Stage every item; nothing is visible until the commit below.
+        var staged: [Staged] = []
+        var albumIDs: [String: ItemID] = try Dictionary(albumNames().map { ($0.value, $0.key) }, uniquingKeysWith: { a, _ in a })
+        var newAlbums: [String: ItemID] = [:]
+        for name in manifest.albums where albumIDs[name] == nil {
+            try Self.validateAlbumName(name)
+            let id = ItemID()
+            albumIDs[name] = id
+            newAlbums[name] = id
+        }
+        // Album folders must exist for staging; new ones are removed again on failure.
+        var madeFolders: [String] = []
+        var succeeded = false
+        defer {
+            for s in staged where !s.committed { s.writer.abort() }
+            if !succeeded { for folder in madeFolders { _ = rmdir(folder) } }
+        }
+        for id in newAlbums.values {
+            let folder = location.albumFolder(id)
+            if !FileManager.default.fileExists(atPath: folder) {
+                try ProtectedFiles.makeDirectory(folder)
+                madeFolders.append(folder)
+            }
+        }
+        for (n, item) in manifest.items.enumerated() {
+            progress(n, manifest.items.count)
+            guard let entry = zip.entries[item.entry] else { throw ZipReader.reject(path, "entry \(item.entry) is missing") }
+            if let deadline = item.fadeDeadline, deadline <= now { continue }  // faded in the meantime
+            let payload = try stage(item, entry: entry.uncompressedSize, zip: zip, key: key, secure: header.kind == .secure,
+                                    albums: albumIDs)
+            if let payload { staged.append(payload) }
+        }
+        progress(manifest.items.count, manifest.items.count)
+        let result = try commit(staged: &staged, newAlbums: newAlbums)
+        succeeded = true
+        return result
+    }
+
+    struct Staged {
+        let writer: AtomicFileWriter
+        let row: ItemRow
+        let record: ItemKeyRecord
+        let meta: ItemMetadata
+        let fadeDeadline: Double?
+        var committed = false
+    }
+
+    private func readManifest(_ zip: ZipReader, key: SecretBytes, portable: Bool) throws -> ArchiveFormat.Manifest {
+        guard let entry = zip.entries[ArchiveFormat.manifestName], entry.uncompressedSize <= UInt64(ArchiveFormat.maxManifestBytes) else {
+            throw ZipReader.reject(zip.path, "its manifest is missing or too large")
+        }
+        let decryptor = try ChunkedPushDecryptor<AES256GCMChunks>(key: key, context: ArchiveFormat.manifestContext)
+        var plain = [UInt8]()
+        defer { secureZero(&plain) }
+        do {
+            try zip.stream(ArchiveFormat.manifestName) { data in try decryptor.feed(data) { plain += $0 } }
+            try decryptor.finish { plain += $0 }
+        } catch let error as Nu11Error where error.message.contains("commitment") && portable {
+            throw Nu11Error(.authenticationFailed, "the archive password is wrong (or the archive was altered)",
+                            remedy: "try again with the password used for the export")
+        }
+        guard let manifest = try? JSONDecoder().decode(ArchiveFormat.Manifest.self, from: Data(plain)),
+              manifest.version == ArchiveFormat.version else {
+            throw ZipReader.reject(zip.path, "its manifest is not valid")
+        }
+        var seen = Set<String>()
+        for item in manifest.items {
+            guard ArchiveFormat.isValidEntryName(item.entry), item.entry.hasPrefix(ArchiveFormat.itemPrefix),
+                  seen.insert(item.entry).inserted, item.kind == "file" || item.kind == "note" else {
+                throw ZipReader.reject(zip.path, "its manifest lists an invalid or repeated entry")
+            }
+        }
+        return manifest
+    }
+
+    private func stage(_ item: ArchiveFormat.ManifestItem, entry size: UInt64, zip: ZipReader, key: SecretBytes, secure: Bool,
+                       albums: [String: ItemID]) throws -> Staged? {
+        let kind: ItemKind = item.kind == "note" ? .note : .file
+        let album = kind == .file && item.fadeDeadline == nil ? item.album.flatMap { albums[$0] } : nil
+        let meta = ItemMetadata(name: item.name, size: item.size, type: item.type, created: Date(timeIntervalSince1970: item.created))
+        let decryptor = try ChunkedPushDecryptor<AES256GCMChunks>(key: key, context: ArchiveFormat.itemContext(item.entry))
+        if secure {
+            guard let idText = item.id, let id = try? ItemID(hex: idText), let raw = item.domain, let domain = Domain(rawValue: raw),
+                  let wrappedHex = item.wrappedKey, let wrapped = ArchiveFormat.hexDecode(wrappedHex) else {
+                throw ZipReader.reject(zip.path, "its manifest lacks an item's key")
+            }
+            guard visibleDomains.contains(domain) else {
+                throw Nu11Error(.invalidArgument, "this archive holds items of another vault", remedy: "unlock with that vault's PIN")
+            }
+            if try index.item(id) != nil { return nil }  // already here
+            let itemKey = try KeyWrap.unwrap(wrapped, under: key, associatedData: Self.archivedKeyAAD(id, domain: domain, kind: kind))
+            let writer = try AtomicFileWriter(destination: location.path(id: id, kind: kind, domain: domain, album: album))
+            var sink = writer.sink
+            var first = true
+            try zip.stream(item.entry) { data in
+                try decryptor.feed(data) { chunk in
+                    if first {
+                        first = false
+                        guard try N11Header.parse(chunk.prefix(N11Header.byteCount)) == N11Header(kind: kind, domain: domain, itemID: id) else {
+                            throw Nu11Error(.corrupted, "an archived item does not match its manifest entry")
+                        }
+                    }
+                    try sink.write(chunk)
+                }
+            }
+            try decryptor.finish { try sink.write($0) }
+            try writer.prepare()
+            let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id, domainKey: domainKey(domain))
+            return Staged(writer: writer, row: ItemRow(id: id, kind: kind, domain: domain, album: album, meta: try meta.seal(id: id, key: metadataKey(domain))),
+                          record: record, meta: meta, fadeDeadline: item.fadeDeadline)
+        }
+        guard size == ChunkedScheme.ciphertextLength(AES256GCMChunks.self, plaintextLength: item.size) else {
+            throw ZipReader.reject(zip.path, "entry \(item.entry) does not have the size its manifest declares")
+        }
+        let id = ItemID()
+        let domain: Domain = item.fadeDeadline == nil ? mainDomain : .fade
+        let itemKey = SecretBytes(randomCount: 32)
+        let header = N11Header(kind: kind, domain: domain, itemID: id)
+        let writer = try AtomicFileWriter(destination: location.path(id: id, kind: kind, domain: domain, album: album))
+        var sink = writer.sink
+        try sink.write(header.encoded())
+        let encryptor = try ChunkedPushEncryptor<N11Envelope.AEAD>(key: itemKey, context: header.context)
+        do {
+            try zip.stream(item.entry) { data in
+                try decryptor.feed(data) { plain in try encryptor.feed(plain) { try sink.write($0) } }
+            }
+            try decryptor.finish { plain in try encryptor.feed(plain) { try sink.write($0) } }
+            try encryptor.finish { try sink.write($0) }
+        } catch let error as Nu11Error {
+            writer.abort()
+            throw error.code == .io ? error : Nu11Error(.corrupted, "\(zip.path): item '\(item.name)' failed authentication: \(error.message)",
+                                                        remedy: "the archive was altered or damaged; nothing was imported", item: zip.path)
+        }
+        guard encryptor.plaintextLength == item.size else {
+            writer.abort()
+            throw ZipReader.reject(zip.path, "item '\(item.name)' has another size than its manifest declares")
+        }
+        try writer.prepare()
+        let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id, domainKey: domainKey(domain))
+        return Staged(writer: writer, row: ItemRow(id: id, kind: kind, domain: domain, album: album, meta: try meta.seal(id: id, key: metadataKey(domain))),
+                      record: record, meta: meta, fadeDeadline: item.fadeDeadline)
+    }
+
+    private func commit(staged: inout [Staged], newAlbums: [String: ItemID]) throws -> [ItemSummary] {
+        var created: [ItemID] = []
+        var published: [ItemID] = []
+        do {
+            for (name, id) in newAlbums {
+                try ProtectedFiles.makeDirectory(location.albumFolder(id))
+                try index.insertAlbum(AlbumRow(id: id, domain: mainDomain,
+                                               name: SmallSeal.seal(Array(name.utf8), key: metadataKey(mainDomain), associatedData: Self.albumAAD(id))))
+                created.append(id)
+            }
+            let fades = staged.compactMap { s in s.fadeDeadline.map { DeviceState.FadeEntry(id: s.row.id, domain: .fade, kind: s.row.kind, deadline: $0) } }
+            if !fades.isEmpty {
+                state.fade += fades
+                try saveState()
+            }
+            for i in staged.indices {
+                try keyStore.storeItemKey(staged[i].record)
+                published.append(staged[i].row.id)
+                try staged[i].writer.publish()
+                staged[i].committed = true
+            }
+            try index.insertItems(staged.map(\.row))
+        } catch {
+            for s in staged {
+                try? keyStore.destroyItemKey(s.row.id)
+                if s.committed { try? ProtectedFiles.remove(s.writer.destination) } else { s.writer.abort() }
+            }
+            for id in created { try? index.deleteAlbum(id) }
+            throw error
+        }
+        let names = try albumNames()
+        return staged.map { summary(row: $0.row, meta: $0.meta, albumName: $0.row.album.flatMap { names[$0] }) }
+    }
+}

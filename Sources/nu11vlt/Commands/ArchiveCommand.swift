@@ -1,0 +1,123 @@
+import ArgumentParser
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+struct ArchiveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "archive",
+        abstract: "Portable and device-bound .nu11vlt archives: export, import, inspect.",
+        discussion: """
+            --portable archives open on any machine with their password (Argon2id, then \
+            AES-256-GCM in c2sp.org/chunked-encryption streams; docs/FORMAT.md specifies them and \
+            tools/nu11vlt_decrypt.py decrypts them independently). --secure archives keep the items \
+            in their .n11 envelopes, sealed with this key store's Archive key: only this key store \
+            can import them.
+            """,
+        subcommands: [ExportArchive.self, ImportArchive.self, Inspect.self])
+
+    struct PasswordOptions: ParsableArguments {
+        @Option(name: .customLong("password-fd"), help: ArgumentHelp("Read the archive password from this descriptor (one line).",
+                                                                     valueName: "n"))
+        var passwordFD: Int32?
+
+        var source: PINReader.Source { passwordFD.map { .fd($0) } ?? .terminal }
+    }
+
+    struct ExportArchive: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "export", abstract: "Write the vault (or one album) to an archive.")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @OptionGroup var password: PasswordOptions
+        @Flag(name: .long, help: "Password-protected; opens on any machine.") var portable = false
+        @Flag(name: .long, help: "Bound to this key store; opens nowhere else.") var secure = false
+        @Option(name: .short, help: ArgumentHelp("The archive file (.nu11vlt).", valueName: "file")) var output: String
+        @Option(name: .long, help: ArgumentHelp("Only this album.", valueName: "name")) var album: String?
+        @Option(name: .customLong("kdf-memory"), help: ArgumentHelp("Argon2id memory in MiB (portable; at least 19).", valueName: "mib"))
+        var kdfMemory: UInt32?
+        @Option(name: .customLong("kdf-iterations"), help: ArgumentHelp("Argon2id passes (portable; at least 2).", valueName: "n"))
+        var kdfIterations: UInt32?
+        @Flag(name: .long, help: "Replace the output file if it exists.") var force = false
+        @OptionGroup var json: JSONOption
+
+        func validate() throws {
+            if portable == secure { throw ValidationError("choose --portable or --secure") }
+            if secure && (kdfMemory != nil || kdfIterations != nil || password.passwordFD != nil) {
+                throw ValidationError("--secure archives use the key store's Archive key, not a password")
+            }
+            if let m = kdfMemory, m < KDFParameters.floor.memoryMiB || m > 4096 { throw ValidationError("--kdf-memory must be 19 … 4096") }
+            if let t = kdfIterations, t < 2 || t > 32 { throw ValidationError("--kdf-iterations must be 2 … 32") }
+        }
+
+        func run() throws {
+            try Failure.run {
+                let vault = try openVault(location, pin)
+                var secret: SecretBytes?
+                var parameters = KDFParameters(iterations: kdfIterations ?? 3, memoryKiB: (kdfMemory ?? 256) * 1024)
+                if portable {
+                    secret = try PINReader.readNew(prompt: "Archive password: ", from: password.source)
+                    if kdfMemory == nil && kdfIterations == nil { parameters = try Argon2id.calibrate() }
+                }
+                let showProgress = Output.stderrIsTerminal
+                let info = try vault.exportArchive(to: output, password: secret, parameters: parameters, album: album,
+                                                   overwrite: force) { done, total in
+                    if showProgress { FileHandle.standardError.write(Data("\rexporting \(done)/\(total)…".utf8)) }
+                }
+                if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+                if json.json { try Output.json(info) } else { print("exported \(info.items) item(s) to \(output) (\(info.kind))") }
+            }
+        }
+    }
+
+    struct ImportArchive: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "import",
+            abstract: "Import an archive, all or nothing, after checking every entry.")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @OptionGroup var password: PasswordOptions
+        @Option(name: .long, help: "Which vault to import into: vault or backup (must be the one the PIN opens).")
+        var into: String?
+        @OptionGroup var json: JSONOption
+        @Argument(help: "The archive file.") var file: String
+
+        func validate() throws {
+            if let into, into != "vault", into != "backup" { throw ValidationError("--into must be vault or backup") }
+        }
+
+        func run() throws {
+            try Failure.run {
+                // Reject a malformed archive before asking for anything.
+                _ = try Vault.inspectArchive(file)
+                let vault = try openVault(location, pin)
+                let showProgress = Output.stderrIsTerminal
+                let items = try vault.importArchive(from: file, into: into.map { $0 == "backup" ? .backup : .vault },
+                                                    password: { try PINReader.read(prompt: "Archive password: ", from: password.source) }) { done, total in
+                    if showProgress { FileHandle.standardError.write(Data("\rimporting \(done)/\(total)…".utf8)) }
+                }
+                if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+                if json.json { return try Output.json(items) }
+                for item in items { print("\(item.id)  \(item.name)") }
+                Output.note("imported \(items.count) item(s)")
+            }
+        }
+    }
+
+    struct Inspect: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Kind, version, KDF cost and entry count, without the password.")
+        @OptionGroup var json: JSONOption
+        @Argument(help: "The archive file.") var file: String
+
+        func run() throws {
+            try Failure.run {
+                let info = try Vault.inspectArchive(file)
+                if json.json { return try Output.json(info) }
+                print("kind       \(info.kind)")
+                print("version    \(info.version)")
+                if let t = info.kdfIterations, let m = info.kdfMemoryMiB { print("Argon2id   \(t) passes, \(m) MiB") }
+                print("items      \(info.items)")
+                print("entries    \(info.entries)")
+            }
+        }
+    }
+}
