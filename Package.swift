@@ -75,7 +75,7 @@ let package = Package(
         ),
         .testTarget(
             name: "Nu11StorageTests",
-            dependencies: ["Nu11Storage"],
+            dependencies: ["Nu11Storage", "CNu11Sys"],
             swiftSettings: strict
         ),
         .testTarget(

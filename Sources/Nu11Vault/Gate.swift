@@ -56,6 +56,8 @@ enum Gate {
         state.latestSeen = now
         report.now = now
 
+        try recoverPending(location, keyStore: keyStore, index: index)
+
         // The fade sweep: expired entries, and fade items the schedule does not know.
         let scheduled = Dictionary(state.fade.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         var expired = Set(state.fade.filter { $0.deadline <= now }.map(\.id))
@@ -105,6 +107,24 @@ enum Gate {
         try Wipe.run(location, secure: secure)
         throw Nu11Error(.notFound, "the Skeleton Switch fired (\(reason)): the vault was wiped",
                         remedy: "nothing can be recovered; create a new vault with `nu11vlt init`")
+    }
+
+    /// Finishes what a crash interrupted: an import without its index row is undone (the
+    /// item is absent), a delete is completed.
+    static func recoverPending(_ location: VaultLocation, keyStore: KeyStore, index: VaultIndex) throws {
+        for op in try keyStore.pendingOperations() {
+            guard let kind = ItemKind(rawValue: op.kind), let domain = Domain(rawValue: op.domain) else { continue }
+            let row = try index.item(op.id)
+            if op.operation == .importing && row != nil {
+                try keyStore.clearPending([op.id])
+                continue
+            }
+            try keyStore.destroyItemKey(op.id)
+            let probe = ItemRow(id: op.id, kind: kind, domain: domain, album: op.album, meta: [])
+            for path in Vault.candidatePaths(location, probe) { try ProtectedFiles.remove(path) }
+            if row != nil { try index.deleteItems([op.id]) }
+            try keyStore.clearPending([op.id])
+        }
     }
 
     static func candidates(_ location: VaultLocation, id: ItemID, kind: ItemKind?) -> [String] {

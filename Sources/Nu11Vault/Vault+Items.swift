@@ -55,11 +55,13 @@ extension Vault {
                                     type: kind == .note ? "text/plain" : ItemMetadata.guessType(name), created: created)
             let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id,
                                                 domainKey: domainKey(domain))
+            try keyStore.markPending([PendingOperation(.importing, id: id, kind: kind, domain: domain, album: targetAlbum)])
             try keyStore.storeItemKey(record)
             do {
                 try writer.commit()
                 try index.insertItems([ItemRow(id: id, kind: kind, domain: domain, album: targetAlbum,
                                                meta: meta.seal(id: id, key: metadataKey(domain)))])
+                try keyStore.clearPending([id])
             } catch {
                 try? keyStore.destroyItemKey(id)
                 try? ProtectedFiles.remove(destination)
@@ -146,6 +148,7 @@ extension Vault {
     }
 
     func delete(rows: [ItemRow], secure: Bool) throws {
+        try keyStore.markPending(rows.map { PendingOperation(.deleting, id: $0.id, kind: $0.kind, domain: $0.domain, album: $0.album) })
         for row in rows {
             let path = try? locate(row)
             if secure, let path { try ProtectedFiles.overwrite(path) }
@@ -158,6 +161,7 @@ extension Vault {
             }
         }
         try index.deleteItems(rows.map(\.id))
+        try keyStore.clearPending(rows.map(\.id))
         let ids = Set(rows.map(\.id))
         if state.fade.contains(where: { ids.contains($0.id) }) {
             state.fade.removeAll { ids.contains($0.id) }

@@ -33,6 +33,7 @@ enum Wipe {
             _ = rmdir(folder)
         }
         _ = rmdir(location.keyStoreRoot + "/items")
+        _ = rmdir(location.keyStoreRoot + "/pending")
         _ = rmdir(location.keyStoreRoot)
     }
 }

@@ -62,7 +62,11 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public func sealed(deviceKey: SecretBytes) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        return Self.magic + [1] + (try SmallSeal.seal(Array(try encoder.encode(self)),
+        // Padded with JSON whitespace to a multiple of 1 KiB, so the file's size does not
+        // vary with timestamps or counters (nor tell anything about the key store).
+        var json = Array(try encoder.encode(self))
+        json += [UInt8](repeating: 0x20, count: (1024 - json.count % 1024) % 1024)
+        return Self.magic + [1] + (try SmallSeal.seal(json,
                                                      key: Subkey.derive(from: deviceKey, purpose: "device state"),
                                                      associatedData: Self.aad))
     }

@@ -28,6 +28,9 @@ enum IndexSchema {
                 CREATE INDEX item_album_seq ON item(album, seq);
                 """)
         }
+        migrator.registerMigration("v2: quarantine flag") { db in
+            try db.execute(sql: "ALTER TABLE item ADD COLUMN quarantined INTEGER NOT NULL DEFAULT 0 CHECK (quarantined IN (0, 1))")
+        }
         return migrator
     }
 }

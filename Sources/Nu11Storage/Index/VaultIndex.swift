@@ -182,6 +182,24 @@ public final class VaultIndex: Sendable {
         }
     }
 
+    /// Marks an item as quarantined by `check --repair` (its file moved to Quarantine/).
+    public func setQuarantined(_ id: ItemID) throws {
+        try write { db in try db.execute(sql: "UPDATE item SET quarantined = 1 WHERE id = ?", arguments: [id.hex]) }
+    }
+
+    public func quarantinedIDs() throws -> Set<ItemID> {
+        try read { db in
+            Set(try String.fetchAll(db, sql: "SELECT id FROM item WHERE quarantined = 1").compactMap { try? ItemID(hex: $0) })
+        }
+    }
+
+    /// SQLite's own structural check ("ok" when sound).
+    public func integrityCheck() throws -> String {
+        try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") }
+    }
+
+    public func allRows() throws -> [ItemRow] { try items(domains: Domain.allCases, limit: Int.max) }
+
     public func checkpoint() throws {
         do {
             try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }

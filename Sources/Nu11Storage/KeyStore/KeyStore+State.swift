@@ -50,6 +50,7 @@ extension KeyStore {
     public func allFiles() -> [String] {
         var files = [masterPath, devicePath, statePath, settingsPath]
         if let items = try? ProtectedFiles.list(itemsPath) { files += items.map { POSIX.join(itemsPath, $0) } }
+        if let pending = try? ProtectedFiles.list(pendingPath) { files += pending.map { POSIX.join(pendingPath, $0) } }
         if let top = try? ProtectedFiles.list(root) {
             files += top.filter { $0.hasPrefix(ProtectedFiles.tempPrefix) || $0 == BackupExclusion.tagName }
                 .map { POSIX.join(root, $0) }

@@ -195,6 +195,9 @@ extension Vault {
                 state.fade += fades
                 try saveState()
             }
+            try keyStore.markPending(staged.map {
+                PendingOperation(.importing, id: $0.row.id, kind: $0.row.kind, domain: $0.row.domain, album: $0.row.album)
+            })
             for i in staged.indices {
                 try keyStore.storeItemKey(staged[i].record)
                 published.append(staged[i].row.id)
@@ -202,6 +205,7 @@ extension Vault {
                 staged[i].committed = true
             }
             try index.insertItems(staged.map(\.row))
+            try keyStore.clearPending(staged.map(\.row.id))
         } catch {
             for s in staged {
                 try? keyStore.destroyItemKey(s.row.id)

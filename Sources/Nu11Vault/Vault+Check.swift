@@ -1,0 +1,146 @@
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// The result of `nu11vlt check`.
+public struct CheckReport: Sendable, Codable {
+    public struct Finding: Sendable, Codable {
+        public var item: String
+        public var problem: String
+        public var repaired: String?
+    }
+
+    public var itemsChecked = 0
+    public var ok = 0
+    /// Damaged or missing items, the index, the settings: `check` fails.
+    public var failures: [Finding] = []
+    /// Leftovers that harm nothing (temp files, orphans): reported, removed by `--repair`.
+    public var warnings: [Finding] = []
+    public var passed: Bool { failures.allSatisfy { $0.repaired != nil } }
+}
+
+extension Vault {
+    var quarantineFolder: String { location.vaultRoot + "/Quarantine" }
+
+    /// Verifies every item (key record, header, every chunk, metadata), the index against the
+    /// files both ways, the index itself, the settings and the key store. `repair` moves
+    /// damaged items to Quarantine/ and marks them, moves orphan files there too, and removes
+    /// temp files; it never deletes anything that still decrypts.
+    public func check(repair: Bool, progress: (Int, Int) -> Void = { _, _ in }) throws -> CheckReport {
+        var report = CheckReport()
+        let integrity = try index.integrityCheck()
+        if integrity != "ok" { report.failures.append(.init(item: "index", problem: "SQLite integrity check: \(integrity)")) }
+        if try keyStore.loadSettings().damaged {
+            var finding = CheckReport.Finding(item: "settings", problem: "the settings file does not authenticate")
+            if repair {
+                try keyStore.saveSettings(settings)
+                finding.repaired = "rewritten with the values in use"
+            }
+            report.failures.append(finding)
+        }
+        let quarantined = try index.quarantinedIDs()
+        let rows = try index.allRows()
+        let visible = rows.filter(isVisible)
+        let known = Set(rows.map(\.id))
+        for (n, row) in visible.enumerated() {
+            progress(n, visible.count)
+            report.itemsChecked += 1
+            if quarantined.contains(row.id) {
+                report.warnings.append(.init(item: row.id.hex, problem: "quarantined earlier"))
+                continue
+            }
+            if let problem = verify(row) {
+                var finding = CheckReport.Finding(item: row.id.hex, problem: problem)
+                if repair { finding.repaired = try quarantine(row) }
+                report.failures.append(finding)
+            } else {
+                report.ok += 1
+            }
+        }
+        progress(visible.count, visible.count)
+        // Files without rows, key records without rows, temp files.
+        for path in try contentFiles() {
+            let name = (path as NSString).lastPathComponent
+            if name.hasPrefix(ProtectedFiles.tempPrefix) {
+                var finding = CheckReport.Finding(item: path, problem: "leftover temp file (ciphertext of an interrupted write)")
+                if repair {
+                    try ProtectedFiles.remove(path)
+                    finding.repaired = "removed"
+                }
+                report.warnings.append(finding)
+                continue
+            }
+            let stem = name.replacingOccurrences(of: "vault_", with: "").replacingOccurrences(of: "fade_", with: "")
+                .components(separatedBy: ".").first ?? ""
+            guard let id = try? ItemID(hex: stem) else { continue }
+            if !known.contains(id) {
+                var finding = CheckReport.Finding(item: id.hex, problem: "file without an index entry (\(path))")
+                if repair { finding.repaired = try moveToQuarantine(path) }
+                report.warnings.append(finding)
+            }
+        }
+        for id in try keyStore.itemKeyIDs() where !known.contains(id) {
+            let hasFile = try contentFiles().contains { $0.contains(id.hex) }
+            var finding = CheckReport.Finding(item: id.hex, problem: "key record without an item")
+            if repair && !hasFile {
+                try keyStore.destroyItemKey(id)
+                finding.repaired = "destroyed (it opens nothing)"
+            }
+            report.warnings.append(finding)
+        }
+        return report
+    }
+
+    /// nil when the item is sound, else what is wrong with it.
+    func verify(_ row: ItemRow) -> String? {
+        do {
+            _ = try ItemMetadata.open(row.meta, id: row.id, key: metadataKey(row.domain))
+        } catch {
+            return "its index entry does not authenticate"
+        }
+        guard keyStore.hasItemKey(row.id) else { return "its key record is missing" }
+        do {
+            let (fd, key) = try openItem(row)
+            defer { close(fd) }
+            var sink = NullSink()
+            try N11Envelope.open(from: FileDescriptorStream(fd: fd, label: row.id.hex), to: &sink,
+                                 expected: N11Header(kind: row.kind, domain: row.domain, itemID: row.id), itemKey: key)
+            return nil
+        } catch let error as Nu11Error {
+            return error.message
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    private func quarantine(_ row: ItemRow) throws -> String {
+        let moved = (try? locate(row)).map { try? moveToQuarantine($0) } ?? nil
+        try index.setQuarantined(row.id)
+        return moved.map { "marked quarantined; file \($0 ?? "")" } ?? "marked quarantined"
+    }
+
+    private func moveToQuarantine(_ path: String) throws -> String {
+        try ProtectedFiles.makeDirectory(quarantineFolder)
+        let target = quarantineFolder + "/" + (path as NSString).lastPathComponent
+        try ProtectedFiles.move(path, to: target)
+        return "moved to Quarantine/"
+    }
+
+    /// Every regular file of the content folders.
+    func contentFiles() throws -> [String] {
+        var out: [String] = []
+        for folder in [location.photosFolder, location.fadeFolder, location.backupFolder, location.notesFolder] {
+            out += ((try? ProtectedFiles.list(folder)) ?? []).map { folder + "/" + $0 }
+        }
+        for album in (try? ProtectedFiles.list(location.albumsFolder)) ?? [] {
+            let folder = location.albumsFolder + "/" + album
+            out += ((try? ProtectedFiles.list(folder)) ?? []).map { folder + "/" + $0 }
+        }
+        return out.filter { !ProtectedFiles.isDirectory($0) }
+    }
+}
+
+/// Discards output (verification only needs authentication).
+struct NullSink: ByteSink {
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws {}
+}

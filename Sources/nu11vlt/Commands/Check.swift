@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Verify every item, the index against the files, the settings and the key store.",
+        discussion: """
+            Each item's key record, header and every chunk are authenticated. Exit 0 when \
+            everything is sound (or was repaired), 5 when something is damaged. --repair moves \
+            damaged items and files without an index entry to Quarantine/ (marking them), removes \
+            leftover temp files and key records that open nothing; it never deletes an item that \
+            still decrypts.
+            """)
+    @OptionGroup var location: LocationOptions
+    @OptionGroup var pin: PINOptions
+    @Flag(name: .long, help: "Quarantine damaged items and clean up leftovers.") var repair = false
+    @OptionGroup var output: JSONOption
+
+    func run() throws {
+        try Failure.run {
+            let vault = try openVault(location, pin)
+            let progress = Output.stderrIsTerminal
+            let report = try vault.check(repair: repair) { done, total in
+                if progress { FileHandle.standardError.write(Data("\rchecking \(done)/\(total)…".utf8)) }
+            }
+            if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            if output.json {
+                try Output.json(report)
+            } else {
+                for f in report.failures { print("DAMAGED  \(f.item): \(f.problem)\(f.repaired.map { " — \($0)" } ?? "")") }
+                for w in report.warnings { print("warning  \(w.item): \(w.problem)\(w.repaired.map { " — \($0)" } ?? "")") }
+                print("checked \(report.itemsChecked) item(s): \(report.ok) sound, \(report.failures.count) damaged, \(report.warnings.count) warning(s)")
+            }
+            if !report.passed {
+                throw Nu11Error(.corrupted, "\(report.failures.filter { $0.repaired == nil }.count) problem(s) found",
+                                remedy: "run `nu11vlt check --repair` to quarantine damaged items")
+            }
+        }
+    }
+}
