@@ -1,7 +1,7 @@
 # Nu11VLT — two commands on a fresh machine:
 #   make demo   builds everything and walks a throwaway vault through the main features
 #   make test   runs the whole test suite
-.PHONY: demo test build release vectors clean
+.PHONY: demo test build release vectors clean bench fuzz
 
 build:
 	@scripts/ensure-deps.sh
@@ -27,3 +27,17 @@ vectors:
 
 clean:
 	rm -rf .build
+bench:
+	bench/run
+
+# libFuzzer harnesses (n11, keystore, settings, archive); FUZZ_SECONDS per harness.
+FUZZ_SECONDS ?= 600
+fuzz:
+	@scripts/ensure-deps.sh
+	swift build --product nu11vlt-fuzz --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING
+	@for h in n11 keystore settings archive; do \
+	  mkdir -p Fuzz/found/$$h; \
+	  echo "== $$h"; \
+	  NU11VLT_FUZZ_HARNESS=$$h .build-fuzz/debug/nu11vlt-fuzz Fuzz/found/$$h Fuzz/corpus/$$h \
+	    -max_total_time=$(FUZZ_SECONDS) -max_len=70000 -artifact_prefix=Fuzz/found/$$h- -print_final_stats=1 2>&1 | tail -12; \
+	done

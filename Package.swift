@@ -65,6 +65,9 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Fuzzing (developer tools): harness bodies, and a libFuzzer/corpus-replay driver.
+        .target(name: "Nu11Fuzz", dependencies: ["Nu11Vault", "Nu11Storage", "Nu11Format"], swiftSettings: strict),
+        .executableTarget(name: "nu11vlt-fuzz", dependencies: ["Nu11Fuzz"], swiftSettings: strict),
         // zlib is only needed by the tests, to inflate the Wycheproof vectors.
         .systemLibrary(name: "CNu11Zlib", providers: [.apt(["zlib1g-dev"])]),
         .testTarget(
@@ -81,6 +84,11 @@ let package = Package(
         .testTarget(
             name: "Nu11VaultTests",
             dependencies: ["Nu11Vault"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "FuzzReplayTests",
+            dependencies: ["Nu11Fuzz"],
             swiftSettings: strict
         ),
         .testTarget(

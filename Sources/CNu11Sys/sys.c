@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "cnu11sys.h"
 #include <sys/resource.h>
 #if defined(__linux__)
@@ -65,5 +66,21 @@ int nu11_has_nodump(const char *path) {
 #else
     (void)path;
     return -1;
+#endif
+}
+
+int nu11_syncfs(const char *path) {
+#if defined(__linux__)
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int rc = syncfs(fd);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+#else
+    (void)path;
+    sync();
+    return 0;
 #endif
 }

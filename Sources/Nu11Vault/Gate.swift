@@ -112,19 +112,18 @@ enum Gate {
     /// Finishes what a crash interrupted: an import without its index row is undone (the
     /// item is absent), a delete is completed.
     static func recoverPending(_ location: VaultLocation, keyStore: KeyStore, index: VaultIndex) throws {
-        for op in try keyStore.pendingOperations() {
+        var markers = Set<String>()
+        for (op, marker) in try keyStore.pendingOperations() {
+            markers.insert(marker)
             guard let kind = ItemKind(rawValue: op.kind), let domain = Domain(rawValue: op.domain) else { continue }
             let row = try index.item(op.id)
-            if op.operation == .importing && row != nil {
-                try keyStore.clearPending([op.id])
-                continue
-            }
+            if op.operation == .importing && row != nil { continue }
             try keyStore.destroyItemKey(op.id)
             let probe = ItemRow(id: op.id, kind: kind, domain: domain, album: op.album, meta: [])
             for path in Vault.candidatePaths(location, probe) { try ProtectedFiles.remove(path) }
             if row != nil { try index.deleteItems([op.id]) }
-            try keyStore.clearPending([op.id])
         }
+        for marker in markers { try ProtectedFiles.remove(marker) }
     }
 
     static func candidates(_ location: VaultLocation, id: ItemID, kind: ItemKind?) -> [String] {

@@ -114,9 +114,10 @@ extension Vault {
     }
 
     private func quarantine(_ row: ItemRow) throws -> String {
-        let moved = (try? locate(row)).map { try? moveToQuarantine($0) } ?? nil
+        var moved: String?
+        if let path = try? locate(row) { moved = try? moveToQuarantine(path) }
         try index.setQuarantined(row.id)
-        return moved.map { "marked quarantined; file \($0 ?? "")" } ?? "marked quarantined"
+        return moved.map { "marked quarantined; file \($0)" } ?? "marked quarantined"
     }
 
     private func moveToQuarantine(_ path: String) throws -> String {

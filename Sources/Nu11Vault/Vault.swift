@@ -18,6 +18,8 @@ public final class Vault {
     var state: DeviceState
     private let lock: FileLock
     private var metadataKeys: [Domain: SecretBytes] = [:]
+    /// Decrypted previews, in memory only, bounded by the preview.cache_mib setting.
+    public private(set) lazy var previewCache = PreviewCache<String>(capacityBytes: settings.previewCacheMiB << 20)
 
     /// The domains this PIN sees: the primary PIN sees Vault and Fade; a backup PIN sees
     /// only Backup.

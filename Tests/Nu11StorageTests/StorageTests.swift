@@ -153,3 +153,33 @@ struct KeyStoreStateTests {
         #expect(mode(root + "/ks/state.n11s") == 0o600)
     }
 }
+
+@Suite("preview cache")
+struct PreviewCacheTests {
+    @Test("the total never exceeds the bound; least recently used goes first")
+    func bound() {
+        let cache = PreviewCache<Int>(capacityBytes: 1000)
+        for i in 0..<50 {
+            cache.set(i, [UInt8](repeating: UInt8(i), count: 90 + i))
+            #expect(cache.totalBytes <= 1000)
+        }
+        #expect(cache.get(49) != nil && cache.get(0) == nil)
+        cache.removeAll()
+        cache.set(1, [UInt8](repeating: 1, count: 400))
+        cache.set(2, [UInt8](repeating: 2, count: 400))
+        _ = cache.get(1)                              // 1 is now the most recent
+        cache.set(3, [UInt8](repeating: 3, count: 400))
+        #expect(cache.get(2) == nil, "the least recently used entry was evicted")
+        #expect(cache.get(1) == [UInt8](repeating: 1, count: 400) && cache.get(3) != nil)
+        cache.set(4, [UInt8](repeating: 4, count: 1001))
+        #expect(cache.get(4) == nil, "a value larger than the cache is not stored")
+        #expect(cache.totalBytes == 800 && cache.count == 2)
+        cache.set(1, [UInt8](repeating: 9, count: 10))
+        #expect(cache.totalBytes == 410, "replacing a value accounts for the old one")
+        cache.remove(3)
+        #expect(cache.totalBytes == 10 && cache.count == 1)
+        let zero = PreviewCache<Int>(capacityBytes: 0)
+        zero.set(1, [1])
+        #expect(zero.count == 0)
+    }
+}

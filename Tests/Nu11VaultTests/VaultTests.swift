@@ -183,3 +183,34 @@ struct VaultTests {
         #expect { _ = try Vault.open(t.location, pin: secret("old-pin")) } throws: { ($0 as? Nu11Error) == .wrongPIN }
     }
 }
+
+@Suite("lazy reads and previews")
+struct LazyReadTests {
+    @Test("random-access reads: first, middle and last chunk, straddling ranges, past the end")
+    func ranges() throws {
+        let t = try TestVault()
+        let c = 16384
+        let bytes = (0..<(5 * c + 321)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
+        let item = try (try t.vault).importFile(at: t.file("big.jpg", bytes))
+        let v = try t.vault
+        for (offset, count) in [(0, 10), (0, c), (2 * c + 5, 100), (c - 10, 20), (3 * c - 1, c + 2),
+                                (bytes.count - 7, 7), (bytes.count - 7, 1000), (bytes.count, 5)] {
+            #expect(try v.read(item.id, offset: UInt64(offset), count: count)
+                    == Array(bytes[offset..<min(bytes.count, offset + count)]), "\(offset)+\(count)")
+        }
+        #expect(throws: Nu11Error.self) { _ = try v.read(item.id, offset: UInt64(bytes.count + 1), count: 1) }
+        // Previews come from the in-memory cache the second time, bounded by the setting.
+        #expect(try v.preview(item.id, bytes: 1000) == Array(bytes[0..<1000]))
+        #expect(v.previewCache.count == 1 && v.previewCache.totalBytes == 1000)
+        #expect(v.previewCache.capacity == 64 << 20)
+        // Damage in a chunk a read does not touch does not matter; damage in one it touches does.
+        let path = t.location.path(id: try ItemID(hex: item.id), kind: .file, domain: .vault, album: nil)
+        var file = try ProtectedFiles.read(path, limit: 1 << 24)
+        file[24 + 56 + 3 * (c + 16) + 100] ^= 1
+        try ProtectedFiles.writeAtomically(file, to: path)
+        #expect(try v.read(item.id, offset: 0, count: 100) == Array(bytes[0..<100]))
+        #expect { _ = try v.read(item.id, offset: UInt64(3 * c + 50), count: 10) } throws: {
+            ($0 as? Nu11Error)?.code == .corrupted
+        }
+    }
+}

@@ -12,3 +12,6 @@ int nu11_is_dumpable(void);
 int nu11_set_nodump(const char *path, int on);
 /// 1 if `path` has the nodump attribute, 0 if not, -1 if it cannot be read.
 int nu11_has_nodump(const char *path);
+/// syncfs(2) on the file system holding `path`: flushes every dirty page of it at once
+/// (group commit for many small files). Returns 0 on success, -1 with errno set.
+int nu11_syncfs(const char *path);

@@ -152,6 +152,11 @@ public struct Settings: Sendable, Equatable {
         }
         let plain = try SmallSeal.open(Array(bytes[5...]), key: Subkey.derive(from: deviceKey, purpose: "settings"),
                                        associatedData: aad)
+        return try parseDocument(plain)
+    }
+
+    /// The decrypted document: version check, migrations, validation of every value.
+    public static func parseDocument(_ plain: [UInt8]) throws -> (Settings, migrated: Bool) {
         guard var document = try? JSONDecoder().decode(Document.self, from: Data(plain)) else {
             throw Nu11Error(.corrupted, "the settings file is damaged", remedy: "run `nu11vlt check`")
         }

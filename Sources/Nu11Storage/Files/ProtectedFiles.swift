@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CNu11Sys
 import Nu11Format
 
 /// Files and folders the way every byte of Nu11VLT is written: folders 0700 and files 0600
@@ -114,6 +115,26 @@ public enum ProtectedFiles {
     }
 
     public static func exists(_ path: String) -> Bool { POSIX.exists(path) }
+
+    /// syncfs(2): every dirty page of the file system holding `path` reaches the disk.
+    public static func syncFileSystem(_ path: String) throws {
+        guard nu11_syncfs(path) == 0 else { throw POSIX.error("sync", path) }
+    }
+
+    /// Writes a small file next to `path` and renames it into place without fsync; the
+    /// caller makes a batch durable at once with `syncFileSystem`.
+    public static func writeForBatch(_ bytes: [UInt8], to path: String) throws {
+        let writer = try AtomicFileWriter(destination: path)
+        do {
+            var sink = writer.sink
+            try sink.write(bytes)
+            try writer.prepare(durable: false)
+            try writer.publish(durable: false)
+        } catch {
+            writer.abort()
+            throw error
+        }
+    }
     public static func isDirectory(_ path: String) -> Bool { POSIX.isDirectory(path) }
 
     /// Names in a folder (not recursive), without "." and "..".
@@ -162,11 +183,12 @@ public final class AtomicFileWriter {
         try publish()
     }
 
-    /// Makes the temp file durable and closes it; the destination is still untouched.
-    public func prepare() throws {
+    /// Makes the temp file durable (unless the caller syncs a whole batch later) and closes
+    /// it; the destination is still untouched.
+    public func prepare(durable: Bool = true) throws {
         guard !prepared else { return }
         do {
-            try POSIX.fsyncOrThrow(fd, destination)
+            if durable { try POSIX.fsyncOrThrow(fd, destination) }
             guard close(fd) == 0 else { throw POSIX.error("close", destination) }
             fd = -1
             prepared = true
@@ -176,17 +198,17 @@ public final class AtomicFileWriter {
         }
     }
 
-    /// Renames the prepared file into place and syncs the folder.
-    public func publish() throws {
+    /// Renames the prepared file into place and syncs the folder (unless batched).
+    public func publish(durable: Bool = true) throws {
         guard !done else { throw Nu11Error(.internalError, "atomic write committed twice") }
-        try prepare()
+        try prepare(durable: durable)
         done = true
         guard rename(temporaryPath, destination) == 0 else {
             let error = POSIX.error("rename", destination)
             unlink(temporaryPath)
             throw error
         }
-        try POSIX.syncDirectory(POSIX.parent(of: destination))
+        if durable { try POSIX.syncDirectory(POSIX.parent(of: destination)) }
     }
 
     public func abort() {

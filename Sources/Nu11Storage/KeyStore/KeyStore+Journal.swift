@@ -37,16 +37,34 @@ extension KeyStore {
         for id in ids { try ProtectedFiles.remove(POSIX.join(pendingPath, id.hex + ".json")) }
     }
 
-    public func pendingOperations() throws -> [PendingOperation] {
-        guard POSIX.exists(pendingPath) else { return [] }
-        return try ProtectedFiles.list(pendingPath).compactMap { name in
-            guard name.hasSuffix(".json") else { return nil }
-            let path = POSIX.join(pendingPath, name)
-            guard let op = try? JSONDecoder().decode(PendingOperation.self, from: Data(ProtectedFiles.read(path, limit: 4096))) else {
-                try? ProtectedFiles.remove(path)  // a half-written marker: its operation never started
-                return nil
-            }
-            return op
-        }
+    /// One marker for a whole batch (group commit of many imports).
+    public func markPendingBatch(_ operations: [PendingOperation]) throws -> String {
+        try ProtectedFiles.makeDirectory(pendingPath)
+        let path = POSIX.join(pendingPath, "batch-" + Hex.encode(SecureRandom.bytes(8)) + ".json")
+        try ProtectedFiles.writeAtomically(Array(try JSONEncoder().encode(operations)), to: path)
+        return path
     }
+
+    public func clearPendingBatch(_ path: String) throws { try ProtectedFiles.remove(path) }
+
+    /// Every pending operation, with the marker file that holds it.
+    public func pendingOperations() throws -> [(PendingOperation, String)] {
+        guard POSIX.exists(pendingPath) else { return [] }
+        var out: [(PendingOperation, String)] = []
+        for name in try ProtectedFiles.list(pendingPath) where name.hasSuffix(".json") {
+            let path = POSIX.join(pendingPath, name)
+            let data = Data(try ProtectedFiles.read(path, limit: 64 << 20))
+            if let op = try? JSONDecoder().decode(PendingOperation.self, from: data) {
+                out.append((op, path))
+            } else if let ops = try? JSONDecoder().decode([PendingOperation].self, from: data) {
+                out += ops.map { ($0, path) }
+            } else {
+                try? ProtectedFiles.remove(path)  // a half-written marker: its operation never started
+            }
+        }
+        return out
+    }
+
+    /// Makes everything written so far on the key store's file system durable at once.
+    public func syncFileSystem() throws { try ProtectedFiles.syncFileSystem(root) }
 }

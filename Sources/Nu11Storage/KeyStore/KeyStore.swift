@@ -95,9 +95,13 @@ public final class KeyStore: Sendable {
 
     func itemPath(_ id: ItemID) -> String { POSIX.join(itemsPath, id.hex + ".key") }
 
-    public func storeItemKey(_ record: ItemKeyRecord) throws {
+    public func storeItemKey(_ record: ItemKeyRecord, durable: Bool = true) throws {
         try ProtectedFiles.makeDirectory(itemsPath)
-        try ProtectedFiles.writeAtomically(record.encoded(), to: itemPath(record.itemID))
+        if durable {
+            try ProtectedFiles.writeAtomically(record.encoded(), to: itemPath(record.itemID))
+        } else {
+            try ProtectedFiles.writeForBatch(record.encoded(), to: itemPath(record.itemID))
+        }
     }
 
     public func itemKeyRecord(_ id: ItemID) throws -> ItemKeyRecord {

@@ -42,19 +42,18 @@ struct Import: ParsableCommand {
             let fadeFor = try fadeSeconds(fade, settings: vault.settings)
             var imported: [ItemSummary] = []
             let progress = Output.stderrIsTerminal && files.count > 1
-            for (n, path) in files.enumerated() {
-                if progress { FileHandle.standardError.write(Data("\rimporting \(n + 1)/\(files.count)…".utf8)) }
-                let item: ItemSummary
-                if path == "-" {
-                    item = try vault.importStream(FileDescriptorStream(fd: 0, label: "stdin"), name: name, album: album,
-                                                  fade: fadeFor)
-                } else {
-                    item = try vault.importFile(at: path, album: album, fade: fadeFor)
-                }
+            if files.contains("-") {
+                let item = try vault.importStream(FileDescriptorStream(fd: 0, label: "stdin"), name: name, album: album, fade: fadeFor)
                 imported.append(item)
                 if !output.json { print("\(item.id)  \(item.name)") }
             }
+            let regular = files.filter { $0 != "-" }
+            let batch = try vault.importFiles(regular, album: album, fade: fadeFor) { done, total in
+                if progress { FileHandle.standardError.write(Data("\rimporting \(done)/\(total)…".utf8)) }
+            }
             if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            if !output.json { for item in batch { print("\(item.id)  \(item.name)") } }
+            imported += batch
             if output.json { try Output.json(imported) }
         }
     }

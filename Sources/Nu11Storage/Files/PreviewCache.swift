@@ -1,0 +1,60 @@
+import Foundation
+import Nu11Format
+
+/// A byte-bounded, in-memory LRU cache for decrypted previews (the seed's thumbnail cache).
+/// Nothing decrypted is ever written to disk; evicted and removed values are zeroed.
+/// Thread-safe; the total size of the values never exceeds `capacity` bytes.
+public final class PreviewCache<Key: Hashable & Sendable>: @unchecked Sendable {
+    public let capacity: Int
+    private var values: [Key: [UInt8]] = [:]
+    private var order: [Key] = []  // least recently used first
+    private var bytes = 0
+    private let lock = NSLock()
+
+    public init(capacityBytes: Int) { capacity = max(0, capacityBytes) }
+
+    public var totalBytes: Int { lock.withLock { bytes } }
+    public var count: Int { lock.withLock { values.count } }
+
+    public func get(_ key: Key) -> [UInt8]? {
+        lock.withLock {
+            guard let value = values[key] else { return nil }
+            touch(key)
+            return value
+        }
+    }
+
+    /// Stores a value; a value larger than the whole cache is not stored.
+    public func set(_ key: Key, _ value: [UInt8]) {
+        lock.withLock {
+            removeLocked(key)
+            guard value.count <= capacity else { return }
+            while bytes + value.count > capacity, let oldest = order.first { removeLocked(oldest) }
+            values[key] = value
+            order.append(key)
+            bytes += value.count
+        }
+    }
+
+    public func remove(_ key: Key) { lock.withLock { removeLocked(key) } }
+
+    public func removeAll() {
+        lock.withLock {
+            for key in order { removeLocked(key) }
+        }
+    }
+
+    private func touch(_ key: Key) {
+        if let i = order.firstIndex(of: key) { order.remove(at: i) }
+        order.append(key)
+    }
+
+    private func removeLocked(_ key: Key) {
+        guard var value = values.removeValue(forKey: key) else { return }
+        bytes -= value.count
+        secureZero(&value)
+        if let i = order.firstIndex(of: key) { order.remove(at: i) }
+    }
+
+    deinit { removeAll() }
+}
