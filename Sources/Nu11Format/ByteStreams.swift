@@ -151,3 +151,28 @@ public struct FileDescriptorStream: ByteSource, ByteSink, RandomAccessSource {
         return Nu11Error(.io, "\(label): cannot \(operation): \(reason)", remedy: remedy, item: label)
     }
 }
+
+/// Reads ahead in large blocks (256 KiB) so that 16 KiB chunk reads do not each cost a syscall.
+public struct BufferedSource<Base: ByteSource>: ByteSource {
+    private var base: Base
+    private var buffer: [UInt8]
+    private var start = 0
+    private var end = 0
+
+    public init(_ base: Base, capacity: Int = 256 << 10) {
+        self.base = base
+        buffer = [UInt8](repeating: 0, count: capacity)
+    }
+
+    public mutating func read(into out: UnsafeMutableRawBufferPointer) throws -> Int {
+        if start == end {
+            start = 0
+            end = try buffer.withUnsafeMutableBytes { try base.read(into: $0) }
+            if end == 0 { return 0 }
+        }
+        let n = min(out.count, end - start)
+        buffer.withUnsafeBytes { src in out.copyMemory(from: UnsafeRawBufferPointer(rebasing: src[start..<(start + n)])) }
+        start += n
+        return n
+    }
+}

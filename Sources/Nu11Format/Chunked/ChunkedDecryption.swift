@@ -57,13 +57,26 @@ public final class ChunkedDecryptor<AEAD: ChunkAEAD, Source: ByteSource> {
     /// Decrypts the rest of the message into `sink`; returns the plaintext length.
     @discardableResult
     public func decryptAll(to sink: inout some ByteSink) throws -> UInt64 {
+        // Authenticated chunks are gathered into about 1 MiB per write; on an error, what
+        // was gathered (all authenticated) is written before the error is passed on.
+        let flushAt = 64 * ChunkedScheme.chunkSize
         var chunk = [UInt8]()
-        chunk.reserveCapacity(ChunkedScheme.chunkSize)
+        chunk.reserveCapacity(flushAt + ChunkedScheme.chunkSize)
         defer { secureZero(&chunk) }
         while true {
-            chunk.removeAll(keepingCapacity: true)
-            guard try nextChunk(appendingTo: &chunk) else { return plaintextLength }
-            try sink.write(chunk)
+            let more: Bool
+            do {
+                more = try nextChunk(appendingTo: &chunk)
+            } catch {
+                if !chunk.isEmpty { try sink.write(chunk) }
+                throw error
+            }
+            if !more || chunk.count >= flushAt {
+                if !chunk.isEmpty { try sink.write(chunk) }
+                secureZero(&chunk)
+                chunk.removeAll(keepingCapacity: true)
+            }
+            if !more { return plaintextLength }
         }
     }
 
