@@ -34,7 +34,7 @@ bench:
 FUZZ_SECONDS ?= 600
 fuzz:
 	@scripts/ensure-deps.sh
-	swift build --product nu11vlt-fuzz --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING
+	swift build --product nu11vlt-fuzz --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld
 	@for h in n11 keystore settings archive; do \
 	  mkdir -p Fuzz/found/$$h; \
 	  echo "== $$h"; \

@@ -1,21 +1,38 @@
 import Foundation
 import Nu11Fuzz
 
-// libFuzzer entry (built by `make fuzz` with -sanitize=fuzzer and -D FUZZING); the harness is
-// chosen by NU11VLT_FUZZ_HARNESS (n11, keystore, settings, archive). This is a developer
-// tool, not part of the product.
+// A developer tool, not part of the product. Built by `make fuzz` (-sanitize=fuzzer, -D
+// FUZZING) it runs libFuzzer on the harness named by NU11VLT_FUZZ_HARNESS (n11, keystore,
+// settings, archive); built normally it replays a corpus folder.
+
 #if FUZZING
-let harness = ProcessInfo.processInfo.environment["NU11VLT_FUZZ_HARNESS"] ?? "n11"
+nonisolated(unsafe) var harness = "n11"
 
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    guard let data else { return 0 }
     FuzzEntries.run(harness, Array(UnsafeBufferPointer(start: data, count: size)))
     return 0
+}
+
+@_silgen_name("LLVMFuzzerRunDriver")
+func runDriver(_ argc: UnsafeMutablePointer<CInt>,
+               _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+               _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+
+@main
+struct FuzzDriver {
+    static func main() {
+        harness = ProcessInfo.processInfo.environment["NU11VLT_FUZZ_HARNESS"] ?? "n11"
+        var argc = CommandLine.argc
+        var argv = CommandLine.unsafeArgv
+        exit(runDriver(&argc, &argv, fuzzOne))
+    }
 }
 #else
 @main
 struct ReplayCorpus {
-    /// Without libFuzzer: `nu11vlt-fuzz HARNESS CORPUS-FOLDER` replays a corpus.
+    /// `nu11vlt-fuzz HARNESS CORPUS-FOLDER` replays a corpus through a harness.
     static func main() {
         let args = CommandLine.arguments
         guard args.count == 3, FuzzEntries.harnesses.contains(args[1]) else {

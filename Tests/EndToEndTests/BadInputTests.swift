@@ -68,10 +68,20 @@ struct BadInputTests {
         #expect(viewed.code == 0, "view: \(viewed.stderr)")
         let shm = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []
         #expect(!shm.contains { $0.hasPrefix("nu11vlt-view") })
+        // Notes written and edited, and an archive exported and imported, leave nothing either.
+        let noteID = try cli.runPinFD(["note", "add", "--title", "T-\(nameMarker)"], stdin: Data("first \(marker)".utf8))
+            .out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try cli.runPinFD(["note", "edit", noteID], stdin: Data("edited \(marker)".utf8)).code == 0)
+        let archive = cli.root + "/m.nu11vlt"
+        #expect(try cli.exportArchive(archive, extra: ["--portable"]).code == 0)
+        let other = try CLI()
+        try other.initVault()
+        #expect(try other.importArchive(archive).code == 0)
+        #expect(try other.run(["note", "list"], pinStdin: true).out.contains(nameMarker))
         try FileManager.default.removeItem(atPath: src)
         for marker in [marker, nameMarker] {
-            let scan = try cli.spawn("/bin/sh", ["-c", "grep -rlaF \"$0\" \"$1\" \"$2\" /tmp /dev/shm 2>/dev/null; true",
-                                                 marker, cli.vault, cli.keystore])
+            let scan = try cli.spawn("/bin/sh", ["-c", "grep -rlaF \"$0\" \"$1\" \"$2\" \"$3\" \"$4\" /tmp /dev/shm 2>/dev/null; true",
+                                                 marker, cli.vault, cli.keystore, other.vault, other.keystore])
             #expect(scan.out.isEmpty, "marker found in: \(scan.out)")
         }
     }
@@ -151,5 +161,7 @@ struct BadInputTests {
         #expect(leftovers.out.isEmpty, "temp files left: \(leftovers.out)")
         let photos = try FileManager.default.contentsOfDirectory(atPath: small + "/vault/Vault/Photos")
         #expect(photos.count == 1, "partial item left: \(photos)")
+        let check = try cli.run(["check"], pinStdin: true, environment: env)
+        #expect(check.code == 0, "check after a full disk: \(check.out) \(check.stderr)")
     }
 }

@@ -25,7 +25,16 @@ public protocol ChunkAEAD: Sendable {
                      appendingTo output: inout [UInt8]) throws
 }
 
+/// Both instantiations use 256-bit keys, 96-bit nonces, 128-bit tags and HKDF-SHA-512.
 extension ChunkAEAD {
+    public static var keyByteCount: Int { 32 }
+    public static var nonceByteCount: Int { 12 }
+    public static var tagByteCount: Int { 16 }
+
+    public static func expand(prk: SecretBytes, info: [UInt8], count: Int) -> SymmetricKey {
+        HKDF<SHA512>.expand(pseudoRandomKey: prk, info: info, outputByteCount: count)
+    }
+
     public static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
                             into output: UnsafeMutableRawBufferPointer) throws {
         var sealed = [UInt8]()
@@ -41,13 +50,6 @@ extension ChunkAEAD {
 /// the vectors of both libraries apply. Key derivation stays with swift-crypto's HKDF.
 public enum ChaCha20Poly1305Chunks: ChunkAEAD {
     public static let aeadName = "AEAD_CHACHA20_POLY1305"
-    public static let keyByteCount = 32
-    public static let nonceByteCount = 12
-    public static let tagByteCount = 16
-
-    public static func expand(prk: SecretBytes, info: [UInt8], count: Int) -> SymmetricKey {
-        HKDF<SHA512>.expand(pseudoRandomKey: prk, info: info, outputByteCount: count)
-    }
 
     public static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
                             appendingTo output: inout [UInt8]) throws {
@@ -93,13 +95,6 @@ public enum ChaCha20Poly1305Chunks: ChunkAEAD {
 /// the instantiation the Wycheproof `c2sp_chunked_encryption_aes_256_gcm_test.json` covers.
 public enum AES256GCMChunks: ChunkAEAD {
     public static let aeadName = "AEAD_AES_256_GCM"
-    public static let keyByteCount = 32
-    public static let nonceByteCount = 12
-    public static let tagByteCount = 16
-
-    public static func expand(prk: SecretBytes, info: [UInt8], count: Int) -> SymmetricKey {
-        HKDF<SHA512>.expand(pseudoRandomKey: prk, info: info, outputByteCount: count)
-    }
 
     public static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
                             appendingTo output: inout [UInt8]) throws {

@@ -12,7 +12,7 @@ public final class ZipWriter {
         self.destination = destination
         temporaryPath = POSIX.join(POSIX.parent(of: destination), ProtectedFiles.tempPrefix + Hex.encode(SecureRandom.bytes(8)))
         do {
-            archive = try Archive(url: URL(fileURLWithPath: temporaryPath), accessMode: .create)
+            archive = try Archive(url: URL(fileURLWithPath: temporaryPath), accessMode: .create, pathEncoding: nil)
         } catch {
             throw Nu11Error(.io, "\(destination): cannot create the archive: \(error)", remedy: "check the folder", item: destination)
         }
@@ -70,7 +70,7 @@ public final class ZipReader {
             throw Nu11Error(.notFound, "\(path): no such file", remedy: "check the path", item: path)
         }
         do {
-            archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .read)
+            archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .read, pathEncoding: nil)
         } catch {
             throw Nu11Error(.corrupted, "\(path) is not a readable archive (damaged or truncated ZIP)",
                             remedy: "check the file; it may have been cut short", item: path)
