@@ -61,17 +61,19 @@ enum Gate {
         // The fade sweep: expired entries, and fade items the schedule does not know.
         let scheduled = Dictionary(state.fade.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         var expired = Set(state.fade.filter { $0.deadline <= now }.map(\.id))
-        for row in try index.items(domains: [.fade], limit: Int.max) where fadeTampered || scheduled[row.id] == nil {
-            expired.insert(row.id)
+        for id in try index.itemIDs(domain: .fade) where fadeTampered || scheduled[id] == nil {
+            expired.insert(id)
         }
         if fadeTampered { expired.formUnion(state.fade.map(\.id)) }
         if !expired.isEmpty {
             // Keys first (that is the destruction), then files, then rows.
             for id in expired {
                 try keyStore.destroyItemKey(id)
-                let entry = scheduled[id]
-                let kind = entry.flatMap { ItemKind(rawValue: $0.kind) }
-                for candidate in candidates(location, id: id, kind: kind) { try ProtectedFiles.remove(candidate) }
+                let known = scheduled[id].flatMap { ItemKind(rawValue: $0.kind) }
+                for kind in known.map({ [$0] }) ?? ItemKind.allCases {
+                    let probe = ItemRow(id: id, kind: kind, domain: .fade, album: nil, meta: [])
+                    for path in Vault.candidatePaths(location, probe) { try ProtectedFiles.remove(path) }
+                }
             }
             try index.deleteItems(Array(expired))
             state.fade.removeAll { expired.contains($0.id) }
@@ -124,15 +126,6 @@ enum Gate {
             if row != nil { try index.deleteItems([op.id]) }
         }
         for marker in markers { try ProtectedFiles.remove(marker) }
-    }
-
-    static func candidates(_ location: VaultLocation, id: ItemID, kind: ItemKind?) -> [String] {
-        switch kind {
-        case .note: [location.path(id: id, kind: .note, domain: .fade, album: nil)]
-        case .file: [location.path(id: id, kind: .file, domain: .fade, album: nil)]
-        case nil: [location.path(id: id, kind: .file, domain: .fade, album: nil),
-                    location.path(id: id, kind: .note, domain: .fade, album: nil)]
-        }
     }
 
     /// Refuses PIN entry while the failed-PIN delay runs.

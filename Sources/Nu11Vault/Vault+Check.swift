@@ -59,7 +59,8 @@ extension Vault {
         }
         progress(visible.count, visible.count)
         // Files without rows, key records without rows, temp files.
-        for path in try contentFiles() {
+        let files = try contentFiles()
+        for path in files {
             let name = (path as NSString).lastPathComponent
             if name.hasPrefix(ProtectedFiles.tempPrefix) {
                 var finding = CheckReport.Finding(item: path, problem: "leftover temp file (ciphertext of an interrupted write)")
@@ -80,7 +81,7 @@ extension Vault {
             }
         }
         for id in try keyStore.itemKeyIDs() where !known.contains(id) {
-            let hasFile = try contentFiles().contains { $0.contains(id.hex) }
+            let hasFile = files.contains { $0.contains(id.hex) }
             var finding = CheckReport.Finding(item: id.hex, problem: "key record without an item")
             if repair && !hasFile {
                 try keyStore.destroyItemKey(id)

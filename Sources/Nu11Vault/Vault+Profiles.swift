@@ -33,12 +33,6 @@ extension Vault {
         return out
     }
 
-    func visibleCount() throws -> Int {
-        let mains = try index.count(domains: [mainDomain]).items
-        let fades = try index.items(domains: [.fade], limit: Int.max).filter(isVisible).count
-        return mains + fades
-    }
-
     /// Sets (or replaces) the backup PIN. Only the primary PIN may do this. A backup vault
     /// that existed before is destroyed (its keys are replaced), and so is the duress PIN.
     public func setBackupPIN(_ pin: SecretBytes) throws {

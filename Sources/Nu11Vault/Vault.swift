@@ -147,9 +147,11 @@ public final class Vault {
     /// Counts, after unlock.
     public func status() throws -> VaultInfo {
         var info = try Self.info(location)
-        info.items = try visibleCount()
-        info.albums = try index.count(domains: [mainDomain]).albums
-        info.fadeItems = try index.items(domains: [.fade], limit: Int.max).filter(isVisible).count
+        let main = try index.count(domains: [mainDomain])
+        let fading = try index.items(domains: [.fade], limit: Int.max).filter(isVisible).count
+        info.items = main.items + fading
+        info.albums = main.albums
+        info.fadeItems = fading
         return info
     }
 

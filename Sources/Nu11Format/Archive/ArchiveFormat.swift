@@ -80,7 +80,7 @@ public enum ArchiveFormat {
             switch header.kind {
             case .portable:
                 guard let kdf = header.kdf, kdf.algorithm == "argon2id", kdf.parallelism == 1,
-                      hexDecode(kdf.salt)?.count == Argon2id.saltByteCount else {
+                      Hex.decode(kdf.salt)?.count == Argon2id.saltByteCount else {
                     throw Nu11Error(.corrupted, "the archive's KDF parameters are not valid", remedy: "the file is damaged")
                 }
                 try kdf.parameters.validateRead()
@@ -145,16 +145,5 @@ public enum ArchiveFormat {
         guard name.hasPrefix(itemPrefix), name.hasSuffix(".c2sp") else { return false }
         let hex = name.dropFirst(itemPrefix.count).dropLast(5)
         return hex.count == 32 && hex.allSatisfy { "0123456789abcdef".contains($0) }
-    }
-
-    public static func hexDecode(_ text: String) -> [UInt8]? {
-        guard text.count % 2 == 0 else { return nil }
-        var out = [UInt8]()
-        var chars = text.makeIterator()
-        while let a = chars.next(), let b = chars.next() {
-            guard let v = UInt8(String([a, b]), radix: 16) else { return nil }
-            out.append(v)
-        }
-        return out
     }
 }

@@ -42,23 +42,11 @@ public struct ItemID: Sendable, Hashable, Comparable, Codable, CustomStringConve
 
     /// Parses 32 hex digits (either case).
     public init(hex: String) throws {
-        let digits = Array(hex.utf8)
-        guard digits.count == 2 * Self.byteCount else {
+        guard hex.utf8.count == 2 * Self.byteCount, let decoded = Hex.decode(hex) else {
             throw Nu11Error(.invalidArgument, "'\(hex.prefix(40))' is not an ID (32 hex digits)",
                             remedy: "copy the ID from `nu11vlt list`")
         }
-        var out = [UInt8]()
-        out.reserveCapacity(Self.byteCount)
-        var i = 0
-        while i < digits.count {
-            guard let hi = Self.nibble(digits[i]), let lo = Self.nibble(digits[i + 1]) else {
-                throw Nu11Error(.invalidArgument, "'\(hex.prefix(40))' is not an ID (32 hex digits)",
-                                remedy: "copy the ID from `nu11vlt list`")
-            }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        bytes = out
+        bytes = decoded
     }
 
     public var hex: String { Hex.encode(bytes) }
@@ -74,6 +62,23 @@ public struct ItemID: Sendable, Hashable, Comparable, Codable, CustomStringConve
         var container = encoder.singleValueContainer()
         try container.encode(hex)
     }
+}
+
+public enum Hex {
+    /// Hex digits (either case) to bytes; nil for anything else.
+    public static func decode(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(digits.count / 2)
+        var i = 0
+        while i < digits.count {
+            guard let hi = nibble(digits[i]), let lo = nibble(digits[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
 
     private static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
@@ -83,9 +88,7 @@ public struct ItemID: Sendable, Hashable, Comparable, Codable, CustomStringConve
         default: nil
         }
     }
-}
 
-public enum Hex {
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()

@@ -147,8 +147,12 @@ public final class VaultIndex: Sendable {
         }
     }
 
-    public func allItemIDs() throws -> [ItemID] {
-        try read { db in try String.fetchAll(db, sql: "SELECT id FROM item").compactMap { try? ItemID(hex: $0) } }
+    /// IDs of a domain's items, without their metadata.
+    public func itemIDs(domain: Domain) throws -> [ItemID] {
+        try read { db in
+            try String.fetchAll(db, sql: "SELECT id FROM item WHERE domain = ?", arguments: [domain.rawValue])
+                .compactMap { try? ItemID(hex: $0) }
+        }
     }
 
     public func count(domains: [Domain]) throws -> (items: Int, albums: Int) {

@@ -21,7 +21,7 @@ extension Vault {
         let key: SecretBytes
         switch header.kind {
         case .portable:
-            guard let kdf = header.kdf, let salt = ArchiveFormat.hexDecode(kdf.salt) else {
+            guard let kdf = header.kdf, let salt = Hex.decode(kdf.salt) else {
                 throw Nu11Error(.corrupted, "the archive's KDF parameters are not valid")
             }
             key = try Argon2id.deriveKey(passphrase: password(), salt: salt, parameters: kdf.parameters)
@@ -120,7 +120,7 @@ extension Vault {
         let decryptor = try ChunkedPushDecryptor<AES256GCMChunks>(key: key, context: ArchiveFormat.itemContext(item.entry))
         if secure {
             guard let idText = item.id, let id = try? ItemID(hex: idText), let raw = item.domain, let domain = Domain(rawValue: raw),
-                  let wrappedHex = item.wrappedKey, let wrapped = ArchiveFormat.hexDecode(wrappedHex) else {
+                  let wrappedHex = item.wrappedKey, let wrapped = Hex.decode(wrappedHex) else {
                 throw ZipReader.reject(zip.path, "its manifest lacks an item's key")
             }
             guard visibleDomains.contains(domain) else {
