@@ -84,3 +84,104 @@ int nu11_syncfs(const char *path) {
     return 0;
 #endif
 }
+
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <sys/stat.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+extern char **environ;
+
+#define NU11_SLOTS 64
+static char nu11_paths[NU11_SLOTS][4096];
+static volatile sig_atomic_t nu11_used[NU11_SLOTS];
+static char nu11_message[256];
+static volatile sig_atomic_t nu11_child = 0;
+
+static void nu11_on_signal(int sig) {
+    pid_t child = (pid_t)nu11_child;
+    if (child > 0) {
+        if (sig == SIGINT) return;  /* the child (editor, viewer) decides what Ctrl-C means */
+        kill(child, sig);
+    }
+    for (int i = 0; i < NU11_SLOTS; i++) {
+        if (nu11_used[i]) {
+            int fd = open(nu11_paths[i], O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+            if (fd >= 0) { (void)ftruncate(fd, 0); close(fd); }
+            unlink(nu11_paths[i]);
+        }
+    }
+    size_t n = strlen(nu11_message);
+    if (n > 0) { ssize_t w = write(2, nu11_message, n); (void)w; }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void nu11_cleanup_install(const char *message) {
+    strncpy(nu11_message, message, sizeof nu11_message - 1);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = nu11_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGHUP);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+int nu11_cleanup_register(const char *path) {
+    if (strlen(path) >= sizeof nu11_paths[0]) return -1;
+    for (int i = 0; i < NU11_SLOTS; i++) {
+        if (!nu11_used[i]) {
+            strcpy(nu11_paths[i], path);
+            nu11_used[i] = 1;
+            return i;
+        }
+    }
+    return -1;
+}
+
+void nu11_cleanup_unregister(int slot) {
+    if (slot >= 0 && slot < NU11_SLOTS) nu11_used[slot] = 0;
+}
+
+int nu11_spawn_wait(char *const argv[], int *status) {
+    pid_t pid;
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    /* Default signal handling in the child (ours would clean up in the wrong process). */
+    sigset_t def;
+    sigemptyset(&def);
+    sigaddset(&def, SIGINT);
+    sigaddset(&def, SIGTERM);
+    sigaddset(&def, SIGHUP);
+    posix_spawnattr_setsigdefault(&attr, &def);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+    int rc = posix_spawnp(&pid, argv[0], NULL, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) return rc;
+    nu11_child = pid;
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) { nu11_child = 0; return errno; }
+    }
+    nu11_child = 0;
+    *status = st;
+    return 0;
+}
+
+int nu11_memfd(const char *name) {
+#if defined(__linux__)
+    return memfd_create(name, 0);
+#else
+    (void)name;
+    errno = ENOSYS;
+    return -1;
+#endif
+}

@@ -38,6 +38,10 @@ public struct Nu11Error: Error, Sendable, Equatable, CustomStringConvertible {
     public var remedy: String?
     /// The item the error is about (an opaque ID or a path), when there is one.
     public var item: String?
+    /// The change was made (e.g. a file was renamed into place) but a later step failed
+    /// (e.g. the folder fsync that makes it durable). At a commit point this means "done,
+    /// but …", never a failure.
+    public var tookEffect = false
 
     public init(_ code: Code, _ message: String, remedy: String? = nil, item: String? = nil) {
         self.code = code

@@ -3,20 +3,20 @@ import Nu11Format
 import Nu11Storage
 
 /// What runs at the start of every command, before any PIN prompt, with only the
-/// device-bound key: the clock check, the fade sweep and the failed-PIN policy.
+/// device-bound key: the clock, the Skeleton Switch, the fade sweep and the failed-PIN
+/// policy.
 ///
 /// Policies (documented in docs/THREAT-MODEL.md):
-/// * Time never runs backwards: the effective time is the later of the clock and the latest
-///   time any command saw, so setting the clock back postpones no PIN delay. A clock more
-///   than 5 minutes behind the latest time seen is treated as tampering: every fade item is
-///   destroyed at once (fade fails closed), and a warning says so.
-/// * A missing or altered device state (while the key store exists) is tampering: every fade
-///   item is shredded and PIN entry waits one hour, as after nine wrong PINs. Deleting or
-///   editing the file can only make things stricter.
-/// * A fade item without a schedule entry is treated as expired.
-/// * The Skeleton Switch fires when its interval passed without a primary check-in, when the
-///   clock was set back while it is armed, or when it is armed (flag bound into the master
-///   record's slot 0) and its state is missing or altered.
+/// * Time is `EffectiveTime`: within a boot it is measured with CLOCK_BOOTTIME, so setting
+///   the wall clock changes nothing; across boots it never runs backwards. A clock anomaly
+///   alone never destroys anything: it is reported, and time is held.
+/// * A missing or altered device state (while the key store exists) is tampering: fade
+///   items are shredded (those whose key record says Fade) and PIN entry waits one hour,
+///   as after nine wrong PINs. Deleting or editing the file can only make things stricter.
+/// * Only the sealed fade schedule condemns an item; the index alone never does.
+/// * The Skeleton Switch fires when its interval passed without a primary check-in, or
+///   when it is armed (flag bound into the master record's slot 0) and its state is missing
+///   or altered. A master record that cannot be read stops the command (fails closed).
 public struct GateReport: Sendable {
     public var now: Double
     public var shredded: [String] = []
@@ -24,47 +24,50 @@ public struct GateReport: Sendable {
 }
 
 enum Gate {
-    static func clock() -> Double { Date().timeIntervalSince1970 }
-
-    /// How far the clock may step back (NTP corrections) before it counts as tampering.
-    static let rollbackTolerance: Double = 300
-
-    /// Runs the checks; the caller holds the vault lock.
-    static func run(_ location: VaultLocation, keyStore: KeyStore, index: VaultIndex) throws -> (DeviceState, GateReport) {
-        let wall = clock()
-        var report = GateReport(now: wall)
+    /// Runs the checks; the caller holds the vault lock. Writes the device state only when
+    /// it changed (so read commands work on a read-only or full disk).
+    static func run(_ location: VaultLocation, keyStore: KeyStore, index: VaultIndex,
+                    clock: any VaultClock) throws -> (DeviceState, GateReport) {
+        let armed = try keyStore.readMaster().skeletonArmed
+        var report = GateReport(now: clock.wallTime())
         var state: DeviceState
-        var fadeTampered = false
+        var tampered = false
+        var original: DeviceState?
         switch try keyStore.loadState() {
         case .loaded(let loaded):
             state = loaded
+            original = loaded
         case .missing, .damaged:
-            state = DeviceState(now: wall)
+            state = DeviceState(now: 0)
+            tampered = true
+        }
+        let (now, clockWarning) = EffectiveTime.advance(&state, clock: clock)
+        report.now = now
+        if let clockWarning { report.warnings.append(clockWarning) }
+        if tampered {
             state.failures = 9
-            state.lockedUntil = wall + DeviceState.delay(afterFailures: 9)
-            fadeTampered = true
+            state.lockedUntil = now + DeviceState.delay(afterFailures: 9)
             report.warnings.append("the device state was missing or altered: fade items were destroyed and PIN entry waits 1 hour")
         }
-        let rolledBack = wall + rollbackTolerance < state.latestSeen
-        try skeletonCheck(location, keyStore: keyStore, state: fadeTampered ? nil : state,
-                          now: max(wall, state.latestSeen), rolledBack: rolledBack)
-        if rolledBack {
-            fadeTampered = true
-            report.warnings.append("the system clock is \(Int(state.latestSeen - wall)) s behind the latest time nu11vlt saw: fade items were destroyed and PIN delays use the latest time seen")
-        }
-        let now = max(wall, state.latestSeen)
-        state.latestSeen = now
-        report.now = now
+        try settingsCheck(keyStore: keyStore, state: &state, now: now, report: &report)
+        try skeletonCheck(location, armed: armed, state: tampered ? nil : state, now: now)
 
         try recoverPending(location, keyStore: keyStore, index: index)
+        let stuck = sweepLeftovers(location, keyStore: keyStore)
+        if !stuck.isEmpty {
+            report.warnings.append("\(stuck.count) temp file(s) of an interrupted command could not be removed (e.g. \(stuck[0]))")
+        }
 
-        // The fade sweep: expired entries, and fade items the schedule does not know.
+        // The fade sweep: only the sealed schedule condemns an item. When the schedule itself
+        // was deleted or altered, the fade items are condemned — those whose key record says
+        // Fade (an edited index row cannot condemn a permanent item).
         let scheduled = Dictionary(state.fade.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         var expired = Set(state.fade.filter { $0.deadline <= now }.map(\.id))
-        for id in try index.itemIDs(domain: .fade) where fadeTampered || scheduled[id] == nil {
-            expired.insert(id)
+        if tampered {
+            for id in try index.itemIDs(domain: .fade) where (try? keyStore.itemKeyRecord(id).domain) == .fade {
+                expired.insert(id)
+            }
         }
-        if fadeTampered { expired.formUnion(state.fade.map(\.id)) }
         if !expired.isEmpty {
             // Keys first (that is the destruction), then files, then rows.
             for id in expired {
@@ -79,28 +82,41 @@ enum Gate {
             state.fade.removeAll { expired.contains($0.id) }
             report.shredded = expired.map(\.hex).sorted()
         }
-        try keyStore.saveState(state)
+        if state != original { try keyStore.saveState(state) }
         return (state, report)
+    }
+
+    /// A settings file that was saved and is now missing or altered is tampering (it could
+    /// turn `pin.erase_after` off): PIN entry waits as after nine wrong PINs, once per
+    /// event; a damaged file is moved aside, and the defaults apply until the PIN owner
+    /// saves settings again (`settings set`, `check --repair`).
+    static func settingsCheck(keyStore: KeyStore, state: inout DeviceState, now: Double, report: inout GateReport) throws {
+        switch try keyStore.settingsStatus() {
+        case .present:
+            if state.settingsSaved != true { state.settingsSaved = true }
+            return
+        case .missing:
+            guard state.settingsSaved == true else { return }
+        case .damaged:
+            try keyStore.setAsideDamagedSettings()
+        }
+        state.settingsSaved = false
+        state.failures = max(state.failures, 9)
+        state.lockedUntil = max(state.lockedUntil, now + DeviceState.delay(afterFailures: 9))
+        report.warnings.append("the settings file was missing or altered: PIN entry waits 1 hour, and the default settings apply until you save settings again")
     }
 
     /// The Skeleton Switch fires when the interval passed without a primary check-in — or,
     /// when the switch is armed (flag in the master record) and the state that holds the
     /// last check-in is missing or altered. It wipes before anything else and says so.
-    static func skeletonCheck(_ location: VaultLocation, keyStore: KeyStore, state: DeviceState?, now: Double,
-                              rolledBack: Bool) throws {
-        let armed = (try? keyStore.readMaster().skeletonArmed) ?? false
+    static func skeletonCheck(_ location: VaultLocation, armed: Bool, state: DeviceState?, now: Double) throws {
         let reason: String
         let secure: Bool
         if let skeleton = state?.skeleton {
-            if rolledBack {
-                // A clock set back must not postpone the switch: it counts as tampering.
-                reason = "the system clock was set back"
-            } else {
-                guard now > skeleton.deadline else { return }
-                reason = "no check-in for \(DurationText.format(skeleton.interval))"
-            }
+            guard now > skeleton.deadline else { return }
+            reason = "no check-in for \(DurationText.format(skeleton.interval))"
             secure = skeleton.secure
-        } else if state == nil && armed {
+        } else if armed && (state == nil || state?.skeleton == nil) {
             reason = "its state was deleted or altered"
             secure = false
         } else {
@@ -126,6 +142,16 @@ enum Gate {
             if row != nil { try index.deleteItems([op.id]) }
         }
         for marker in markers { try ProtectedFiles.remove(marker) }
+    }
+
+    /// Temp files of interrupted commands, in the vault and in the key store (ciphertext
+    /// or key records that never got committed). Returns what could not be removed (a
+    /// read-only vault): reported, never fatal.
+    static func sweepLeftovers(_ location: VaultLocation, keyStore: KeyStore) -> [String] {
+        var folders = location.folders + [location.vaultRoot + "/Quarantine"]
+        folders += ((try? ProtectedFiles.list(location.albumsFolder)) ?? []).map { location.albumsFolder + "/" + $0 }
+        folders += [keyStore.root, keyStore.root + "/items", keyStore.root + "/pending"]
+        return folders.flatMap { ProtectedFiles.removeLeftovers(in: $0) }
     }
 
     /// Refuses PIN entry while the failed-PIN delay runs.

@@ -78,16 +78,19 @@ extension Vault {
                 batch[i].committed = true
             }
             try ProtectedFiles.syncFileSystem(location.vaultRoot)
-            try index.insertItems(batch.map(\.row))
+            try index.insertItems(batch.map(\.row))  // the commit point
         } catch {
-            for s in batch {
-                try? keyStore.destroyItemKey(s.row.id)
-                if s.committed { try? ProtectedFiles.remove(s.writer.destination) } else { s.writer.abort() }
-            }
-            try? keyStore.clearPendingBatch(marker)
+            // Not committed: undo. The marker stays if the undo fails, for the next command.
+            do {
+                for s in batch {
+                    try keyStore.destroyItemKey(s.row.id)
+                    if s.committed { try ProtectedFiles.remove(s.writer.destination) } else { s.writer.abort() }
+                }
+                try keyStore.clearPendingBatch(marker)
+            } catch {}
             throw error
         }
-        try keyStore.clearPendingBatch(marker)
+        afterCommit("removing the journal marker") { try keyStore.clearPendingBatch(marker) }
         let names = try albumNames()
         return batch.map { summary(row: $0.row, meta: $0.meta, albumName: $0.row.album.flatMap { names[$0] }) }
     }

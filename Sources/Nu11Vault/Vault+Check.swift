@@ -84,8 +84,9 @@ extension Vault {
             let hasFile = files.contains { $0.contains(id.hex) }
             var finding = CheckReport.Finding(item: id.hex, problem: "key record without an item")
             if repair && !hasFile {
-                try keyStore.destroyItemKey(id)
-                finding.repaired = "destroyed (it opens nothing)"
+                // Never destroyed on a guess: moved aside, restorable by moving it back.
+                try keyStore.quarantineItemKey(id)
+                finding.repaired = "moved to \(keyStore.quarantinePath)/ (to restore: move it back into \(keyStore.root)/items/)"
             }
             report.warnings.append(finding)
         }

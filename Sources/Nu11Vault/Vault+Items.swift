@@ -55,18 +55,23 @@ extension Vault {
                                     type: kind == .note ? "text/plain" : ItemMetadata.guessType(name), created: created)
             let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id,
                                                 domainKey: domainKey(domain))
+            let row = ItemRow(id: id, kind: kind, domain: domain, album: targetAlbum, meta: try meta.seal(id: id, key: metadataKey(domain)))
             try keyStore.markPending([PendingOperation(.importing, id: id, kind: kind, domain: domain, album: targetAlbum)])
-            try keyStore.storeItemKey(record)
             do {
+                try keyStore.storeItemKey(record)
                 try writer.commit()
-                try index.insertItems([ItemRow(id: id, kind: kind, domain: domain, album: targetAlbum,
-                                               meta: meta.seal(id: id, key: metadataKey(domain)))])
-                try keyStore.clearPending([id])
+                try index.insertItems([row])  // the commit point
             } catch {
-                try? keyStore.destroyItemKey(id)
-                try? ProtectedFiles.remove(destination)
+                // Not committed: undo. If the undo fails too, the marker stays and the next
+                // command finishes it.
+                do {
+                    try keyStore.destroyItemKey(id)
+                    try ProtectedFiles.remove(destination)
+                    try keyStore.clearPending([id])
+                } catch {}
                 throw error
             }
+            afterCommit("removing the journal marker") { try keyStore.clearPending([id]) }
             return try summary(id: id, meta: meta, domain: domain, kind: kind, album: targetAlbum)
         } catch {
             writer.abort()
@@ -148,7 +153,16 @@ extension Vault {
     }
 
     func delete(rows: [ItemRow], secure: Bool) throws {
+        // The durable intent marker is the commit point: from here the deletion completes,
+        // now or (after a failure or a crash) at the start of the next command.
         try keyStore.markPending(rows.map { PendingOperation(.deleting, id: $0.id, kind: $0.kind, domain: $0.domain, album: $0.album) })
+        let ids = Set(rows.map(\.id))
+        let fadeChanged = state.fade.contains { ids.contains($0.id) }
+        state.fade.removeAll { ids.contains($0.id) }
+        afterCommit("finishing the deletion") { try finishDelete(rows: rows, secure: secure, saveFade: fadeChanged) }
+    }
+
+    private func finishDelete(rows: [ItemRow], secure: Bool, saveFade: Bool) throws {
         for row in rows {
             let path = try? locate(row)
             if secure, let path { try ProtectedFiles.overwrite(path) }
@@ -162,11 +176,7 @@ extension Vault {
         }
         try index.deleteItems(rows.map(\.id))
         try keyStore.clearPending(rows.map(\.id))
-        let ids = Set(rows.map(\.id))
-        if state.fade.contains(where: { ids.contains($0.id) }) {
-            state.fade.removeAll { ids.contains($0.id) }
-            try saveState()
-        }
+        if saveFade { try saveState() }
     }
 
     // MARK: helpers

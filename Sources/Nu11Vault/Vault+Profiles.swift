@@ -50,6 +50,11 @@ extension Vault {
 
     /// Sets the duress PIN. It must be set while unlocked with the backup PIN, since it
     /// opens the backup vault (after silently destroying the primary one).
+    ///
+    /// Someone who holds only the backup PIN must not learn the primary PIN (or that a
+    /// primary vault exists) by trying candidates here: a candidate that opens another slot
+    /// is refused silently with the same answer as a success, and every attempt counts
+    /// toward a growing wait that only a primary unlock resets.
     public func setDuressPIN(_ pin: SecretBytes) throws {
         guard keys.role == .backup else {
             throw Nu11Error(.invalidArgument, "the duress PIN is set while unlocked with the backup PIN",
@@ -58,8 +63,15 @@ extension Vault {
         guard pin.count >= 4 else {
             throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: "use at least 4 characters")
         }
-        try keyStore.sealSlot(2, keys: DomainKeys(role: .duress, main: keys.main, fade: keys.fade, archive: keys.archive),
-                              pin: pin)
+        if let until = state.duressLockedUntil, now < until {
+            try Gate.checkLockout(DeviceState.lockout(failures: state.duressAttempts ?? 0, until: until), now: now)
+        }
+        let attempts = (state.duressAttempts ?? 0) + 1
+        state.duressAttempts = attempts
+        state.duressLockedUntil = now + DeviceState.delay(afterFailures: attempts)
+        try saveState()  // counted before the PIN is tried
+        _ = try keyStore.sealSlotIfFree(2, keys: DomainKeys(role: .duress, main: keys.main, fade: keys.fade, archive: keys.archive),
+                                        pin: pin)
     }
 
     /// Crypto-shreds rows that this vault cannot open (keys first), with their files.

@@ -41,7 +41,9 @@ extension Vault {
         let lock = try FileLock(path: location.lockPath)
         defer { withExtendedLifetime(lock) {} }
         let index = try VaultIndex(path: location.indexPath)
-        let (state, report) = try Gate.run(location, keyStore: KeyStore(root: location.keyStoreRoot), index: index)
+        let keyStore = KeyStore(root: location.keyStoreRoot)
+        try Pairing.verify(location, keyStore: keyStore, index: index)
+        let (state, report) = try Gate.run(location, keyStore: keyStore, index: index, clock: SystemClock())
         guard let s = state.skeleton else { return SkeletonStatus(enabled: false) }
         return SkeletonStatus(enabled: true, interval: DurationText.format(s.interval),
                               lastCheckin: Date(timeIntervalSince1970: s.lastCheckin),

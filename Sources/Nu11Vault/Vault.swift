@@ -18,6 +18,14 @@ public final class Vault {
     var state: DeviceState
     private let lock: FileLock
     private var metadataKeys: [Domain: SecretBytes] = [:]
+    /// Receives "done, but …" notices about late failures after a commit point.
+    public var onNotice: (String) -> Void = { _ in } {
+        didSet {
+            for message in pendingNotices { onNotice(message) }
+            pendingNotices.removeAll()
+        }
+    }
+    var pendingNotices: [String] = []
     /// Decrypted previews, in memory only, bounded by the preview.cache_mib setting.
     public private(set) lazy var previewCache = PreviewCache<String>(capacityBytes: settings.previewCacheMiB << 20)
 
@@ -58,21 +66,27 @@ public final class Vault {
         for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
         let lock = try FileLock(path: location.lockPath)
         let (store, _) = try KeyStore.create(root: location.keyStoreRoot, pin: pin, parameters: parameters)
-        try store.saveState(DeviceState(now: Gate.clock()))
-        _ = try VaultIndex(path: location.indexPath)
+        var state = DeviceState(now: 0)
+        _ = EffectiveTime.advance(&state, clock: SystemClock())
+        state.settingsSaved = true
+        try store.saveState(state)
+        try store.saveSettings(Settings())
+        try Pairing.bind(location, keyStore: store, index: VaultIndex(path: location.indexPath))
         try applyBackupExclusion(location, settings: Settings())
         withExtendedLifetime(lock) {}
     }
 
     /// Unlocks the vault with `pin`.
-    public static func open(_ location: VaultLocation, pin: SecretBytes, onWait: () -> Void = {}) throws -> Vault {
-        try open(location, onWait: onWait, report: { _ in }, readPIN: { pin })
+    public static func open(_ location: VaultLocation, pin: SecretBytes, clock: any VaultClock = SystemClock(),
+                            onWait: () -> Void = {}) throws -> Vault {
+        try open(location, clock: clock, onWait: onWait, report: { _ in }, readPIN: { pin })
     }
 
     /// Runs the gate, then asks `readPIN` (so no prompt appears while a delay runs or before
-    /// expired items are gone), then unlocks. Wrong PINs are counted across processes.
-    public static func open(_ location: VaultLocation, onWait: () -> Void = {}, report: (GateReport) -> Void,
-                            readPIN: () throws -> SecretBytes) throws -> Vault {
+    /// expired items are gone), then unlocks. Wrong PINs are counted across processes, and
+    /// counted *before* the PIN is tried, so killing the process mid-attempt still counts.
+    public static func open(_ location: VaultLocation, clock: any VaultClock = SystemClock(), onWait: () -> Void = {},
+                            report: (GateReport) -> Void, readPIN: () throws -> SecretBytes) throws -> Vault {
         guard isInitialized(location) else {
             throw Nu11Error(.notFound, "no vault at \(location.vaultRoot)",
                             remedy: "run `nu11vlt init`, or pass --vault/--keystore with the right folders", item: location.vaultRoot)
@@ -80,52 +94,75 @@ public final class Vault {
         let lock = try FileLock(path: location.lockPath, onWait: onWait)
         let keyStore = KeyStore(root: location.keyStoreRoot)
         let index = try VaultIndex(path: location.indexPath)
-        var (state, gateReport) = try Gate.run(location, keyStore: keyStore, index: index)
+        try Pairing.verify(location, keyStore: keyStore, index: index)
+        var (state, gateReport) = try Gate.run(location, keyStore: keyStore, index: index, clock: clock)
         report(gateReport)
-        try Gate.checkLockout(state, now: gateReport.now)
+        let now = gateReport.now
+        try Gate.checkLockout(state, now: now)
         let settings = try keyStore.loadSettings().settings
         let pin = try readPIN()
+        var counted = state
+        counted.failures += 1
+        counted.lockedUntil = now + DeviceState.delay(afterFailures: counted.failures)
+        // Where the key store cannot be written (full or read-only disk) the attempt cannot be
+        // counted; it goes ahead, which gives nothing beyond copying the key store (see
+        // docs/THREAT-MODEL.md).
+        let recorded: Bool
+        do {
+            try keyStore.saveState(counted)
+            recorded = true
+        } catch let error as Nu11Error where error.code == .io && !error.tookEffect {
+            recorded = false
+        }
         let unlocked: UnlockedKeys
         do {
             unlocked = try keyStore.unlock(pin: pin)
         } catch let error as Nu11Error where error == .wrongPIN {
-            state.failures += 1
-            state.lockedUntil = gateReport.now + DeviceState.delay(afterFailures: state.failures)
-            try keyStore.saveState(state)
-            if settings.eraseAfterFailures > 0 && state.failures >= settings.eraseAfterFailures {
+            if settings.eraseAfterFailures > 0 && counted.failures >= settings.eraseAfterFailures {
                 try Wipe.run(location, secure: settings.deletionMode == .secure)
                 throw Nu11Error(.authenticationFailed,
-                                "the PIN or passphrase is wrong; after \(state.failures) wrong PINs the vault was erased",
+                                "the PIN or passphrase is wrong; after \(counted.failures) wrong PINs the vault was erased",
                                 remedy: "the erase-after setting was \(settings.eraseAfterFailures)")
             }
             throw error
         }
-        if state.failures != 0 || state.lockedUntil != 0 {
-            state.failures = 0
-            state.lockedUntil = 0
-            try keyStore.saveState(state)
+        let onDisk = recorded ? counted : state
+        state.failures = 0
+        state.lockedUntil = 0
+        if unlocked.keys.role == .primary {
+            state.duressAttempts = nil
+            state.duressLockedUntil = nil
+            if var skeleton = state.skeleton {
+                skeleton.lastCheckin = now  // every primary unlock checks in
+                state.skeleton = skeleton
+            }
         }
-        if unlocked.keys.role == .primary, var skeleton = state.skeleton {
-            skeleton.lastCheckin = gateReport.now  // every primary unlock checks in
-            state.skeleton = skeleton
-            try keyStore.saveState(state)
+        var lateNotice: String?
+        if state != onDisk {
+            do { try keyStore.saveState(state) } catch {
+                lateNotice = "the device state could not be saved (\(describe(error))): the wrong-PIN count or the Skeleton check-in is not recorded"
+            }
         }
         for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
         try applyBackupExclusion(location, settings: settings)
         let vault = Vault(location: location, keyStore: keyStore, index: index, keys: unlocked.keys, lock: lock,
-                          state: state, settings: settings, now: gateReport.now)
+                          state: state, settings: settings, now: now)
+        if let lateNotice { vault.pendingNotices.append(lateNotice) }
         if unlocked.keys.role == .duress { try vault.runDuress() }
         return vault
     }
 
     /// The gate alone (for `sweep`, `status` and commands that need no PIN).
     @discardableResult
-    public static func sweep(_ location: VaultLocation, onWait: () -> Void = {}) throws -> GateReport {
-        guard isInitialized(location) else { return GateReport(now: Gate.clock()) }
+    public static func sweep(_ location: VaultLocation, clock: any VaultClock = SystemClock(),
+                             onWait: () -> Void = {}) throws -> GateReport {
+        guard isInitialized(location) else { return GateReport(now: clock.wallTime()) }
         let lock = try FileLock(path: location.lockPath, onWait: onWait)
         defer { withExtendedLifetime(lock) {} }
         let index = try VaultIndex(path: location.indexPath)
-        return try Gate.run(location, keyStore: KeyStore(root: location.keyStoreRoot), index: index).1
+        let keyStore = KeyStore(root: location.keyStoreRoot)
+        try Pairing.verify(location, keyStore: keyStore, index: index)
+        return try Gate.run(location, keyStore: keyStore, index: index, clock: clock).1
     }
 
     static func applyBackupExclusion(_ location: VaultLocation, settings: Settings) throws {
@@ -155,14 +192,21 @@ public final class Vault {
         return info
     }
 
-    /// Re-seals this PIN's slot under `new`. No item key and no content is touched.
-    /// Applies the kdf.* settings when they are set (non-zero).
-    public func changePIN(current: SecretBytes, new: SecretBytes) throws {
-        let master = try keyStore.readMaster()
-        var parameters = master.parameters
+    /// The KDF cost the kdf.* settings ask for, when it differs from the key store's.
+    public func pendingKDFCost() throws -> KDFParameters? {
+        var parameters = try keyStore.readMaster().parameters
         if settings.kdfIterations != 0 { parameters.iterations = settings.kdfIterations }
         if settings.kdfMemoryMiB != 0 { parameters.memoryKiB = settings.kdfMemoryMiB * 1024 }
-        try keyStore.changePIN(current: current, new: new, parameters: parameters)
+        return try keyStore.kdfDiffers(parameters) ? parameters : nil
+    }
+
+    /// Re-seals this PIN's slot under `new`. No item key and no content is touched.
+    /// Applies the kdf.* settings when they are set (non-zero); a cost change re-seals every
+    /// slot in use, so `others` must hold the other PINs of this key store (see
+    /// `KeyStore.changePIN`).
+    public func changePIN(current: SecretBytes, new: SecretBytes, others: [SecretBytes] = []) throws {
+        let parameters = try pendingKDFCost()
+        try commitStep("the PIN change") { try keyStore.changePIN(current: current, new: new, parameters: parameters, others: others) }
     }
 
     /// A pragma as the program's own index connection sees it.

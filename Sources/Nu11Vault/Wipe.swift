@@ -5,36 +5,60 @@ import Nu11Storage
 /// Destroys a whole vault: every key first (that is what makes the content unrecoverable),
 /// then the files (overwritten first in secure mode), then the index, then the folders.
 enum Wipe {
-    /// The caller holds the vault lock (or the vault is being created).
+    /// The caller holds the vault lock (or the vault is being created). Goes on past every
+    /// error (a planted symlink, a file that cannot be removed) so that as much as possible
+    /// is destroyed, keys first; never follows a symlink (a link is removed, not its
+    /// target). Throws at the end, naming every failure, if any.
     static func run(_ location: VaultLocation, secure: Bool) throws {
-        let store = KeyStore(root: location.keyStoreRoot)
-        // 1. Keys: always overwritten, they are small and they are what matters.
-        for file in store.allFiles() where FileManager.default.fileExists(atPath: file) {
-            try ProtectedFiles.overwriteAndRemove(file)
+        var failures: [String] = []
+        func attempt(_ path: String, _ body: () throws -> Void) {
+            do { try body() } catch let error as Nu11Error { failures.append(error.message) } catch { failures.append("\(path): \(error)") }
         }
-        // 2. Content, 3. the index, both found by walking the vault folder.
-        var files: [String] = []
-        var folders: [String] = []
-        if let walker = FileManager.default.enumerator(atPath: location.vaultRoot) {
-            while let rel = walker.nextObject() as? String {
-                let path = location.vaultRoot + "/" + rel
-                var isDir: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else { continue }
-                if isDir.boolValue { folders.append(path) } else { files.append(path) }
+        func destroy(_ path: String, overwrite: Bool) {
+            attempt(path) {
+                if overwrite && ProtectedFiles.kind(path) == .file {
+                    try ProtectedFiles.overwriteAndRemove(path)
+                } else {
+                    try ProtectedFiles.remove(path)
+                }
             }
         }
+        let store = KeyStore(root: location.keyStoreRoot)
+        // 1. Keys: always overwritten, they are small and they are what matters.
+        for file in store.allFiles() where ProtectedFiles.kind(file) != nil { destroy(file, overwrite: true) }
+        // 2. Content, 3. the index, both found by walking the vault folder (without following links).
+        var files: [String] = []
+        var folders: [String] = []
+        func walk(_ folder: String) {
+            guard let names = try? ProtectedFiles.list(folder) else { return }
+            for name in names {
+                let path = folder + "/" + name
+                if ProtectedFiles.kind(path) == .directory {
+                    folders.append(path)
+                    walk(path)
+                } else {
+                    files.append(path)
+                }
+            }
+        }
+        if ProtectedFiles.kind(location.vaultRoot) == .directory { walk(location.vaultRoot) }
         let isIndex = { (path: String) in path.hasPrefix(location.indexPath) }
-        for file in files.filter({ !isIndex($0) && !$0.hasSuffix("/.lock") }) + files.filter(isIndex) {
-            if secure { try ProtectedFiles.overwriteAndRemove(file) } else { try ProtectedFiles.remove(file) }
+        for file in files.filter({ !isIndex($0) && $0 != location.lockPath }) + files.filter(isIndex) {
+            destroy(file, overwrite: secure)
         }
         // 4. Folders, deepest first; the lock file goes last.
-        try? ProtectedFiles.remove(location.lockPath)
+        destroy(location.lockPath, overwrite: false)
         for folder in folders.sorted(by: { $0.count > $1.count }) + [location.vaultRoot] {
-            _ = rmdir(folder)
+            attempt(folder) { try ProtectedFiles.removeDirectory(folder) }
         }
-        _ = rmdir(location.keyStoreRoot + "/items")
-        _ = rmdir(location.keyStoreRoot + "/pending")
-        _ = rmdir(location.keyStoreRoot)
+        for folder in ["items", "pending", "quarantine"].map({ location.keyStoreRoot + "/" + $0 }) + [location.keyStoreRoot] {
+            attempt(folder) { try ProtectedFiles.removeDirectory(folder) }
+        }
+        guard failures.isEmpty else {
+            throw Nu11Error(.io, "the wipe destroyed every key it could, but \(failures.count) thing(s) could not be removed: "
+                                + failures.prefix(5).joined(separator: "; ") + (failures.count > 5 ? "; …" : ""),
+                            remedy: "remove what is left by hand; the keys are gone, so what is left cannot be decrypted")
+        }
     }
 }
 
@@ -47,6 +71,9 @@ extension Vault {
         }
         let lock = try FileLock(path: location.lockPath, onWait: onWait)
         defer { withExtendedLifetime(lock) {} }
+        if isInitialized(location) {
+            try Pairing.verify(location, keyStore: KeyStore(root: location.keyStoreRoot), index: VaultIndex(path: location.indexPath))
+        }
         try Wipe.run(location, secure: secure)
     }
 

@@ -15,3 +15,20 @@ int nu11_has_nodump(const char *path);
 /// syncfs(2) on the file system holding `path`: flushes every dirty page of it at once
 /// (group commit for many small files). Returns 0 on success, -1 with errno set.
 int nu11_syncfs(const char *path);
+
+#include <sys/types.h>
+/// Cleanup on SIGINT, SIGTERM and SIGHUP: paths registered here (temp files being written,
+/// plaintext handed to an editor or viewer) are truncated and unlinked by the signal
+/// handler, which then prints `message` on stderr and dies of the signal (exit 128+n).
+/// While a child started by nu11_spawn_wait runs, SIGINT is left to the child (an editor
+/// decides what Ctrl-C means); SIGTERM and SIGHUP are passed on to it before cleaning up.
+void nu11_cleanup_install(const char *message);
+/// Registers a path; returns a slot (>= 0) or -1 when the table is full.
+int nu11_cleanup_register(const char *path);
+void nu11_cleanup_unregister(int slot);
+/// Starts `argv[0]` (searched in PATH) in this process group, so it shares the terminal's
+/// foreground, with the environment of this process; waits for it. Returns 0 and its wait
+/// status in *status, or an errno value if it could not start.
+int nu11_spawn_wait(char *const argv[], int *status);
+/// memfd_create without close-on-exec (so a child can open /proc/self/fd/N); -1 on error.
+int nu11_memfd(const char *name);

@@ -113,11 +113,13 @@ public struct MasterRecord: Sendable {
     /// disarm the switch and keep the vault.
     public private(set) var skeletonArmed = false
 
-    /// A new record with random filler in every slot.
-    public init(parameters: KDFParameters) {
+    /// A new record with random filler in every slot (and a fresh salt). `skeletonArmed`
+    /// carries the switch over when a record is re-made (a KDF cost change must not disarm it).
+    public init(parameters: KDFParameters, skeletonArmed: Bool = false) {
         self.parameters = parameters
         salt = SecureRandom.bytes(Argon2id.saltByteCount)
         slots = (0..<Self.slotCount).map { _ in SecureRandom.bytes(Self.slotByteCount) }
+        self.skeletonArmed = skeletonArmed
     }
 
     private init(parameters: KDFParameters, salt: [UInt8], slots: [[UInt8]], skeletonArmed: Bool) {

@@ -33,6 +33,27 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public var fade: [FadeEntry]
     /// The Skeleton Switch (dead man's switch), when enabled.
     public var skeleton: Skeleton?
+    /// Where this boot's time was fixed: the boot ID, the seconds since boot then, and the
+    /// effective time then (see EffectiveTime in the vault layer). Absent in older files.
+    public var boot: BootAnchor?
+    /// `pin set-duress` attempts since the last primary unlock, and the wait they impose
+    /// (the answer never says whether the new PIN matched another slot). Absent in older files.
+    public var duressAttempts: Int?
+    public var duressLockedUntil: Double?
+    /// Whether a settings file was saved (so a missing one is tampering). Absent in older files.
+    public var settingsSaved: Bool?
+
+    public struct BootAnchor: Codable, Sendable, Equatable {
+        public var id: String
+        public var elapsed: Double
+        public var time: Double
+
+        public init(id: String, elapsed: Double, time: Double) {
+            self.id = id
+            self.elapsed = elapsed
+            self.time = time
+        }
+    }
 
     public struct Skeleton: Codable, Sendable, Equatable {
         /// Seconds without a primary check-in after which the vault is wiped.
@@ -86,6 +107,14 @@ public struct DeviceState: Codable, Sendable, Equatable {
         } catch {
             throw Nu11Error(.corrupted, "the device state is damaged")
         }
+    }
+
+    /// A state that only carries a lockout (for messages).
+    public static func lockout(failures: Int, until: Double) -> DeviceState {
+        var state = DeviceState(now: 0)
+        state.failures = failures
+        state.lockedUntil = until
+        return state
     }
 
     /// The PIN delay after `failures` consecutive wrong PINs (documented in the README):

@@ -43,6 +43,15 @@ enum POSIX {
         try fsyncOrThrow(fd, path)
     }
 
+    /// Runs what follows a change that already took effect (the fsync after a rename or an
+    /// unlink); its failure is marked `tookEffect`.
+    static func afterEffect(_ body: () throws -> Void) throws {
+        do { try body() } catch var error as Nu11Error {
+            error.tookEffect = true
+            throw error
+        }
+    }
+
     static func fileType(_ path: String, followLinks: Bool = false) -> mode_t? {
         var st = stat()
         let rc = followLinks ? stat(path, &st) : lstat(path, &st)

@@ -15,16 +15,47 @@ public enum ProtectedFiles {
     public static let tempPrefix = ".n11tmp-"
 
     /// Creates `path` and any missing parents as 0700 folders; tightens an existing one.
+    /// Never follows a symlink: a link where a folder should be is refused. Every failure
+    /// (including the fsync that makes a new folder durable) is reported.
     public static func makeDirectory(_ path: String) throws {
-        if POSIX.isDirectory(path) {
-            _ = chmod(path, 0o700)
+        switch POSIX.fileType(path) {
+        case S_IFDIR?:
+            guard chmod(path, 0o700) == 0 else { throw POSIX.error("chmod", path) }
             return
+        case nil:
+            break
+        default:
+            throw Nu11Error(.io, "\(path) should be a folder but is a symlink or a file; nothing was written there",
+                            remedy: "move it away and try again", item: path)
         }
         let parent = POSIX.parent(of: path)
         if parent != path && !POSIX.exists(parent) { try makeDirectory(parent) }
-        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw POSIX.error("create folder", path) }
+        if mkdir(path, 0o700) != 0 {
+            guard errno == EEXIST, POSIX.fileType(path) == S_IFDIR else { throw POSIX.error("create folder", path) }
+        }
         guard chmod(path, 0o700) == 0 else { throw POSIX.error("chmod", path) }
-        try? POSIX.syncDirectory(parent)
+        try POSIX.syncDirectory(parent)
+    }
+
+    /// Removes an empty folder and makes the removal durable; a missing folder is fine.
+    public static func removeDirectory(_ path: String) throws {
+        if rmdir(path) != 0 {
+            if errno == ENOENT { return }
+            throw POSIX.error("remove folder", path)
+        }
+        try POSIX.syncDirectory(POSIX.parent(of: path))
+    }
+
+    /// What is at `path`, without following a symlink.
+    public enum Kind: Sendable { case file, directory, symlink, other }
+    public static func kind(_ path: String) -> Kind? {
+        switch POSIX.fileType(path) {
+        case nil: nil
+        case S_IFREG?: .file
+        case S_IFDIR?: .directory
+        case S_IFLNK?: .symlink
+        default: .other
+        }
     }
 
     /// Replaces `path` with `bytes` atomically and durably.
@@ -68,7 +99,7 @@ public enum ProtectedFiles {
             if errno == ENOENT { return }
             throw POSIX.error("remove", path)
         }
-        try POSIX.syncDirectory(POSIX.parent(of: path))
+        try POSIX.afterEffect { try POSIX.syncDirectory(POSIX.parent(of: path)) }
     }
 
     /// Overwrites a file in place with random bytes, fsyncs, then removes it and checks it is
@@ -107,11 +138,26 @@ public enum ProtectedFiles {
         }
     }
 
+    /// Removes temp files (`.n11tmp-*`) an interrupted command left in `folder` (not
+    /// recursive). The caller holds the vault lock, so no writer is using them. Returns what
+    /// could not be removed.
+    public static func removeLeftovers(in folder: String) -> [String] {
+        guard let names = try? list(folder) else { return [] }
+        var failed: [String] = []
+        for name in names where name.hasPrefix(tempPrefix) {
+            let path = POSIX.join(folder, name)
+            do { try remove(path) } catch { failed.append(path) }
+        }
+        return failed
+    }
+
     /// Renames within one file system, durably (both folders are synced).
     public static func move(_ from: String, to: String) throws {
         guard rename(from, to) == 0 else { throw POSIX.error("move", from) }
-        try POSIX.syncDirectory(POSIX.parent(of: to))
-        if POSIX.parent(of: from) != POSIX.parent(of: to) { try POSIX.syncDirectory(POSIX.parent(of: from)) }
+        try POSIX.afterEffect {
+            try POSIX.syncDirectory(POSIX.parent(of: to))
+            if POSIX.parent(of: from) != POSIX.parent(of: to) { try POSIX.syncDirectory(POSIX.parent(of: from)) }
+        }
     }
 
     public static func exists(_ path: String) -> Bool { POSIX.exists(path) }
@@ -161,13 +207,22 @@ public final class AtomicFileWriter {
     private var fd: Int32
     private var done = false
     private var prepared = false
+    /// The temp file is removed by the signal handler if the process is interrupted.
+    private let cleanupSlot: Int32
 
     public init(destination: String) throws {
         self.destination = destination
         let dir = POSIX.parent(of: destination)
         temporaryPath = POSIX.join(dir, ProtectedFiles.tempPrefix + Hex.encode(SecureRandom.bytes(8)))
-        fd = try POSIX.openFile(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        cleanupSlot = nu11_cleanup_register(temporaryPath)
+        do {
+            fd = try POSIX.openFile(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        } catch {
+            nu11_cleanup_unregister(cleanupSlot)
+            throw error
+        }
         guard fchmod(fd, 0o600) == 0 else {
+            nu11_cleanup_unregister(cleanupSlot)
             let error = POSIX.error("chmod", temporaryPath)
             close(fd)
             unlink(temporaryPath)
@@ -203,12 +258,13 @@ public final class AtomicFileWriter {
         guard !done else { throw Nu11Error(.internalError, "atomic write committed twice") }
         try prepare(durable: durable)
         done = true
+        defer { nu11_cleanup_unregister(cleanupSlot) }
         guard rename(temporaryPath, destination) == 0 else {
             let error = POSIX.error("rename", destination)
             unlink(temporaryPath)
             throw error
         }
-        if durable { try POSIX.syncDirectory(POSIX.parent(of: destination)) }
+        if durable { try POSIX.afterEffect { try POSIX.syncDirectory(POSIX.parent(of: destination)) } }
     }
 
     public func abort() {
@@ -217,6 +273,7 @@ public final class AtomicFileWriter {
         if fd >= 0 { close(fd) }
         fd = -1
         unlink(temporaryPath)
+        nu11_cleanup_unregister(cleanupSlot)
     }
 
     deinit { abort() }

@@ -31,6 +31,15 @@ enum IndexSchema {
         migrator.registerMigration("v2: quarantine flag") { db in
             try db.execute(sql: "ALTER TABLE item ADD COLUMN quarantined INTEGER NOT NULL DEFAULT 0 CHECK (quarantined IN (0, 1))")
         }
+        migrator.registerMigration("v3: vault ID") { db in
+            // One row: the random ID that pairs this index with its key store.
+            try db.execute(sql: """
+                CREATE TABLE vault (
+                    one  INTEGER PRIMARY KEY CHECK (one = 1),
+                    id   TEXT NOT NULL CHECK (length(id) = 32)
+                ) STRICT
+                """)
+        }
         return migrator
     }
 }

@@ -212,6 +212,22 @@ public final class VaultIndex: Sendable {
         }
     }
 
+    // MARK: pairing
+
+    /// The vault ID recorded in the index; nil for an index made before vault IDs.
+    public func vaultID() throws -> ItemID? {
+        try read { db in try String.fetchOne(db, sql: "SELECT id FROM vault WHERE one = 1").map { try ItemID(hex: $0) } }
+    }
+
+    public func recordVaultID(_ id: ItemID) throws {
+        try write { db in try db.execute(sql: "INSERT INTO vault (one, id) VALUES (1, ?)", arguments: [id.hex]) }
+    }
+
+    /// Whether the index has any item at all.
+    public func isEmpty() throws -> Bool {
+        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM item") == 0 }
+    }
+
     // MARK: albums
 
     public func insertAlbum(_ row: AlbumRow) throws {

@@ -12,6 +12,17 @@ extension KeyStore {
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
     }
 
+    /// Seals `keys` into slot `index` under `pin` unless that PIN already opens another slot;
+    /// returns whether it sealed. For callers that must not reveal which (the duress PIN).
+    public func sealSlotIfFree(_ index: Int, keys: DomainKeys, pin: SecretBytes) throws -> Bool {
+        var record = try readMaster()
+        let kek = try record.deriveKEK(pin: pin, deviceKey: deviceKey())
+        if let (slot, _) = try? record.open(kek: kek), slot != index { return false }
+        try record.seal(keys, slot: index, kek: kek)
+        try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
+        return true
+    }
+
     /// Replaces a slot with random filler: whatever PIN opened it opens nothing now.
     public func clearSlot(_ index: Int) throws {
         var record = try readMaster()

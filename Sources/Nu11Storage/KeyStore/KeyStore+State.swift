@@ -42,15 +42,37 @@ extension KeyStore {
         }
     }
 
+    public enum SettingsStatus: Sendable { case present, missing, damaged }
+
+    /// Whether the settings file is there and authenticates (no migration, no write).
+    public func settingsStatus() throws -> SettingsStatus {
+        guard POSIX.exists(settingsPath) else { return .missing }
+        let bytes = try ProtectedFiles.read(settingsPath, limit: 1 << 20)
+        do {
+            _ = try Settings.open(bytes, deviceKey: deviceKey())
+            return .present
+        } catch let error as Nu11Error where error.code == .unsupportedVersion {
+            throw error
+        } catch {
+            return .damaged
+        }
+    }
+
+    /// Moves a settings file that does not authenticate to `settings.n11c.damaged`.
+    public func setAsideDamagedSettings() throws {
+        try ProtectedFiles.move(settingsPath, to: settingsPath + ".damaged")
+    }
+
     public func saveSettings(_ settings: Settings) throws {
         try ProtectedFiles.writeAtomically(settings.sealed(deviceKey: deviceKey()), to: settingsPath)
     }
 
     /// Every file of the key store, for wipe.
     public func allFiles() -> [String] {
-        var files = [masterPath, devicePath, statePath, settingsPath]
-        if let items = try? ProtectedFiles.list(itemsPath) { files += items.map { POSIX.join(itemsPath, $0) } }
-        if let pending = try? ProtectedFiles.list(pendingPath) { files += pending.map { POSIX.join(pendingPath, $0) } }
+        var files = [masterPath, devicePath, statePath, settingsPath, settingsPath + ".damaged", vaultIDPath]
+        for folder in [itemsPath, pendingPath, quarantinePath] {
+            if let names = try? ProtectedFiles.list(folder) { files += names.map { POSIX.join(folder, $0) } }
+        }
         if let top = try? ProtectedFiles.list(root) {
             files += top.filter { $0.hasPrefix(ProtectedFiles.tempPrefix) || $0 == BackupExclusion.tagName }
                 .map { POSIX.join(root, $0) }

@@ -54,24 +54,50 @@ public final class KeyStore: Sendable {
     }
 
     /// Re-seals the slot `current` opens under `new`. No content is re-encrypted. With new
-    /// `parameters` the salt and cost change too; the other slots, which only their own PINs
-    /// could re-seal, are then replaced by filler (today only the primary slot is used).
-    public func changePIN(current: SecretBytes, new: SecretBytes, parameters: KDFParameters? = nil) throws {
+    /// `parameters` the salt and cost change for every slot, so every slot in use must be
+    /// re-sealed: `others` are the other PINs of this key store (the file cannot tell which
+    /// slots are in use). The primary PIN must be among them, since its slot carries the
+    /// Skeleton Switch; a slot whose PIN is not given becomes filler — the caller asked for
+    /// the PINs, so nothing is dropped silently.
+    public func changePIN(current: SecretBytes, new: SecretBytes, parameters: KDFParameters? = nil,
+                          others: [SecretBytes] = []) throws {
         var record = try readMaster()
         let device = try deviceKey()
         let (slot, keys) = try record.open(kek: record.deriveKEK(pin: current, deviceKey: device))
+        var reseal: [(slot: Int, keys: DomainKeys, pin: SecretBytes)] = [(slot, keys, new)]
         if let parameters, parameters != record.parameters {
             try parameters.validateChosen()
-            record = MasterRecord(parameters: parameters)
+            for other in others {
+                guard let (s, k) = try? record.open(kek: record.deriveKEK(pin: other, deviceKey: device)),
+                      !reseal.contains(where: { $0.slot == s }) else {
+                    throw Nu11Error(.invalidArgument, "one of the other PINs given opens no other slot of this key store; nothing was changed",
+                                    remedy: "give each other PIN (backup, duress) once, exactly as it is")
+                }
+                reseal.append((s, k, other))
+            }
+            guard reseal.contains(where: { $0.slot == 0 }) else {
+                throw Nu11Error(.invalidArgument, "a KDF cost change needs the primary PIN too; nothing was changed",
+                                remedy: "give the primary PIN as one of the other PINs, or run `pin change` with the primary PIN")
+            }
+            record = MasterRecord(parameters: parameters, skeletonArmed: record.skeletonArmed)
         }
         let newKEK = try record.deriveKEK(pin: new, deviceKey: device)
-        if (try? record.open(kek: newKEK)) != nil {
+        if let (s, _) = try? record.open(kek: newKEK), s != slot {
             throw Nu11Error(.invalidArgument, "the new PIN is already in use in this key store",
                             remedy: "choose a different PIN")
         }
-        try record.seal(keys, slot: slot, kek: newKEK)
+        for entry in reseal {
+            let kek = entry.pin === new ? newKEK : try record.deriveKEK(pin: entry.pin, deviceKey: device)
+            if entry.slot != slot && kek.constantTimeEquals(newKEK) {
+                throw Nu11Error(.invalidArgument, "the new PIN is already in use in this key store", remedy: "choose a different PIN")
+            }
+            try record.seal(entry.keys, slot: entry.slot, kek: kek)
+        }
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
     }
+
+    /// Whether `parameters` differ from the key store's current KDF cost.
+    public func kdfDiffers(_ parameters: KDFParameters) throws -> Bool { try readMaster().parameters != parameters }
 
     /// The device-bound key; created on first use.
     public func deviceKey(createIfMissing: Bool = false) throws -> SecretBytes {

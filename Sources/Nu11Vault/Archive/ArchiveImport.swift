@@ -204,16 +204,20 @@ extension Vault {
                 try staged[i].writer.publish()
                 staged[i].committed = true
             }
-            try index.insertItems(staged.map(\.row))
-            try keyStore.clearPending(staged.map(\.row.id))
+            try index.insertItems(staged.map(\.row))  // the commit point
         } catch {
-            for s in staged {
-                try? keyStore.destroyItemKey(s.row.id)
-                if s.committed { try? ProtectedFiles.remove(s.writer.destination) } else { s.writer.abort() }
-            }
-            for id in created { try? index.deleteAlbum(id) }
+            // Not committed: undo. The markers stay if the undo fails, for the next command.
+            do {
+                for s in staged {
+                    try keyStore.destroyItemKey(s.row.id)
+                    if s.committed { try ProtectedFiles.remove(s.writer.destination) } else { s.writer.abort() }
+                }
+                for id in created { try index.deleteAlbum(id) }
+                try keyStore.clearPending(staged.map(\.row.id))
+            } catch {}
             throw error
         }
+        afterCommit("removing the journal markers") { try keyStore.clearPending(staged.map(\.row.id)) }
         let names = try albumNames()
         return staged.map { summary(row: $0.row, meta: $0.meta, albumName: $0.row.album.flatMap { names[$0] }) }
     }

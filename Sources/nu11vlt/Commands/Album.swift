@@ -18,7 +18,7 @@ struct Album: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let album = try openVault(location, pin).createAlbum(name)
-                if output.json { try Output.json(album) } else { print("\(album.id)  \(album.name)") }
+                if output.json { try Output.json(album) } else { print("\(album.id)  \(Output.escaped(album.name))") }
             }
         }
     }
@@ -33,7 +33,7 @@ struct Album: ParsableCommand {
         func run() throws {
             try Failure.run {
                 try openVault(location, pin).renameAlbum(name, to: newName)
-                print("renamed '\(name)' to '\(newName)'")
+                print("renamed '\(Output.escaped(name))' to '\(Output.escaped(newName))'")
             }
         }
     }
@@ -48,7 +48,7 @@ struct Album: ParsableCommand {
             try Failure.run {
                 let albums = try openVault(location, pin).albums()
                 if output.json { return try Output.json(albums) }
-                for album in albums { print("\(album.id)  \(String(album.items).padding(toLength: 6, withPad: " ", startingAt: 0))  \(album.name)") }
+                for album in albums { print("\(album.id)  \(String(album.items).padding(toLength: 6, withPad: " ", startingAt: 0))  \(Output.escaped(album.name))") }
             }
         }
     }
@@ -75,14 +75,14 @@ struct Album: ParsableCommand {
                         throw Nu11Error(.invalidArgument, "album delete needs to know what to do with the items",
                                         remedy: "pass --items photos or --items delete")
                     }
-                    FileHandle.standardError.write(Data("Move the items of '\(name)' back to Photos, or delete them? [photos/delete] ".utf8))
+                    Output.stderr("Move the items of '\(name)' back to Photos, or delete them? [photos/delete] ")
                     choice = readLine().flatMap { Disposition(rawValue: $0.trimmingCharacters(in: .whitespaces).lowercased()) }
                     guard choice != nil else {
                         throw Nu11Error(.invalidArgument, "no choice made; nothing was changed", remedy: "answer photos or delete")
                     }
                 }
                 try vault.deleteAlbum(name, items: choice == .delete ? .deleteItems : .moveItemsToPhotos)
-                print("deleted album '\(name)'\(choice == .delete ? " and its items" : "; its items are back in Photos")")
+                print("deleted album '\(Output.escaped(name))'\(choice == .delete ? " and its items" : "; its items are back in Photos")")
             }
         }
     }

@@ -61,9 +61,9 @@ struct ArchiveCommand: ParsableCommand {
                 let showProgress = Output.stderrIsTerminal
                 let info = try vault.exportArchive(to: output, password: secret, parameters: parameters, album: album,
                                                    overwrite: force) { done, total in
-                    if showProgress { FileHandle.standardError.write(Data("\rexporting \(done)/\(total)…".utf8)) }
+                    if showProgress { Output.stderr("\rexporting \(done)/\(total)…") }
                 }
-                if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+                if showProgress { Output.stderr("\r\u{1B}[K") }
                 if json.json { try Output.json(info) } else { print("exported \(info.items) item(s) to \(output) (\(info.kind))") }
             }
         }
@@ -93,11 +93,11 @@ struct ArchiveCommand: ParsableCommand {
                 let showProgress = Output.stderrIsTerminal
                 let items = try vault.importArchive(from: file, into: into.map { $0 == "backup" ? .backup : .vault },
                                                     password: { try PINReader.read(prompt: "Archive password: ", from: password.source) }) { done, total in
-                    if showProgress { FileHandle.standardError.write(Data("\rimporting \(done)/\(total)…".utf8)) }
+                    if showProgress { Output.stderr("\rimporting \(done)/\(total)…") }
                 }
-                if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+                if showProgress { Output.stderr("\r\u{1B}[K") }
                 if json.json { return try Output.json(items) }
-                for item in items { print("\(item.id)  \(item.name)") }
+                for item in items { print("\(item.id)  \(Output.escaped(item.name))") }
                 Output.note("imported \(items.count) item(s)")
             }
         }

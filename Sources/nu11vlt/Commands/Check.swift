@@ -23,14 +23,14 @@ struct Check: ParsableCommand {
             let vault = try openVault(location, pin)
             let progress = Output.stderrIsTerminal
             let report = try vault.check(repair: repair) { done, total in
-                if progress { FileHandle.standardError.write(Data("\rchecking \(done)/\(total)…".utf8)) }
+                if progress { Output.stderr("\rchecking \(done)/\(total)…") }
             }
-            if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            if progress { Output.stderr("\r\u{1B}[K") }
             if output.json {
                 try Output.json(report)
             } else {
-                for f in report.failures { print("DAMAGED  \(f.item): \(f.problem)\(f.repaired.map { " — \($0)" } ?? "")") }
-                for w in report.warnings { print("warning  \(w.item): \(w.problem)\(w.repaired.map { " — \($0)" } ?? "")") }
+                for f in report.failures { print("DAMAGED  \(f.item): \(Output.escaped(f.problem))\(f.repaired.map { " — \($0)" } ?? "")") }
+                for w in report.warnings { print("warning  \(w.item): \(Output.escaped(w.problem))\(w.repaired.map { " — \($0)" } ?? "")") }
                 print("checked \(report.itemsChecked) item(s): \(report.ok) sound, \(report.failures.count) damaged, \(report.warnings.count) warning(s)")
             }
             if !report.passed {

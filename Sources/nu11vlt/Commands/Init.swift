@@ -110,9 +110,32 @@ struct Pin: ParsableCommand {
                 help: ArgumentHelp("Read the new PIN from this file descriptor (one line; it may be the same descriptor as the current PIN's, on the next line).",
                                    valueName: "m"))
         var newPinFD: Int32?
+        @Option(name: .customLong("other-pins-fd"),
+                help: ArgumentHelp("When a new KDF cost applies: read the other PINs of this key store (backup, duress; the primary one when changing another) from this descriptor, one per line, an empty line or the end for none. Every slot is re-sealed at the new cost; a slot whose PIN is not given stops opening.",
+                                   valueName: "k"))
+        var otherPinsFD: Int32?
 
         func validate() throws {
             if let fd = newPinFD, fd < 0 { throw ValidationError("--new-pin-fd must be a file descriptor number") }
+            if let fd = otherPinsFD, fd < 0 { throw ValidationError("--other-pins-fd must be a file descriptor number") }
+        }
+
+        /// The other PINs, asked for only when a KDF cost change re-seals every slot.
+        func otherPINs() throws -> [SecretBytes] {
+            var out: [SecretBytes] = []
+            if let fd = otherPinsFD {
+                while out.count < 2, let next = try PINReader.readOptional(fd: fd) { out.append(next) }
+                return out
+            }
+            guard PINReader.hasTerminal else {
+                throw Nu11Error(.invalidArgument, "the new KDF cost re-seals every PIN of this key store, and there is no terminal to ask for the others; nothing was changed",
+                                remedy: "pass the other PINs (backup, duress) with --other-pins-fd N, an empty line if there are none")
+            }
+            Output.note("The new KDF cost applies to every PIN of this key store. Type each other PIN (backup, duress; the primary one if this is not it) so it keeps working.")
+            while out.count < 2, let next = try PINReader.readOptionalFromTerminal(prompt: "Another PIN that must keep working (Enter if none): ") {
+                out.append(next)
+            }
+            return out
         }
 
         func run() throws {
@@ -127,7 +150,8 @@ struct Pin: ParsableCommand {
                 guard let current else { throw Nu11Error(.internalError, "no PIN was read") }
                 let new = try PINReader.readNew(prompt: "New PIN or passphrase: ",
                                                 from: newPinFD.map { .fd($0) } ?? .terminal)
-                try vault.changePIN(current: current, new: new)
+                let others = try vault.pendingKDFCost() == nil ? [] : try otherPINs()
+                try vault.changePIN(current: current, new: new, others: others)
                 print("PIN changed")
             }
         }

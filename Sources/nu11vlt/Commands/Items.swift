@@ -45,14 +45,14 @@ struct Import: ParsableCommand {
             if files.contains("-") {
                 let item = try vault.importStream(FileDescriptorStream(fd: 0, label: "stdin"), name: name, album: album, fade: fadeFor)
                 imported.append(item)
-                if !output.json { print("\(item.id)  \(item.name)") }
+                if !output.json { print("\(item.id)  \(Output.escaped(item.name))") }
             }
             let regular = files.filter { $0 != "-" }
             let batch = try vault.importFiles(regular, album: album, fade: fadeFor) { done, total in
-                if progress { FileHandle.standardError.write(Data("\rimporting \(done)/\(total)…".utf8)) }
+                if progress { Output.stderr("\rimporting \(done)/\(total)…") }
             }
-            if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-            if !output.json { for item in batch { print("\(item.id)  \(item.name)") } }
+            if progress { Output.stderr("\r\u{1B}[K") }
+            if !output.json { for item in batch { print("\(item.id)  \(Output.escaped(item.name))") } }
             imported += batch
             if output.json { try Output.json(imported) }
         }
@@ -90,7 +90,7 @@ struct List: ParsableCommand {
                 let formatter = ISO8601DateFormatter()
                 for item in page.items {
                     let where_ = (item.album.map { "[\($0)]" } ?? "") + (item.fadesAt.map { " (fades \(formatter.string(from: $0)))" } ?? "")
-                    print("\(item.id)  \(Output.size(item.size).padding(toLength: 10, withPad: " ", startingAt: 0))  \(formatter.string(from: item.created))  \(item.name) \(where_)")
+                    print("\(item.id)  \(Output.size(item.size).padding(toLength: 10, withPad: " ", startingAt: 0))  \(formatter.string(from: item.created))  \(Output.escaped(item.name + " " + where_).trimmingTrailingSpaces)")
                 }
             }
             if let next = page.next { Output.note("more items: nu11vlt list --after \(next)") }

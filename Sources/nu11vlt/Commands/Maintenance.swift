@@ -64,7 +64,7 @@ struct WipeCommand: ParsableCommand {
                 guard isatty(0) == 1 else {
                     throw Nu11Error(.invalidArgument, "wipe needs a confirmation", remedy: "pass --yes in scripts")
                 }
-                FileHandle.standardError.write(Data("This destroys every item in \(loc.vaultRoot) for good. Type wipe to confirm: ".utf8))
+                Output.stderr("This destroys every item in \(loc.vaultRoot) for good. Type wipe to confirm: ")
                 guard readLine()?.trimmingCharacters(in: .whitespaces) == "wipe" else {
                     throw Nu11Error(.invalidArgument, "not confirmed; nothing was changed", remedy: "type wipe, or pass --yes")
                 }

@@ -7,7 +7,7 @@ struct Note: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Encrypted notes: add, list, show, edit, delete.",
         discussion: """
-            The body comes from $EDITOR (a 0600 file in RAM-backed /dev/shm, removed afterwards) \
+            The body comes from $EDITOR (a 0600 file in a private RAM-backed folder, $XDG_RUNTIME_DIR/nu11vlt or /dev/shm, removed afterwards, also on Ctrl-C) \
             or, when stdin is not a terminal, from stdin. Titles are stored encrypted.
             """,
         subcommands: [Add.self, ListNotes.self, Show.self, Edit.self, DeleteNote.self])
@@ -49,7 +49,7 @@ struct Note: ParsableCommand {
                 let formatter = ISO8601DateFormatter()
                 for note in notes {
                     let fade = note.fadesAt.map { "  (fades \(formatter.string(from: $0)))" } ?? ""
-                    print("\(note.id)  \(formatter.string(from: note.created))  \(note.title.isEmpty ? "(untitled)" : note.title)\(fade)")
+                    print("\(note.id)  \(formatter.string(from: note.created))  \(note.title.isEmpty ? "(untitled)" : Output.escaped(note.title))\(fade)")
                 }
             }
         }
@@ -65,7 +65,7 @@ struct Note: ParsableCommand {
             try Failure.run {
                 var body = try openVault(location, pin).noteBody(id)
                 defer { secureZero(&body) }
-                FileHandle.standardOutput.write(Data(body))
+                Output.stdout(body)
             }
         }
     }
@@ -111,7 +111,7 @@ struct Note: ParsableCommand {
 }
 
 /// Gets a note body: from stdin when it is not a terminal, else from $EDITOR on a 0600
-/// file in /dev/shm (RAM), which is removed afterwards.
+/// file in a private folder on RAM (see PlaintextSpool), removed on every exit path.
 enum NoteEditor {
     static func body(initial: [UInt8]) throws -> [UInt8] {
         if isatty(0) == 0 {
@@ -129,40 +129,30 @@ enum NoteEditor {
             secureZero(&buffer)
             return sink.bytes
         }
-        guard FileManager.default.fileExists(atPath: "/dev/shm") else {
-            throw Nu11Error(.io, "/dev/shm is not available for the editor's file",
-                            remedy: "pipe the note into `nu11vlt note add` instead")
-        }
-        let path = "/dev/shm/nu11vlt-note-\(Hex.encode(SecureRandom.bytes(8))).txt"
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Nu11Error(.io, "cannot create the editor's file in /dev/shm") }
-        defer {
-            if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 0,
-               let handle = FileHandle(forWritingAtPath: path) {
-                handle.write(Data(count: size))
-                try? handle.close()
-            }
-            unlink(path)
-        }
-        _ = fchmod(fd, 0o600)
-        var out = FileDescriptorStream(fd: fd, label: path)
-        try out.write(initial)
-        close(fd)
-        let editor = ProcessInfo.processInfo.environment["VISUAL"] ?? ProcessInfo.processInfo.environment["EDITOR"] ?? "vi"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "\(editor) \"$1\"", "nu11vlt-edit", path]
-        do { try process.run() } catch {
-            throw Nu11Error(.notFound, "cannot start the editor '\(editor)'", remedy: "set EDITOR")
-        }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Nu11Error(.io, "the editor exited with status \(process.terminationStatus); nothing was saved",
+        let file = try PlaintextSpool.create(initial, suffix: ".txt")
+        defer { PlaintextSpool.destroy(file) }
+        let env = ProcessInfo.processInfo.environment
+        let editor = env["VISUAL"] ?? env["EDITOR"] ?? "vi"
+        let status = try Child.run(shellCommand: editor, argument: file.path, label: "editor")
+        guard status == 0 else {
+            throw Nu11Error(.io, "the editor exited with status \(status); nothing was saved",
                             remedy: "save and quit the editor normally")
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw Nu11Error(.io, "the editor's file disappeared; nothing was saved")
+        let fd = open(file.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw Nu11Error(.io, "the editor's file disappeared; nothing was saved", remedy: "try again") }
+        defer { close(fd) }
+        var sink = MemorySink()
+        var source = FileDescriptorStream(fd: fd, label: file.path)
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        defer { secureZero(&buffer) }
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
+            if n == 0 { break }
+            try buffer.withUnsafeBytes { try sink.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            guard sink.bytes.count <= Vault.maxNoteBytes else {
+                throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
+            }
         }
-        return [UInt8](data)
+        return sink.bytes
     }
 }

@@ -86,12 +86,30 @@ struct Skeleton: ParsableCommand {
         @Option(name: .long, help: ArgumentHelp("Wipe after this long without a check-in: e.g. 7d.", valueName: "duration"))
         var interval: String
         @Flag(name: .long, help: "Overwrite files when the switch fires.") var secure = false
+        @Flag(name: .customLong("short-interval"),
+              help: "Allow an interval under one hour without asking (scripts); at a terminal you are asked instead.")
+        var shortInterval = false
 
         func validate() throws { try Failure.usage { _ = try DurationText.parse(interval) } }
+
+        /// An interval under an hour is most likely a typo (5s for 5d) and wipes the vault
+        /// moments later: it is confirmed at a terminal, or needs --short-interval.
+        func confirmShort(_ seconds: Double) throws {
+            guard seconds < 3600, !shortInterval else { return }
+            guard isatty(0) == 1 else {
+                throw Nu11Error(.invalidArgument, "an interval of \(interval) wipes the vault \(interval) after the last check-in; nothing was armed",
+                                remedy: "pass --short-interval if you mean it, or write e.g. 7d")
+            }
+            Output.stderr("An interval of \(interval) wipes the vault \(interval) after the last check-in. Type yes to arm it: ")
+            guard readLine()?.trimmingCharacters(in: .whitespaces) == "yes" else {
+                throw Nu11Error(.invalidArgument, "not confirmed; nothing was armed", remedy: "type yes, or choose a longer interval such as 7d")
+            }
+        }
 
         func run() throws {
             try Failure.run {
                 let seconds = try DurationText.parse(interval)
+                try confirmShort(seconds)
                 let (vault, secret) = try openVaultKeepingPIN(location, pin)
                 try vault.enableSkeleton(interval: seconds, secure: secure, pin: secret)
                 print("Skeleton Switch armed: wipes\(secure ? " (secure)" : "") after \(interval) without a check-in")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CNu11Sys
 import Foundation
 import Nu11Format
 import Nu11Vault
@@ -8,9 +9,11 @@ struct View: ParsableCommand {
         abstract: "Show a photo without leaving plaintext on persistent disk.",
         discussion: """
             In a terminal that speaks the kitty or iTerm2 image protocol the image is shown inline \
-            (from memory). Otherwise it is decrypted to a 0600 file in /dev/shm (RAM), handed to \
-            $NU11VLT_VIEWER (or xdg-open), and removed when the viewer exits. Use a viewer that \
-            stays in the foreground (e.g. NU11VLT_VIEWER="feh"); xdg-open may return at once.
+            (from memory). Otherwise $NU11VLT_VIEWER gets it as /proc/self/fd/N (an anonymous \
+            memory file: nothing in any folder), or xdg-open gets a 0600 file in a private RAM \
+            folder ($XDG_RUNTIME_DIR/nu11vlt or /dev/shm), removed when it exits or on Ctrl-C. \
+            Use a viewer that stays in the foreground (e.g. NU11VLT_VIEWER="feh"); xdg-open may \
+            return at once, and then the file is gone before the viewer reads it.
             """)
 
     @OptionGroup var location: LocationOptions
@@ -54,38 +57,37 @@ enum InlineImage {
             }
             out += "\n"
         }
-        FileHandle.standardOutput.write(Data(out.utf8))
+        Output.stdout(Array(out.utf8))
     }
 }
 
-/// Decrypts into RAM-backed /dev/shm (never persistent disk) and removes it after the viewer.
+/// Hands the plaintext to a viewer without persistent disk: a memfd the viewer opens as
+/// /proc/self/fd/N when NU11VLT_VIEWER names one (nothing in any folder at all), else a
+/// file in the private RAM folder (PlaintextSpool) for xdg-open, removed on every exit path.
 enum ShmViewer {
     static func show(vault: Vault, id: String, viewer: String?) throws {
-        var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: "/dev/shm", isDirectory: &isDir), isDir.boolValue else {
-            throw Nu11Error(.io, "/dev/shm is not available, and nu11vlt never writes plaintext to persistent disk",
-                            remedy: "export to a RAM-backed folder yourself, or use a kitty/iTerm2 terminal with --inline")
-        }
         let item = try vault.item(id)
-        let ext = (item.name as NSString).pathExtension
-        let path = "/dev/shm/nu11vlt-view-\(Hex.encode(SecureRandom.bytes(8)))" + (ext.isEmpty ? "" : ".\(ext)")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        _ = try vault.export(id, toFile: path)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        var sink = MemorySink()
+        try vault.export(id, to: &sink)
+        var bytes = sink.bytes
+        defer { secureZero(&bytes) }
         let command = viewer ?? "xdg-open"
-        // The path is passed as $1, never interpolated into the command string.
-        process.arguments = ["-c", "\(command) \"$1\"", "nu11vlt-view", path]
-        do {
-            try process.run()
-        } catch {
-            throw Nu11Error(.notFound, "cannot start the viewer '\(command)'",
-                            remedy: "set NU11VLT_VIEWER to an image viewer, e.g. feh")
+        let status: Int32
+        let memfd = viewer == nil ? -1 : nu11_memfd("nu11vlt-view")
+        if memfd >= 0 {
+            defer { close(memfd) }
+            var out = FileDescriptorStream(fd: memfd, label: "memfd")
+            try out.write(bytes)
+            _ = lseek(memfd, 0, SEEK_SET)
+            status = try Child.run(shellCommand: command, argument: "/proc/self/fd/\(memfd)", label: "viewer")
+        } else {
+            let ext = (item.name as NSString).pathExtension
+            let file = try PlaintextSpool.create(bytes, suffix: ext.isEmpty || ext.count > 8 ? "" : "." + ext)
+            defer { PlaintextSpool.destroy(file) }
+            status = try Child.run(shellCommand: command, argument: file.path, label: "viewer")
         }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Nu11Error(.io, "the viewer '\(command)' exited with status \(process.terminationStatus)",
-                            remedy: "check NU11VLT_VIEWER")
+        guard status == 0 else {
+            throw Nu11Error(.io, "the viewer '\(command)' exited with status \(status)", remedy: "check NU11VLT_VIEWER")
         }
     }
 }

@@ -33,8 +33,7 @@ enum Failure {
     }
 
     static func printError(_ message: String) {
-        let line = "nu11vlt: error: \(message.replacingOccurrences(of: "\n", with: " "))\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        Output.stderr("nu11vlt: error: \(Output.escaped(message))\n")
     }
 }
 
@@ -47,7 +46,40 @@ enum Output {
     }
 
     static func note(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        stderr(message + "\n")
+    }
+
+    /// Writes with write(2) and ignores failure: on a full disk or a closed stderr, an
+    /// error message must never trap (Foundation's FileHandle.write does).
+    static func stderr(_ text: String) { rawWrite(2, Array(text.utf8)) }
+
+    static func stdout(_ bytes: [UInt8]) { rawWrite(1, bytes) }
+
+    static func rawWrite(_ fd: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let n = write(fd, buffer.baseAddress.map { $0 + done }, buffer.count - done)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                done += n
+            }
+        }
+    }
+
+    /// Names from files and archives are shown with control characters escaped, so an
+    /// `ESC[` cannot recolour the terminal and a newline cannot split a line of `list`.
+    static func escaped(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator:
+                out += scalar.value <= 0xFF ? String(format: "\\x%02x", scalar.value) : String(format: "\\u{%x}", scalar.value)
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
@@ -61,5 +93,13 @@ enum Output {
             unit += 1
         }
         return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}
+
+extension String {
+    var trimmingTrailingSpaces: String {
+        var s = self
+        while s.last == " " { s.removeLast() }
+        return s
     }
 }

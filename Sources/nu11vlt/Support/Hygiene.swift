@@ -5,5 +5,7 @@ import CNu11Sys
 enum Hygiene {
     static func apply() {
         _ = nu11_process_hygiene()
+        nu11_cleanup_install("nu11vlt: interrupted; what was not committed was removed\n")
+        PlaintextSpool.sweep()
     }
 }

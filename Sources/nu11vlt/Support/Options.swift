@@ -46,7 +46,9 @@ struct JSONOption: ParsableArguments {
 
 /// Opens the vault: the gate runs first (fade sweep, clock, PIN delay), then the PIN is read.
 func openVault(_ location: LocationOptions, _ pin: PINOptions, prompt: String = "PIN or passphrase: ") throws -> Vault {
-    try Vault.open(location.location, onWait: waiting, report: printGate, readPIN: { try pin.read(prompt: prompt) })
+    let vault = try Vault.open(location.location, onWait: waiting, report: printGate, readPIN: { try pin.read(prompt: prompt) })
+    vault.onNotice = { Output.note("nu11vlt: warning: \(Output.escaped($0))") }
+    return vault
 }
 
 /// The gate alone, for commands that need no PIN.

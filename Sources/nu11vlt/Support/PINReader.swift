@@ -59,6 +59,27 @@ enum PINReader {
         return first
     }
 
+    static var hasTerminal: Bool {
+        let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard tty >= 0 else { return false }
+        close(tty)
+        return true
+    }
+
+    /// One line from a descriptor; nil for an empty line or the end.
+    static func readOptional(fd: Int32) throws -> SecretBytes? {
+        do { return try readLine(fd: fd, label: "file descriptor \(fd)") } catch let error as Nu11Error where error.code == .invalidArgument && error.message.hasPrefix("no PIN") {
+            return nil
+        }
+    }
+
+    /// One line from the terminal, echo off; nil for an empty line.
+    static func readOptionalFromTerminal(prompt: String) throws -> SecretBytes? {
+        do { return try read(prompt: prompt, from: .terminal) } catch let error as Nu11Error where error.code == .invalidArgument && error.message.hasPrefix("no PIN") {
+            return nil
+        }
+    }
+
     /// One line, byte by byte, so nothing after the newline is consumed.
     private static func readLine(fd: Int32, label: String) throws -> SecretBytes {
         var buffer = [UInt8](repeating: 0, count: maxLength)
