@@ -27,8 +27,14 @@ public struct SystemClock: VaultClock {
 
     public func bootTime() -> DeviceState.BootAnchor? {
         #if os(Linux)
-        guard let bytes = try? ProtectedFiles.read("/proc/sys/kernel/random/boot_id", limit: 64) else { return nil }
-        let id = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        // A /proc file reports size 0: read it with read(2), not by its size.
+        let fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let n = read(fd, &buffer, buffer.count)
+        close(fd)
+        guard n > 0 else { return nil }
+        let id = String(decoding: buffer.prefix(n), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         var ts = timespec()
         guard !id.isEmpty, clock_gettime(CLOCK_BOOTTIME, &ts) == 0 else { return nil }
         let elapsed = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9

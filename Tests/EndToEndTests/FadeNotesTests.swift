@@ -110,31 +110,6 @@ struct FadeNotesTests {
         expectCleanError(try cli.run(["export", id, "-o", "-"], pinStdin: true), code: 4)
     }
 
-    @Test("clock set back a day (faketime): the documented policy destroys fade items and keeps the PIN delay")
-    func clockRollback() throws {
-        let cli = try CLI()
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/faketime") else {
-            Issue.record("faketime is not installed (make test installs it)")
-            return
-        }
-        try cli.initVault()
-        let keep = try cli.importIDs([cli.file("keep.jpg", [5])])[0]
-        let fade = try cli.importIDs([cli.file("fade.jpg", [6])], extra: ["--fade", "1h"])[0]
-        let back = try cli.spawn("/usr/bin/faketime", ["-f", "-1d", CLI.binary, "list", "--pin-stdin"],
-                                 input: Data((cli.pin + "\n").utf8))
-        #expect(back.code == 0, "\(back.stderr)")
-        #expect(back.stderr.contains("clock") && back.stderr.contains("destroyed"), "no warning: \(back.stderr)")
-        #expect(!cli.exists(cli.keyRecord(fade)) && !cli.exists(cli.vault + "/Fade/\(fade).n11"))
-        #expect(back.out.contains(keep) && !back.out.contains(fade))
-        // Wrong PINs under a clock set back still lock out (the delay uses the latest time seen).
-        for _ in 0..<5 {
-            _ = try cli.spawn("/usr/bin/faketime", ["-f", "-1d", CLI.binary, "list", "--pin-stdin"], input: Data("nope\n".utf8))
-        }
-        let locked = try cli.spawn("/usr/bin/faketime", ["-f", "-2d", CLI.binary, "list", "--pin-stdin"],
-                                   input: Data((cli.pin + "\n").utf8))
-        expectCleanError(locked, code: 6, mentions: "try again")
-    }
-
     @Test("secure delete overwrites the file's bytes before unlinking; standard delete does not")
     func secureDelete() throws {
         let cli = try CLI()

@@ -1,0 +1,160 @@
+// A small LD_PRELOAD shim for fault injection and deterministic crash points.
+//
+// It counts the file-system calls that change something (opens for writing, write, fsync,
+// rename, unlink, mkdir, rmdir, truncate, chmod, link …) on paths under $NU11_FAULT_PREFIX
+// (for calls on a descriptor: the path the descriptor refers to), and makes the Nth one
+// ($NU11_FAULT_AT, from 1) fail with $NU11_FAULT_ERRNO (default EIO) — or, with
+// NU11_FAULT_MODE=kill, kills the process with SIGKILL just before it. At exit, the number
+// of counted calls is written to $NU11_FAULT_COUNT (when set), so a test can try every N.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static long counter = 0;
+static long fail_at = -1;
+static int fail_errno = EIO;
+static int kill_mode = 0;
+static const char *prefix = NULL;
+static size_t prefix_len = 0;
+static const char *count_file = NULL;
+static int ready = 0;
+
+static void setup(void) {
+    if (ready) return;
+    ready = 1;
+    const char *at = getenv("NU11_FAULT_AT");
+    if (at) fail_at = atol(at);
+    const char *e = getenv("NU11_FAULT_ERRNO");
+    if (e) fail_errno = atoi(e);
+    const char *m = getenv("NU11_FAULT_MODE");
+    kill_mode = m && strcmp(m, "kill") == 0;
+    prefix = getenv("NU11_FAULT_PREFIX");
+    prefix_len = prefix ? strlen(prefix) : 0;
+    count_file = getenv("NU11_FAULT_COUNT");
+}
+
+__attribute__((destructor)) static void report(void) {
+    if (!count_file) return;
+    static int (*real_open)(const char *, int, ...) = NULL;
+    if (!real_open) real_open = dlsym(RTLD_NEXT, "open");
+    int fd = real_open(count_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%ld\n", counter);
+    ssize_t (*real_write)(int, const void *, size_t) = dlsym(RTLD_NEXT, "write");
+    (void)real_write(fd, buf, (size_t)n);
+    close(fd);
+}
+
+static int path_in_scope(const char *path) {
+    setup();
+    if (!prefix || !path) return prefix == NULL;
+    if (path[0] != '/') {
+        char cwd[4096];
+        if (!getcwd(cwd, sizeof cwd)) return 0;
+        return strncmp(cwd, prefix, prefix_len) == 0;
+    }
+    return strncmp(path, prefix, prefix_len) == 0;
+}
+
+static int fd_in_scope(int fd) {
+    setup();
+    if (!prefix) return 1;
+    char link[64], target[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0) return 0;
+    target[n] = 0;
+    return strncmp(target, prefix, prefix_len) == 0;
+}
+
+// 1 when this call must fail (errno set).
+static int fault(int in_scope) {
+    if (!in_scope) return 0;
+    counter++;
+    if (counter == fail_at) {
+        if (kill_mode) raise(SIGKILL);
+        errno = fail_errno;
+        return 1;
+    }
+    return 0;
+}
+
+#define REAL(name) static __typeof__(name) *real_##name = NULL; if (!real_##name) real_##name = dlsym(RTLD_NEXT, #name)
+
+static int writes(int flags) { return (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) != 0; }
+
+int open(const char *path, int flags, ...) {
+    REAL(open);
+    mode_t mode = 0;
+    if (flags & (O_CREAT | O_TMPFILE)) { va_list ap; va_start(ap, flags); mode = va_arg(ap, mode_t); va_end(ap); }
+    if (writes(flags) && fault(path_in_scope(path))) return -1;
+    return real_open(path, flags, mode);
+}
+int open64(const char *path, int flags, ...) {
+    REAL(open64);
+    mode_t mode = 0;
+    if (flags & (O_CREAT | O_TMPFILE)) { va_list ap; va_start(ap, flags); mode = va_arg(ap, mode_t); va_end(ap); }
+    if (writes(flags) && fault(path_in_scope(path))) return -1;
+    return real_open64(path, flags, mode);
+}
+int openat(int dirfd, const char *path, int flags, ...) {
+    REAL(openat);
+    mode_t mode = 0;
+    if (flags & (O_CREAT | O_TMPFILE)) { va_list ap; va_start(ap, flags); mode = va_arg(ap, mode_t); va_end(ap); }
+    if (writes(flags) && fault(path_in_scope(path))) return -1;
+    return real_openat(dirfd, path, flags, mode);
+}
+int openat64(int dirfd, const char *path, int flags, ...) {
+    REAL(openat64);
+    mode_t mode = 0;
+    if (flags & (O_CREAT | O_TMPFILE)) { va_list ap; va_start(ap, flags); mode = va_arg(ap, mode_t); va_end(ap); }
+    if (writes(flags) && fault(path_in_scope(path))) return -1;
+    return real_openat64(dirfd, path, flags, mode);
+}
+ssize_t write(int fd, const void *buf, size_t n) {
+    REAL(write);
+    if (fault(fd_in_scope(fd))) return -1;
+    return real_write(fd, buf, n);
+}
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
+    REAL(pwrite);
+    if (fault(fd_in_scope(fd))) return -1;
+    return real_pwrite(fd, buf, n, off);
+}
+ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off) {
+    REAL(pwrite64);
+    if (fault(fd_in_scope(fd))) return -1;
+    return real_pwrite64(fd, buf, n, off);
+}
+ssize_t writev(int fd, const struct iovec *iov, int cnt) {
+    REAL(writev);
+    if (fault(fd_in_scope(fd))) return -1;
+    return real_writev(fd, iov, cnt);
+}
+int fsync(int fd) { REAL(fsync); if (fault(fd_in_scope(fd))) return -1; return real_fsync(fd); }
+int fdatasync(int fd) { REAL(fdatasync); if (fault(fd_in_scope(fd))) return -1; return real_fdatasync(fd); }
+int syncfs(int fd) { REAL(syncfs); if (fault(fd_in_scope(fd))) return -1; return real_syncfs(fd); }
+int ftruncate(int fd, off_t len) { REAL(ftruncate); if (fault(fd_in_scope(fd))) return -1; return real_ftruncate(fd, len); }
+int ftruncate64(int fd, off64_t len) { REAL(ftruncate64); if (fault(fd_in_scope(fd))) return -1; return real_ftruncate64(fd, len); }
+int fchmod(int fd, mode_t mode) { REAL(fchmod); if (fault(fd_in_scope(fd))) return -1; return real_fchmod(fd, mode); }
+int chmod(const char *p, mode_t mode) { REAL(chmod); if (fault(path_in_scope(p))) return -1; return real_chmod(p, mode); }
+int rename(const char *a, const char *b) { REAL(rename); if (fault(path_in_scope(b))) return -1; return real_rename(a, b); }
+int renameat(int da, const char *a, int db, const char *b) {
+    REAL(renameat); if (fault(path_in_scope(b))) return -1; return real_renameat(da, a, db, b);
+}
+int unlink(const char *p) { REAL(unlink); if (fault(path_in_scope(p))) return -1; return real_unlink(p); }
+int unlinkat(int d, const char *p, int f) { REAL(unlinkat); if (fault(path_in_scope(p))) return -1; return real_unlinkat(d, p, f); }
+int mkdir(const char *p, mode_t m) { REAL(mkdir); if (fault(path_in_scope(p))) return -1; return real_mkdir(p, m); }
+int rmdir(const char *p) { REAL(rmdir); if (fault(path_in_scope(p))) return -1; return real_rmdir(p); }
+int link(const char *a, const char *b) { REAL(link); if (fault(path_in_scope(b))) return -1; return real_link(a, b); }
