@@ -133,6 +133,13 @@ void nu11_cleanup_install(const char *message) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    /* A parent may have started us with these blocked (the mask is inherited). */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
 int nu11_cleanup_register(const char *path) {
