@@ -93,11 +93,11 @@ extension Vault {
         case .deleteItems:
             try delete(members.map(\.id.hex))
         }
+        try commitStep("deleting the album") { try index.deleteAlbum(id) }  // the commit point
         let folder = location.albumFolder(id)
-        if let leftovers = try? ProtectedFiles.list(folder), leftovers.isEmpty {
-            _ = rmdir(folder)
+        afterCommit("removing the album's empty folder") {
+            if ProtectedFiles.kind(folder) == .directory, try ProtectedFiles.list(folder).isEmpty { try ProtectedFiles.removeDirectory(folder) }
         }
-        try index.deleteAlbum(id)
     }
 
     /// Moves an item into an album (or back to Photos with nil). The file is renamed; its

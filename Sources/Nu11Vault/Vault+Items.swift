@@ -155,14 +155,20 @@ extension Vault {
     func delete(rows: [ItemRow], secure: Bool) throws {
         // The durable intent marker is the commit point: from here the deletion completes,
         // now or (after a failure or a crash) at the start of the next command.
-        try keyStore.markPending(rows.map { PendingOperation(.deleting, id: $0.id, kind: $0.kind, domain: $0.domain, album: $0.album) })
+        // One marker for all of them, so the deletion is all or nothing.
+        var marker: String?
+        try commitStep("recording the deletion") {
+            marker = try keyStore.markPendingBatch(rows.map {
+                PendingOperation(.deleting, id: $0.id, kind: $0.kind, domain: $0.domain, album: $0.album)
+            })
+        }
         let ids = Set(rows.map(\.id))
         let fadeChanged = state.fade.contains { ids.contains($0.id) }
         state.fade.removeAll { ids.contains($0.id) }
-        afterCommit("finishing the deletion") { try finishDelete(rows: rows, secure: secure, saveFade: fadeChanged) }
+        afterCommit("finishing the deletion") { try finishDelete(rows: rows, secure: secure, saveFade: fadeChanged, marker: marker) }
     }
 
-    private func finishDelete(rows: [ItemRow], secure: Bool, saveFade: Bool) throws {
+    private func finishDelete(rows: [ItemRow], secure: Bool, saveFade: Bool, marker: String?) throws {
         for row in rows {
             let path = try? locate(row)
             if secure, let path { try ProtectedFiles.overwrite(path) }
@@ -175,7 +181,7 @@ extension Vault {
             }
         }
         try index.deleteItems(rows.map(\.id))
-        try keyStore.clearPending(rows.map(\.id))
+        if let marker { try keyStore.clearPendingBatch(marker) }
         if saveFade { try saveState() }
     }
 

@@ -164,12 +164,13 @@ public final class VaultIndex: Sendable {
     }
 
     /// Deletes rows, then checkpoints the WAL with TRUNCATE so secure_delete's zeroed pages
-    /// reach the main file and the WAL no longer holds the old rows.
+    /// reach the main file and the WAL no longer holds the old rows. The deletion is
+    /// committed with its transaction: a checkpoint failure after it is marked `tookEffect`.
     public func deleteItems(_ ids: [ItemID]) throws {
         try write { db in
             for id in ids { try db.execute(sql: "DELETE FROM item WHERE id = ?", arguments: [id.hex]) }
         }
-        try checkpoint()
+        try POSIX.afterEffect { try checkpoint() }
     }
 
     /// Replaces a row in place (same ID and sequence), e.g. when an item moves to Fade.
@@ -254,7 +255,7 @@ public final class VaultIndex: Sendable {
     /// Removes an album row; its items must have been moved or deleted first.
     public func deleteAlbum(_ id: ItemID) throws {
         try write { db in try db.execute(sql: "DELETE FROM album WHERE id = ?", arguments: [id.hex]) }
-        try checkpoint()
+        try POSIX.afterEffect { try checkpoint() }
     }
 
     private static func itemRow(_ row: Row) throws -> ItemRow {

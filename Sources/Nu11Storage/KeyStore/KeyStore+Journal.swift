@@ -38,6 +38,8 @@ extension KeyStore {
     }
 
     /// One marker for a whole batch (group commit of many imports).
+    /// A failure after the marker took effect is marked `tookEffect`; the path is then
+    /// unknown to the caller, and the next command finds the marker.
     public func markPendingBatch(_ operations: [PendingOperation]) throws -> String {
         try ProtectedFiles.makeDirectory(pendingPath)
         let path = POSIX.join(pendingPath, "batch-" + Hex.encode(SecureRandom.bytes(8)) + ".json")

@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+
+/// The LD_PRELOAD shim (Tests/Fixtures/faultshim.c), built once per test run with the
+/// system C compiler.
+enum FaultShim {
+    static let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/faultshim.c").path
+
+    static let library: String? = {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("nu11-faultshim-\(getpid()).so").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
+        process.arguments = ["-shared", "-fPIC", "-O1", "-o", out, source, "-ldl"]
+        guard (try? process.run()) != nil else { return nil }
+        process.waitUntilExit()
+        return process.terminationStatus == 0 ? out : nil
+    }()
+
+    /// Runs `args` (an executable and its arguments) with the shim: counting only (at == 0), or failing the at-th call.
+    static func run(_ cli: CLI, _ args: [String], input: Data, at: Int, errno code: Int32 = EIO, countFile: String? = nil,
+                    kill: Bool = false) throws -> CLI.Outcome {
+        var env = ["LD_PRELOAD": library ?? "", "NU11_FAULT_PREFIX": cli.root + "/", "NU11_FAULT_AT": "\(at)",
+                   "NU11_FAULT_ERRNO": "\(code)"]
+        if let countFile { env["NU11_FAULT_COUNT"] = countFile }
+        if kill { env["NU11_FAULT_MODE"] = "kill" }
+        return try cli.spawn(args[0], Array(args.dropFirst()), input: input, environment: env)
+    }
+}
+
+/// Fails every file-system call of a writing command in turn (not a sample) and checks the
+/// vault after each: a one-line error or success; `check` passes; every committed item
+/// exports byte-identical; the in-flight change happened completely or not at all, exactly
+/// as the exit status says; exactly one PIN opens.
+@Suite("fault injection: every file-system call of every writing command")
+struct FaultTests {
+    struct Scenario {
+        /// Prepares the vault; returns the items that must export unchanged whatever happens.
+        var prepare: (CLI) throws -> [String: Data]
+        var command: (CLI) -> [String]
+        var input: (CLI) -> Data
+        /// Checks the effect, given whether the command reported success; returns the PIN that opens.
+        var verify: (CLI, Bool) throws -> String
+    }
+
+    static let payload = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+    /// `nu11vlt args… --pin-fd 3` with the PIN on descriptor 3 (stdin stays free).
+    static func withPinFD(_ cli: CLI, _ args: [String]) -> [String] {
+        ["/bin/sh", "-c", "exec \"$0\" \"$@\" --pin-fd 3 3<\"${NU11VLT_VAULT%/vault}/pin\"", CLI.binary] + args
+    }
+
+    func run(_ name: String, _ scenario: Scenario, errno code: Int32 = EIO) throws {
+        try #require(FaultShim.library != nil, "the fault shim did not build (cc missing?)")
+        let template = try CLI()
+        try template.initVault()
+        try Data((template.pin + "\n").utf8).write(to: URL(fileURLWithPath: template.root + "/pin"))
+        let committed = try scenario.prepare(template)
+        try FileManager.default.createDirectory(atPath: template.root + "/prepared", withIntermediateDirectories: true)
+        for part in ["vault", "keystore"] {
+            try FileManager.default.copyItem(atPath: template.root + "/" + part, toPath: template.root + "/prepared/" + part)
+        }
+        let countFile = template.root + "/.count"
+        let dry = try FaultShim.run(template, scenario.command(template), input: scenario.input(template), at: 0, countFile: countFile)
+        #expect(dry.code == 0, "\(name) without faults: \(dry.stderr)")
+        let calls = Int(try String(contentsOfFile: countFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(calls > 10, "\(name): only \(calls) calls counted")
+        for at in 1...max(calls, 1) {
+            let trial = try CLI()
+            for entry in try FileManager.default.contentsOfDirectory(atPath: template.root)
+            where !["vault", "keystore", "prepared", ".count"].contains(entry) {
+                try FileManager.default.copyItem(atPath: template.root + "/" + entry, toPath: trial.root + "/" + entry)
+            }
+            for part in ["vault", "keystore"] {
+                try FileManager.default.copyItem(atPath: template.root + "/prepared/" + part, toPath: trial.root + "/" + part)
+            }
+            let r = try FaultShim.run(trial, scenario.command(trial), input: scenario.input(trial), at: at, errno: code)
+            let place = "\(name), call \(at) of \(calls)"
+            #expect(r.code == 0 || (r.code >= 3 && r.code < 128), "\(place): exit \(r.code) \(r.stderr)")
+            if r.code != 0 {
+                let errors = r.stderr.split(separator: "\n").filter { $0.hasPrefix("nu11vlt: error: ") }
+                #expect(errors.count == 1 && errors[0].contains("hint:") && !r.stderr.contains("Fatal error"), "\(place): \(r.stderr)")
+            }
+            let pin = try scenario.verify(trial, r.code == 0)
+            let check = try trial.spawn(CLI.binary, ["check", "--pin-stdin"], input: Data((pin + "\n").utf8))
+            #expect(check.code == 0, "\(place): check after the fault: \(check.out) \(check.stderr)")
+            try exports(trial, committed, pin: pin, place)
+        }
+    }
+
+    func exports(_ cli: CLI, _ expected: [String: Data], pin: String, _ place: String) throws {
+        for (id, bytes) in expected {
+            let r = try cli.spawn(CLI.binary, ["export", id, "-o", "-", "--pin-stdin"], input: Data((pin + "\n").utf8))
+            #expect(r.stdout == bytes, "\(place): \(id) does not export: \(r.stderr)")
+        }
+    }
+
+    func listed(_ cli: CLI, _ args: [String] = ["list"]) throws -> [[String: Any]] {
+        let r = try cli.run(args + ["--json"], pinStdin: true)
+        #expect(r.code == 0, "list: \(r.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [[String: Any]], "not a JSON array: \(r.out)")
+    }
+
+    func importScenario(stdin: Bool) -> Scenario {
+        Scenario(
+            prepare: { cli in
+                FileManager.default.createFile(atPath: cli.root + "/new.jpg", contents: Self.payload)
+                return [try cli.importIDs([cli.file("old.jpg", [1, 2, 3])])[0]: Data([1, 2, 3])]
+            },
+            command: { cli in stdin ? Self.withPinFD(cli, ["import", "-", "--name", "new.jpg"]) : [CLI.binary, "import", "--pin-stdin", cli.root + "/new.jpg"] },
+            input: { cli in stdin ? Self.payload : Data((cli.pin + "\n").utf8) },
+            verify: { cli, ok in
+                let new = try listed(cli).filter { ($0["name"] as? String) == "new.jpg" }
+                #expect(new.count == (ok ? 1 : 0), "import said \(ok ? "done" : "failed") but \(new.count) new item(s) exist")
+                if let id = new.first?["id"] as? String { try exports(cli, [id: Self.payload], pin: cli.pin, "the imported item") }
+                return cli.pin
+            })
+    }
+
+    @Test("import") func importFile() throws { try run("import", importScenario(stdin: false)) }
+    @Test("import, disk full (ENOSPC)") func importFull() throws { try run("import (ENOSPC)", importScenario(stdin: false), errno: ENOSPC) }
+    @Test("import -") func importStdin() throws { try run("import -", importScenario(stdin: true)) }
+
+    @Test("note add") func noteAdd() throws {
+        try run("note add", Scenario(
+            prepare: { cli in [try cli.importIDs([cli.file("old.jpg", [1])])[0]: Data([1])] },
+            command: { cli in Self.withPinFD(cli, ["note", "add", "--title", "fresh"]) },
+            input: { _ in Data("the body".utf8) },
+            verify: { cli, ok in
+                let notes = try listed(cli, ["note", "list"]).filter { ($0["title"] as? String) == "fresh" }
+                #expect(notes.count == (ok ? 1 : 0), "note add said \(ok ? "done" : "failed") but \(notes.count) exist")
+                return cli.pin
+            }))
+    }
+
+    @Test("delete") func delete() throws {
+        nonisolated(unsafe) var victim = ""
+        try run("delete", Scenario(
+            prepare: { cli in
+                let ids = try cli.importIDs([cli.file("a.jpg", [1, 1]), cli.file("b.jpg", [2, 2])])
+                victim = ids[0]
+                return [ids[1]: Data([2, 2])]
+            },
+            command: { _ in [CLI.binary, "delete", "--pin-stdin", victim] },
+            input: { cli in Data((cli.pin + "\n").utf8) },
+            verify: { cli, ok in
+                let present = try listed(cli).contains { ($0["id"] as? String) == victim }
+                #expect(present == !ok, "delete said \(ok ? "done" : "failed") but the item is \(present ? "there" : "gone")")
+                if present { try exports(cli, [victim: Data([1, 1])], pin: cli.pin, "the item not deleted") }
+                return cli.pin
+            }))
+    }
+
+    @Test("pin change") func pinChange() throws {
+        try run("pin change", Scenario(
+            prepare: { cli in [try cli.importIDs([cli.file("a.jpg", [5])])[0]: Data([5])] },
+            command: { _ in [CLI.binary, "pin", "change", "--pin-stdin", "--new-pin-fd", "0"] },
+            input: { cli in Data("\(cli.pin)\nthe-new-pin-7\n".utf8) },
+            verify: { cli, ok in
+                let old = try cli.spawn(CLI.binary, ["status", "--unlock", "--pin-stdin"], input: Data((cli.pin + "\n").utf8)).code == 0
+                let new = try cli.spawn(CLI.binary, ["status", "--unlock", "--pin-stdin"], input: Data("the-new-pin-7\n".utf8)).code == 0
+                #expect(old != new, "old PIN opens: \(old), new PIN opens: \(new)")
+                #expect(new == ok, "pin change said \(ok ? "done" : "failed") but the \(new ? "new" : "old") PIN opens")
+                return new ? "the-new-pin-7" : cli.pin
+            }))
+    }
+
+    @Test("album delete") func albumDelete() throws {
+        try run("album delete", Scenario(
+            prepare: { cli in
+                #expect(try cli.run(["album", "create", "Trip"], pinStdin: true).code == 0)
+                return [try cli.importIDs([cli.file("a.jpg", [6, 6])], extra: ["--album", "Trip"])[0]: Data([6, 6])]
+            },
+            command: { _ in [CLI.binary, "album", "delete", "Trip", "--items", "photos", "--pin-stdin"] },
+            input: { cli in Data((cli.pin + "\n").utf8) },
+            verify: { cli, ok in
+                let exists = try cli.run(["album", "list"], pinStdin: true).out.contains("Trip")
+                #expect(exists == !ok, "album delete said \(ok ? "done" : "failed") but the album \(exists ? "exists" : "is gone")")
+                return cli.pin
+            }))
+    }
+
+    @Test("archive import") func archiveImport() throws {
+        try run("archive import", Scenario(
+            prepare: { cli in
+                let archived = try cli.importIDs([cli.file("a.jpg", [8, 8, 8])])[0]
+                let made = try cli.run(["archive", "export", "--secure", "-o", cli.root + "/copy.nu11vlt"], pinStdin: true)
+                #expect(made.code == 0, "\(made.stderr)")
+                #expect(try cli.run(["delete", archived], pinStdin: true).code == 0)
+                return [try cli.importIDs([cli.file("b.jpg", [9])])[0]: Data([9])]
+            },
+            command: { cli in [CLI.binary, "archive", "import", cli.root + "/copy.nu11vlt", "--pin-stdin"] },
+            input: { cli in Data((cli.pin + "\n").utf8) },
+            verify: { cli, ok in
+                let count = try listed(cli).count
+                #expect(count == (ok ? 2 : 1), "archive import said \(ok ? "done" : "failed") but \(count) item(s) exist")
+                return cli.pin
+            }))
+    }
+}
