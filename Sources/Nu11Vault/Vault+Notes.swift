@@ -43,35 +43,26 @@ extension Vault {
         return sink.bytes
     }
 
-    /// Replaces a note's body (and optionally its title), atomically: the new envelope is
-    /// written under the same item key with a fresh salt, then renamed over the old one.
-    public func updateNote(_ idText: String, body: [UInt8], title: String? = nil) throws {
+    /// Replaces a note's body (and optionally its title). The edited note gets a new ID and
+    /// a new key, and the old version is crypto-shredded, so an old copy of its file opens
+    /// with nothing. The new note is committed first (its index row); a failure before that
+    /// leaves the old note untouched. Returns the new ID.
+    @discardableResult
+    public func updateNote(_ idText: String, body: [UInt8], title: String? = nil) throws -> NoteSummary {
         let row = try noteRow(idText)
         try checkFade(row)
         guard body.count <= Self.maxNoteBytes else {
             throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
         }
-        var meta = try ItemMetadata.open(row.meta, id: row.id, key: metadataKey(row.domain))
-        if let title {
-            try Self.validateTitle(title)
-            meta.name = title
+        let meta = try ItemMetadata.open(row.meta, id: row.id, key: metadataKey(row.domain))
+        if let title { try Self.validateTitle(title) }
+        let fade = row.domain == .fade ? state.fade.first { $0.id == row.id }.map { max(1, $0.deadline - now) } : nil
+        let item = try store(MemorySource(body), name: title ?? meta.name, kind: .note, album: nil, fade: fade,
+                             created: meta.created)
+        afterCommit("shredding the old version of note \(row.id)") {
+            try delete(rows: [row], secure: settings.deletionMode == .secure)
         }
-        let key = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
-        let path = try locate(row)
-        let writer = try AtomicFileWriter(destination: path)
-        do {
-            var source = MemorySource(body)
-            var sink = writer.sink
-            meta.size = try N11Envelope.seal(from: &source, to: &sink,
-                                             header: N11Header(kind: .note, domain: row.domain, itemID: row.id), itemKey: key)
-            try writer.commit()
-        } catch {
-            writer.abort()
-            throw error
-        }
-        var updated = row
-        updated.meta = try meta.seal(id: row.id, key: metadataKey(row.domain))
-        try index.updateItem(updated)
+        return note(item)
     }
 
     func noteRow(_ idText: String) throws -> ItemRow {

@@ -72,8 +72,13 @@ struct ArchiveTests {
     func portableRoundTrip() throws {
         let (source, originals) = try populated()
         let file = source.root + "/all.nu11vlt"
-        let export = try source.exportArchive(file, extra: ["--portable"])
+        // Fade items stay out of a portable archive unless asked for, with a warning.
+        let withoutFade = source.root + "/nofade.nu11vlt"
+        #expect(try source.exportArchive(withoutFade, extra: ["--portable"]).code == 0)
+        #expect(try source.run(["archive", "inspect", withoutFade]).out.contains("items      181"))
+        let export = try source.exportArchive(file, extra: ["--portable", "--include-fade"])
         #expect(export.code == 0, "\(export.stderr)")
+        #expect(export.stderr.contains("deadlines cannot be enforced"), "\(export.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)).count > 0)
         #expect(try source.spawn("/usr/bin/find", [file, "-perm", "600"]).out.contains("all.nu11vlt"))
         // Standard tools list it.

@@ -66,8 +66,19 @@ struct BadInputTests {
         let viewed = try cli.run(["view", "--no-inline", id], pinStdin: true,
                                  environment: ["NU11VLT_VIEWER": "cmp \(path)"])
         #expect(viewed.code == 0, "view: \(viewed.stderr)")
-        let shm = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []
-        #expect(!shm.contains { $0.hasPrefix("nu11vlt-view") })
+        let spool = try FileManager.default.contentsOfDirectory(atPath: cli.root + "/run/nu11vlt")
+        #expect(spool.isEmpty, "plaintext left: \(spool)")
+        // Through xdg-open's path (no NU11VLT_VIEWER): a 0600 file in the private folder, gone afterwards.
+        try FileManager.default.createDirectory(atPath: cli.root + "/bin", withIntermediateDirectories: true)
+        let opener = cli.root + "/bin/xdg-open"
+        try "#!/bin/sh\nstat -c '%a %n' \"$1\" > \"$SEEN\"; exec cmp \"$ORIGINAL\" \"$1\"\n".write(toFile: opener, atomically: true, encoding: .utf8)
+        #expect(chmod(opener, 0o755) == 0)
+        let viaFile = try cli.run(["view", "--no-inline", id], pinStdin: true,
+                                  environment: ["PATH": cli.root + "/bin:/usr/bin:/bin", "SEEN": cli.root + "/seen", "ORIGINAL": path])
+        #expect(viaFile.code == 0, "view via xdg-open: \(viaFile.stderr)")
+        let seen = try String(contentsOfFile: cli.root + "/seen", encoding: .utf8)
+        #expect(seen.hasPrefix("600 " + cli.root + "/run/nu11vlt/"), "\(seen)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cli.root + "/run/nu11vlt").isEmpty)
         // Notes written and edited, and an archive exported and imported, leave nothing either.
         let noteID = try cli.runPinFD(["note", "add", "--title", "T-\(nameMarker)"], stdin: Data("first \(marker)".utf8))
             .out.trimmingCharacters(in: .whitespacesAndNewlines)

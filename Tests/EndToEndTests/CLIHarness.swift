@@ -34,6 +34,11 @@ final class CLI {
         env["NU11VLT_VAULT"] = root + "/vault"
         env["NU11VLT_KEYSTORE"] = root + "/keystore"
         env.removeValue(forKey: "NU11VLT_VIEWER")
+        // Plaintext for viewers and editors goes to a private folder of this test only, so a
+        // test looks only at what it made (never at other processes' files in /dev/shm).
+        try FileManager.default.createDirectory(atPath: root + "/run", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        env["XDG_RUNTIME_DIR"] = root + "/run"
         environment = env
     }
 

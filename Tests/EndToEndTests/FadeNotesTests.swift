@@ -15,13 +15,18 @@ struct FadeNotesTests {
         let title = "Title-" + UUID().uuidString
         let added = try cli.runPinFD(["note", "add", "--title", title], stdin: Data("first body\n".utf8))
         #expect(added.code == 0, "\(added.stderr)")
-        let id = added.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        var id = added.out.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(cli.exists(cli.vault + "/Notes/vault_\(id).n11note"))
         let listed = try cli.run(["note", "list", "--json"], pinStdin: true)
         #expect(listed.out.contains(title) && listed.out.contains(id))
         #expect(try cli.run(["note", "show", id], pinStdin: true).out == "first body\n")
         let edited = try cli.runPinFD(["note", "edit", id, "--title", "New title"], stdin: Data("second body".utf8))
         #expect(edited.code == 0, "\(edited.stderr)")
+        // The edited note has a new ID and key; the old version (key record and file) is shredded.
+        let oldID = id
+        id = String(edited.out.dropFirst("saved ".count).prefix(32))
+        #expect(id != oldID && !cli.exists(cli.keyRecord(oldID)) && !cli.exists(cli.vault + "/Notes/vault_\(oldID).n11note"))
+        expectCleanError(try cli.run(["note", "show", oldID], pinStdin: true), code: 4)
         #expect(try cli.run(["note", "show", id], pinStdin: true).out == "second body")
         #expect(try cli.run(["note", "list"], pinStdin: true).out.contains("New title"))
         // Notes are not files: `list` does not show them, `export` does not confuse them.

@@ -23,13 +23,18 @@ extension Vault {
     /// re-encrypted with Cobblestone-256 under Argon2id(password); secure: the `.n11` files
     /// travel as they are, wrapped again under this key store's Archive key.
     @discardableResult
+    ///
+    /// Fade items stay out of portable archives unless `includeFade`: a copy cannot carry
+    /// the deadline (whoever holds the archive and its password can keep the item forever).
     public func exportArchive(to path: String, password: SecretBytes?, parameters: KDFParameters, album: String? = nil,
-                              overwrite: Bool = false, progress: (Int, Int) -> Void = { _, _ in }) throws -> ArchiveInfo {
+                              includeFade: Bool = false, overwrite: Bool = false,
+                              progress: (Int, Int) -> Void = { _, _ in }) throws -> ArchiveInfo {
         if !overwrite && FileManager.default.fileExists(atPath: path) {
             throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: "choose another -o path or pass --force", item: path)
         }
         let albumFilter: ItemID?? = try album.map { .some(try albumID(named: $0)) } ?? .none
         let rows = try visibleRows(kind: album == nil ? nil : .file, album: albumFilter, afterSeq: 0, limit: Int.max)
+            .filter { password == nil || includeFade || $0.domain != .fade }
         let names = try albumNames()
         let kind: ArchiveFormat.Kind = password == nil ? .secure : .portable
         let key: SecretBytes

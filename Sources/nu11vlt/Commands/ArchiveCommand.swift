@@ -38,10 +38,14 @@ struct ArchiveCommand: ParsableCommand {
         @Option(name: .customLong("kdf-iterations"), help: ArgumentHelp("Argon2id passes (portable; at least 2).", valueName: "n"))
         var kdfIterations: UInt32?
         @Flag(name: .long, help: "Replace the output file if it exists.") var force = false
+        @Flag(name: .customLong("include-fade"),
+              help: "Put fade items into a portable archive too. Their deadline cannot travel with a copy: whoever has the archive and its password keeps them.")
+        var includeFade = false
         @OptionGroup var json: JSONOption
 
         func validate() throws {
             if portable == secure { throw ValidationError("choose --portable or --secure") }
+            if includeFade && secure { throw ValidationError("--include-fade is for --portable archives (secure archives carry fade items and their deadlines)") }
             if secure && (kdfMemory != nil || kdfIterations != nil || password.passwordFD != nil) {
                 throw ValidationError("--secure archives use the key store's Archive key, not a password")
             }
@@ -59,8 +63,11 @@ struct ArchiveCommand: ParsableCommand {
                     if kdfMemory == nil && kdfIterations == nil { parameters = try Argon2id.calibrate() }
                 }
                 let showProgress = Output.stderrIsTerminal
+                if includeFade {
+                    Output.note("nu11vlt: warning: fade items go into the archive; their deadlines cannot be enforced on a copy")
+                }
                 let info = try vault.exportArchive(to: output, password: secret, parameters: parameters, album: album,
-                                                   overwrite: force) { done, total in
+                                                   includeFade: includeFade, overwrite: force) { done, total in
                     if showProgress { Output.stderr("\rexporting \(done)/\(total)…") }
                 }
                 if showProgress { Output.stderr("\r\u{1B}[K") }

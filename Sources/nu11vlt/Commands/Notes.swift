@@ -88,8 +88,8 @@ struct Note: ParsableCommand {
                 defer { secureZero(&old) }
                 var body = try NoteEditor.body(initial: old)
                 defer { secureZero(&body) }
-                try vault.updateNote(id, body: body, title: title)
-                print("saved \(id)")
+                let saved = try vault.updateNote(id, body: body, title: title)
+                print("saved \(saved.id) (the edited note has a new ID and key; the old version was shredded)")
             }
         }
     }
