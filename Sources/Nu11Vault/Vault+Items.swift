@@ -267,6 +267,33 @@ public enum ImportSource {
         return fd
     }
 
+    /// The regular files under `folder` (symlinks are not followed). A name that is not
+    /// UTF-8 stops everything before anything is imported: nothing is skipped silently.
+    static func walk(_ folder: String, into found: inout [String]) throws {
+        guard let dir = opendir(folder) else {
+            throw Nu11Error(.io, "\(folder): cannot list: \(String(cString: strerror(errno)))", remedy: "check its permissions", item: folder)
+        }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let raw = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            guard let name = String(validating: raw, as: UTF8.self) else {
+                let shown = raw.map { (0x20..<0x7f).contains($0) && $0 != 0x5c ? String(UnicodeScalar($0)) : String(format: "\\x%02x", $0) }.joined()
+                throw Nu11Error(.invalidArgument, "\(folder)/\(shown): the file name is not UTF-8; nothing was imported",
+                                remedy: "rename it to UTF-8 (e.g. convmv -f latin1 -t utf8), or import it with `nu11vlt import --name NAME - < FILE`",
+                                item: folder)
+            }
+            if name == "." || name == ".." { continue }
+            let full = folder + "/" + name
+            var st = stat()
+            guard lstat(full, &st) == 0 else { continue }
+            switch st.st_mode & S_IFMT {
+            case S_IFREG: found.append(full)
+            case S_IFDIR: try walk(full, into: &found)
+            default: break
+            }
+        }
+    }
+
     /// Expands folders (when `recursive`) into the regular files under them, sorted; checks
     /// every path before anything is imported.
     public static func expand(_ paths: [String], recursive: Bool) throws -> [String] {
@@ -281,15 +308,8 @@ public enum ImportSource {
                 guard recursive else {
                     throw Nu11Error(.invalidArgument, "\(path) is a folder", remedy: "pass -r to import folders recursively", item: path)
                 }
-                guard let walker = FileManager.default.enumerator(atPath: path) else {
-                    throw Nu11Error(.io, "\(path): cannot list", remedy: "check its permissions", item: path)
-                }
                 var found: [String] = []
-                while let relative = walker.nextObject() as? String {
-                    let full = path + "/" + relative
-                    var st = stat()
-                    if lstat(full, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { found.append(full) }
-                }
+                try walk(path, into: &found)
                 out += found.sorted()
             } else {
                 let fd = try openRegularFile(path)

@@ -23,6 +23,10 @@ struct Nu11vlt: ParsableCommand {
 
     static func main() {
         Hygiene.apply()
+        if let bad = Arguments.firstNonUTF8() {
+            Failure.printError("argument \(bad.index) is not UTF-8 text (\(bad.shown)); a file name in another encoding cannot be named here (hint: rename it, e.g. with convmv, or pipe it: nu11vlt import --name NAME - < FILE)")
+            Foundation.exit(64)
+        }
         do {
             var command = try parseAsRoot()
             try command.run()

@@ -232,4 +232,51 @@ struct TrustTests {
         #expect(listed.out.contains("\\x1b[31mred\\x0aline2.jpg"))
         #expect(!listed.out.split(separator: "\n").contains { $0.hasSuffix(" ") }, "trailing spaces")
     }
+
+    @Test("a file name that is not UTF-8 fails loudly, in a folder (-r) or named directly; nothing is skipped silently")
+    func nonUTF8Names() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let folder = cli.root + "/photos"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        _ = cli.file("photos/good.jpg", [1])
+        let made = try cli.spawn("/bin/sh", ["-c", "printf x > \"$0/$(printf 'caf\\351.jpg')\"", folder])
+        #expect(made.code == 0, "\(made.stderr)")
+        let r = try cli.run(["import", "-r", folder], pinStdin: true)
+        expectCleanError(r, code: 64, mentions: "caf\\xe9.jpg")
+        #expect(r.stderr.contains("nothing was imported"))
+        #expect(try cli.run(["list"], pinStdin: true).out.isEmpty, "something was imported")
+        let direct = try cli.spawn("/bin/sh", ["-c", "printf '%s\\n' \"$1\" | \"$0\" import \"$(printf '%s/caf\\351.jpg' \"$2\")\" --pin-stdin",
+                                               CLI.binary, cli.pin, folder])
+        expectCleanError(direct, code: 64, mentions: "not UTF-8")
+    }
+
+    @Test("titles and album names can stay out of argv (/proc/PID/cmdline)")
+    func namesOutOfArgv() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let title = "Secret-Title-\(UUID().uuidString.prefix(8))"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "exec \"$0\" note add --title-fd 4 --pin-fd 3 3<<EOF 4<<EOT\n\(cli.pin)\nEOF\n\(title)\nEOT\n", CLI.binary]
+        process.environment = cli.environment
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 0.5)  // waiting for the body on stdin
+        let cmdline = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(process.processIdentifier)/cmdline"))) ?? Data()
+        #expect(!cmdline.isEmpty, "could not read the command line")
+        #expect(!String(decoding: cmdline, as: UTF8.self).contains(title), "the title is in argv")
+        input.fileHandleForWriting.write(Data("body".utf8))
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(try cli.run(["note", "list"], pinStdin: true).out.contains(title))
+        let album = try cli.spawn("/bin/sh", ["-c", "printf 'Hidden Album\\n' | \"$0\" album create --name-fd 0 --pin-fd 3 3<<EOF\n\(cli.pin)\nEOF\n", CLI.binary])
+        #expect(album.code == 0, "\(album.stderr)")
+        #expect(try cli.run(["album", "list"], pinStdin: true).out.contains("Hidden Album"))
+    }
 }

@@ -13,10 +13,17 @@ struct Album: ParsableCommand {
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @OptionGroup var output: JSONOption
-        @Argument(help: "The album name.") var name: String
+        @Option(name: .customLong("name-fd"), help: ArgumentHelp("Read the name from this descriptor (one line) instead of argv, where other users can see it in /proc/PID/cmdline while the command runs.", valueName: "n"))
+        var nameFD: Int32?
+        @Argument(help: "The album name (or use --name-fd).") var name: String?
+
+        func validate() throws {
+            if (name == nil) == (nameFD == nil) { throw ValidationError("give the album name, or --name-fd") }
+        }
 
         func run() throws {
             try Failure.run {
+                let name = try nameFD.map { try PINReader.readName(fd: $0, what: "album name") } ?? self.name ?? ""
                 let album = try openVault(location, pin).createAlbum(name)
                 if output.json { try Output.json(album) } else { print("\(album.id)  \(Output.escaped(album.name))") }
             }

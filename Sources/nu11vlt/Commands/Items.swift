@@ -14,8 +14,10 @@ struct Import: ParsableCommand {
 
     @OptionGroup var location: LocationOptions
     @OptionGroup var pin: PINOptions
-    @Option(name: .long, help: ArgumentHelp("Put the items into this album (it must exist).", valueName: "name"))
+    @Option(name: .long, help: ArgumentHelp("Put the items into this album (it must exist). Other users can see it in /proc/PID/cmdline while the command runs; --album-fd keeps it out of argv.", valueName: "name"))
     var album: String?
+    @Option(name: .customLong("album-fd"), help: ArgumentHelp("Read the album name from this descriptor (one line) instead of argv.", valueName: "n"))
+    var albumFD: Int32?
     @Flag(name: [.short, .customLong("recursive")], help: "Import folders recursively (regular files only; symlinks are skipped).")
     var recursive = false
     @Option(name: .long, help: ArgumentHelp("Name for an item read from stdin.", valueName: "name"))
@@ -32,11 +34,13 @@ struct Import: ParsableCommand {
         if paths.filter({ $0 == "-" }).count > 1 { throw ValidationError("- (stdin) can be given only once") }
         if paths.contains("-") && pin.pinStdin { throw ValidationError("--pin-stdin cannot be used with - (stdin is the item)") }
         if let fade, fade != "default" { try Failure.usage { _ = try DurationText.parse(fade) } }
-        if fade != nil && album != nil { throw ValidationError("fade items cannot go into an album") }
+        if fade != nil && (album != nil || albumFD != nil) { throw ValidationError("fade items cannot go into an album") }
+        if album != nil && albumFD != nil { throw ValidationError("use either --album or --album-fd") }
     }
 
     func run() throws {
         try Failure.run {
+            let album = try albumFD.map { try PINReader.readName(fd: $0, what: "album name") } ?? self.album
             let files = try ImportSource.expand(paths, recursive: recursive)
             let vault = try openVault(location, pin)
             let fadeFor = try fadeSeconds(fade, settings: vault.settings)

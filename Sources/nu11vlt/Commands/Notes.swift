@@ -16,18 +16,23 @@ struct Note: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Write a new note.")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
-        @Option(name: .long, help: "The title.") var title = ""
+        @Option(name: .long, help: "The title. Other users can see it in /proc/PID/cmdline while the command runs (it is stored sealed); --title-fd keeps it out of argv.")
+        var title = ""
+        @Option(name: .customLong("title-fd"), help: ArgumentHelp("Read the title from this descriptor (one line) instead of argv.", valueName: "n"))
+        var titleFD: Int32?
         @Option(name: .long, help: ArgumentHelp("Fade (self-destruct) after: 30s, 10m, 24h, 7d, or default.", valueName: "duration"))
         var fade: String?
         @OptionGroup var output: JSONOption
 
         func validate() throws {
+            if titleFD != nil && !title.isEmpty { throw ValidationError("use either --title or --title-fd") }
             if pin.pinStdin && isatty(0) == 0 { throw ValidationError("--pin-stdin cannot be used when the body comes from stdin; use --pin-fd") }
             if let fade, fade != "default" { try Failure.usage { _ = try DurationText.parse(fade) } }
         }
 
         func run() throws {
             try Failure.run {
+                let title = try titleFD.map { try PINReader.readName(fd: $0, what: "title") } ?? self.title
                 let vault = try openVault(location, pin)
                 let body = try NoteEditor.body(initial: [])
                 let note = try vault.addNote(title: title, body: body, fade: try fadeSeconds(fade, settings: vault.settings))
@@ -74,15 +79,20 @@ struct Note: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Edit a note in $EDITOR (or replace its body from stdin).")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
-        @Option(name: .long, help: "A new title.") var title: String?
+        @Option(name: .long, help: "A new title. Other users can see it in /proc/PID/cmdline while the command runs; --title-fd keeps it out of argv.")
+        var title: String?
+        @Option(name: .customLong("title-fd"), help: ArgumentHelp("Read the new title from this descriptor (one line) instead of argv.", valueName: "n"))
+        var titleFD: Int32?
         @Argument(help: "The note ID.") var id: String
 
         func validate() throws {
+            if titleFD != nil && title != nil { throw ValidationError("use either --title or --title-fd") }
             if pin.pinStdin && isatty(0) == 0 { throw ValidationError("--pin-stdin cannot be used when the body comes from stdin; use --pin-fd") }
         }
 
         func run() throws {
             try Failure.run {
+                let title = try titleFD.map { try PINReader.readName(fd: $0, what: "title") } ?? self.title
                 let vault = try openVault(location, pin)
                 var old = try vault.noteBody(id)
                 defer { secureZero(&old) }

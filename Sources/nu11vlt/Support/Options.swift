@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import Nu11Format
 import Nu11Vault
@@ -67,4 +68,20 @@ func printGate(_ report: GateReport) {
 func fadeSeconds(_ text: String?, settings: Settings) throws -> Double? {
     guard let text else { return nil }
     return text == "default" ? settings.fadeDefault : try DurationText.parse(text)
+}
+
+/// Arguments are checked as raw bytes: Swift's `CommandLine.arguments` would silently
+/// repair a name in another encoding into one that names no file.
+enum Arguments {
+    static func firstNonUTF8() -> (index: Int, shown: String)? {
+        for i in 1..<Int(CommandLine.argc) {
+            guard let arg = CommandLine.unsafeArgv[i] else { continue }
+            let raw = Array(UnsafeBufferPointer(start: UnsafeRawPointer(arg).assumingMemoryBound(to: UInt8.self), count: strlen(arg)))
+            if String(validating: raw, as: UTF8.self) == nil {
+                let shown = raw.map { (0x20..<0x7f).contains($0) ? String(UnicodeScalar($0)) : String(format: "\\x%02x", $0) }.joined()
+                return (i, shown)
+            }
+        }
+        return nil
+    }
 }

@@ -59,6 +59,16 @@ enum PINReader {
         return first
     }
 
+    /// A name (title, album) from a descriptor, one line: it never appears in argv, where
+    /// /proc/PID/cmdline shows it to every user of the machine.
+    static func readName(fd: Int32, what: String) throws -> String {
+        let line = try readLine(fd: fd, label: "file descriptor \(fd)")
+        guard let text = line.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else {
+            throw Nu11Error(.invalidArgument, "the \(what) on file descriptor \(fd) is not UTF-8 text", remedy: "write it as UTF-8")
+        }
+        return text
+    }
+
     static var hasTerminal: Bool {
         let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard tty >= 0 else { return false }
