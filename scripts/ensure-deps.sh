@@ -12,6 +12,9 @@ command -v faketime >/dev/null 2>&1 || missing="$missing faketime"
 command -v tar >/dev/null 2>&1 || missing="$missing tar"
 command -v unzip >/dev/null 2>&1 || missing="$missing unzip"
 command -v strace >/dev/null 2>&1 || missing="$missing strace"
+command -v script >/dev/null 2>&1 || missing="$missing bsdutils"
+command -v ps >/dev/null 2>&1 || missing="$missing procps"
+command -v cc >/dev/null 2>&1 || missing="$missing gcc"
 # The independent archive decrypter (tools/nu11vlt_decrypt.py) needs Python's cryptography and argon2-cffi.
 python3 -c 'import cryptography, argon2' 2>/dev/null || {
   echo "installing: python3 cryptography argon2-cffi" >&2

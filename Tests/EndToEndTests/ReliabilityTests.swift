@@ -119,9 +119,9 @@ struct ReliabilityTests {
             return
         }
         let log = cli.root + "/strace"
-        func traced(_ args: [String], input: String) throws {
+        func traced(_ args: [String], input: String, environment: [String: String] = [:]) throws {
             let r = try cli.spawn("/usr/bin/strace", ["-f", "-qq", "-e", "trace=network", "-o", log + "-\(args[0])", CLI.binary] + args,
-                                  input: Data(input.utf8))
+                                  input: Data(input.utf8), environment: environment)
             #expect(r.code == 0, "\(args): \(r.stderr)")
         }
         let file = cli.file("x.jpg", Array(repeating: 7, count: 50_000))
@@ -130,6 +130,8 @@ struct ReliabilityTests {
         let id = String(try cli.run(["list"], pinStdin: true).out.prefix(32))
         try traced(["export", id, "-o", "-", "--pin-stdin"], input: cli.pin + "\n")
         try traced(["list", "--json", "--pin-stdin"], input: cli.pin + "\n")
+        // view starts its viewer with posix_spawn (Foundation's Process opened sockets).
+        try traced(["view", "--no-inline", id, "--pin-stdin"], input: cli.pin + "\n", environment: ["NU11VLT_VIEWER": "cat >/dev/null"])
         try traced(["archive", "export", "--portable", "-o", cli.root + "/a.nu11vlt", "--kdf-memory", "19", "--kdf-iterations", "2",
                     "--pin-stdin", "--password-fd", "0"], input: cli.pin + "\npassword\n")
         try traced(["delete", id, "--pin-stdin"], input: cli.pin + "\n")
