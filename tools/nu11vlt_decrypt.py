@@ -11,6 +11,7 @@ import hmac
 import json
 import os
 import sys
+import unicodedata
 import zipfile
 
 from argon2.low_level import Type, hash_secret_raw
@@ -57,7 +58,8 @@ def cobblestone_decrypt(key, context, data):
 def main():
     if len(sys.argv) != 3:
         fail("usage: nu11vlt_decrypt.py ARCHIVE OUTDIR (password on stdin)")
-    password = sys.stdin.readline().rstrip("\n").encode()
+    # Normalised to Unicode NFC, as nu11vlt does (docs/FORMAT.md).
+    password = unicodedata.normalize("NFC", sys.stdin.readline().rstrip("\n")).encode()
     with zipfile.ZipFile(sys.argv[1]) as z:
         header = json.loads(z.read("nu11vlt-archive.json"))
         if header.get("format") != "nu11vlt-archive" or header.get("version") != 1:

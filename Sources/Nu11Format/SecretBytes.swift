@@ -95,3 +95,23 @@ public enum SecureRandom {
 public func secureZero(_ bytes: inout [UInt8]) {
     bytes.withUnsafeMutableBytes { Sodium.zero($0) }
 }
+
+/// PINs and passphrases are Unicode text typed on some keyboard: the same passphrase may
+/// arrive composed (é as one code point) or decomposed (e + ◌́). Before Argon2id it is
+/// normalised to NFC (docs/FORMAT.md), so it works from any keyboard. ASCII is already NFC
+/// and is never copied out of guarded memory.
+public enum Passphrase {
+    /// The NFC form of `secret` when it is non-ASCII UTF-8 and differs from it; nil otherwise.
+    public static func nfcIfDifferent(_ secret: SecretBytes) -> SecretBytes? {
+        secret.withUnsafeBytes { raw -> SecretBytes? in
+            guard raw.contains(where: { $0 >= 0x80 }), let text = String(validating: raw, as: UTF8.self) else { return nil }
+            var normalized = Array(text.precomposedStringWithCanonicalMapping.utf8)
+            defer { secureZero(&normalized) }
+            guard !normalized.elementsEqual(raw) else { return nil }
+            return SecretBytes(consuming: &normalized)
+        }
+    }
+
+    /// The form every new PIN is stored under.
+    public static func normalized(_ secret: SecretBytes) -> SecretBytes { nfcIfDifferent(secret) ?? secret }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import Nu11Format
+import Nu11Storage
 
 /// What the index keeps about an item, sealed under the domain's metadata subkey.
 struct ItemMetadata: Codable, Sendable {
@@ -8,25 +9,53 @@ struct ItemMetadata: Codable, Sendable {
     var type: String
     var created: Date
 
-    static func aad(_ id: ItemID) -> [UInt8] { Array("nu11vlt item meta v1".utf8) + id.bytes }
-
-    func seal(id: ItemID, key: SecretBytes) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        var plain = [UInt8](try encoder.encode(self))
-        defer { secureZero(&plain) }
-        return try SmallSeal.seal(plain, key: key, associatedData: Self.aad(id))
+    /// Version 2 binds the album the row sits in (16 zero bytes for none): moving a row to
+    /// another album in the index makes its metadata fail to open.
+    static func aad(_ id: ItemID, album: ItemID?) -> [UInt8] {
+        Array("nu11vlt item meta v2".utf8) + id.bytes + (album?.bytes ?? [UInt8](repeating: 0, count: ItemID.byteCount))
     }
 
-    static func open(_ sealed: [UInt8], id: ItemID, key: SecretBytes) throws -> ItemMetadata {
+    /// Version 1 (before album binding); read only.
+    static func legacyAAD(_ id: ItemID) -> [UInt8] { Array("nu11vlt item meta v1".utf8) + id.bytes }
+
+    /// Sealed sizes say nothing about name lengths: the JSON is padded with spaces to the
+    /// next of 256, 512, 1024, … bytes.
+    static func padded(_ plain: [UInt8]) -> [UInt8] {
+        var bucket = 256
+        while bucket < plain.count { bucket *= 2 }
+        return plain + [UInt8](repeating: 0x20, count: bucket - plain.count)
+    }
+
+    func seal(id: ItemID, album: ItemID?, key: SecretBytes) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        var plain = Self.padded([UInt8](try encoder.encode(self)))
+        defer { secureZero(&plain) }
+        return try SmallSeal.seal(plain, key: key, associatedData: Self.aad(id, album: album))
+    }
+
+    /// Opens a row's metadata, bound to its ID and album. Rows sealed before album binding
+    /// (version 1) open with `legacy` set; `check --repair` re-seals them.
+    static func open(_ row: ItemRow, key: SecretBytes) throws -> ItemMetadata {
+        try openReportingLegacy(row, key: key).meta
+    }
+
+    static func openReportingLegacy(_ row: ItemRow, key: SecretBytes) throws -> (meta: ItemMetadata, legacy: Bool) {
+        var legacy = false
         do {
-            var plain = try SmallSeal.open(sealed, key: key, associatedData: aad(id))
+            var plain: [UInt8]
+            do {
+                plain = try SmallSeal.open(row.meta, key: key, associatedData: aad(row.id, album: row.album))
+            } catch {
+                plain = try SmallSeal.open(row.meta, key: key, associatedData: legacyAAD(row.id))
+                legacy = true
+            }
             defer { secureZero(&plain) }
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .secondsSince1970
-            return try decoder.decode(ItemMetadata.self, from: Data(plain))
+            return (try decoder.decode(ItemMetadata.self, from: Data(plain)), legacy)
         } catch {
-            throw Nu11Error(.corrupted, "item \(id): its index entry is damaged", remedy: "run `nu11vlt check`", item: id.hex)
+            throw Nu11Error(.corrupted, "item \(row.id): its index entry is damaged", remedy: "run `nu11vlt check`", item: row.id.hex)
         }
     }
 

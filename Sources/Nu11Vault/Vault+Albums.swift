@@ -11,12 +11,28 @@ extension Vault {
 
     static func albumAAD(_ id: ItemID) -> [UInt8] { Array("nu11vlt album name v1".utf8) + id.bytes }
 
+    /// An album name, sealed and padded with NUL bytes to 64, 128, 256, … bytes (a name
+    /// never contains NUL), so the sealed size says nothing about the name's length.
+    func sealAlbumName(_ name: String, id: ItemID) throws -> [UInt8] {
+        var plain = Array(name.utf8)
+        var bucket = 64
+        while bucket < plain.count { bucket *= 2 }
+        plain += [UInt8](repeating: 0, count: bucket - plain.count)
+        return try SmallSeal.seal(plain, key: metadataKey(mainDomain), associatedData: Self.albumAAD(id))
+    }
+
+    static func unpadAlbumName(_ plain: [UInt8]) -> String {
+        var bytes = plain
+        while bytes.last == 0 { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Album names by ID, decrypted.
     func albumNames() throws -> [ItemID: String] {
         var names: [ItemID: String] = [:]
         for row in try index.albums(domains: visibleDomains) {
             let plain = try SmallSeal.open(row.name, key: metadataKey(row.domain), associatedData: Self.albumAAD(row.id))
-            names[row.id] = String(decoding: plain, as: UTF8.self)
+            names[row.id] = Self.unpadAlbumName(plain)
         }
         return names
     }
@@ -45,7 +61,7 @@ extension Vault {
             throw Nu11Error(.alreadyExists, "an album named '\(name)' already exists", remedy: "choose another name", item: name)
         }
         let id = ItemID()
-        let sealed = try SmallSeal.seal(Array(name.utf8), key: metadataKey(mainDomain), associatedData: Self.albumAAD(id))
+        let sealed = try sealAlbumName(name, id: id)
         try ProtectedFiles.makeDirectory(location.albumFolder(id))
         try index.insertAlbum(AlbumRow(id: id, domain: mainDomain, name: sealed))
         return AlbumSummary(id: id.hex, name: name, items: 0)
@@ -57,8 +73,7 @@ extension Vault {
         guard try !albumNames().values.contains(newName) else {
             throw Nu11Error(.alreadyExists, "an album named '\(newName)' already exists", remedy: "choose another name", item: newName)
         }
-        try index.renameAlbum(id, name: SmallSeal.seal(Array(newName.utf8), key: metadataKey(mainDomain),
-                                                       associatedData: Self.albumAAD(id)))
+        try index.renameAlbum(id, name: sealAlbumName(newName, id: id))
     }
 
     public func albums() throws -> [AlbumSummary] {
@@ -115,7 +130,12 @@ extension Vault {
         let from = try locate(row)
         let to = location.path(id: row.id, kind: row.kind, domain: row.domain, album: album)
         if let album { try ProtectedFiles.makeDirectory(location.albumFolder(album)) }
+        // The metadata is sealed to the album too: re-sealed with the move, in the same row update.
+        let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         if from != to { try ProtectedFiles.move(from, to: to) }
-        try index.setAlbum(of: row.id, to: album)
+        var moved = row
+        moved.album = album
+        moved.meta = try meta.seal(id: row.id, album: album, key: metadataKey(row.domain))
+        try index.updateItem(moved)
     }
 }

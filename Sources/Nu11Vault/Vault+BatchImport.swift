@@ -45,7 +45,7 @@ extension Vault {
             let meta = ItemMetadata(name: name, size: size, type: ItemMetadata.guessType(name), created: Date())
             let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: .file, itemID: id, domainKey: domainKey(domain))
             batch.append(Staged(writer: writer, row: ItemRow(id: id, kind: .file, domain: domain, album: targetAlbum,
-                                                             meta: try meta.seal(id: id, key: metadataKey(domain))),
+                                                             meta: try meta.seal(id: id, album: targetAlbum, key: metadataKey(domain))),
                                 record: record, meta: meta, fadeDeadline: fade.map { now + $0 }))
             batchBytes += size
             if batch.count >= 256 || batchBytes >= 256 << 20 {

@@ -49,6 +49,16 @@ extension Vault {
                 report.warnings.append(.init(item: row.id.hex, problem: "quarantined earlier"))
                 continue
             }
+            if let (meta, legacy) = try? ItemMetadata.openReportingLegacy(row, key: metadataKey(row.domain)), legacy {
+                var finding = CheckReport.Finding(item: row.id.hex, problem: "its index entry is sealed without its album (an older format)")
+                if repair {
+                    var resealed = row
+                    resealed.meta = try meta.seal(id: row.id, album: row.album, key: metadataKey(row.domain))
+                    try index.updateItem(resealed)
+                    finding.repaired = "re-sealed with its album"
+                }
+                report.warnings.append(finding)
+            }
             if let problem = verify(row) {
                 var finding = CheckReport.Finding(item: row.id.hex, problem: problem)
                 if repair { finding.repaired = try quarantine(row) }
@@ -96,7 +106,7 @@ extension Vault {
     /// nil when the item is sound, else what is wrong with it.
     func verify(_ row: ItemRow) -> String? {
         do {
-            _ = try ItemMetadata.open(row.meta, id: row.id, key: metadataKey(row.domain))
+            _ = try ItemMetadata.open(row, key: metadataKey(row.domain))
         } catch {
             return "its index entry does not authenticate"
         }

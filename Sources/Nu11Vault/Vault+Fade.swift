@@ -33,7 +33,7 @@ extension Vault {
         guard row.domain == mainDomain else {
             throw Nu11Error(.invalidArgument, "item \(idText) cannot fade", item: idText)
         }
-        let meta = try ItemMetadata.open(row.meta, id: row.id, key: metadataKey(row.domain))
+        let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         // Decrypt into memory-bounded streaming: old envelope → new envelope via a pipe of
         // chunks, written to a temp file next to the destination.
         let (fd, oldKey) = try openItem(row)
@@ -63,7 +63,7 @@ extension Vault {
         }
         if oldPath != destination { try ProtectedFiles.remove(oldPath) }
         try index.updateItem(ItemRow(id: row.id, kind: row.kind, domain: .fade, album: nil,
-                                     meta: meta.seal(id: row.id, key: metadataKey(.fade))))
+                                     meta: meta.seal(id: row.id, album: nil, key: metadataKey(.fade))))
     }
 
     /// A descriptor positioned after the `.n11` header, which is checked.

@@ -55,7 +55,7 @@ extension Vault {
                                     type: kind == .note ? "text/plain" : ItemMetadata.guessType(name), created: created)
             let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id,
                                                 domainKey: domainKey(domain))
-            let row = ItemRow(id: id, kind: kind, domain: domain, album: targetAlbum, meta: try meta.seal(id: id, key: metadataKey(domain)))
+            let row = ItemRow(id: id, kind: kind, domain: domain, album: targetAlbum, meta: try meta.seal(id: id, album: targetAlbum, key: metadataKey(domain)))
             try keyStore.markPending([PendingOperation(.importing, id: id, kind: kind, domain: domain, album: targetAlbum)])
             do {
                 try keyStore.storeItemKey(record)
@@ -96,7 +96,7 @@ extension Vault {
         let rows = try visibleRows(kind: kind, album: filter, afterSeq: afterSeq, limit: limit + 1)
         let names = try albumNames()
         let page = try rows.prefix(limit).map { row in
-            let meta = try ItemMetadata.open(row.meta, id: row.id, key: metadataKey(row.domain))
+            let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
             return summary(row: row, meta: meta, albumName: row.album.flatMap { names[$0] })
         }
         return ItemPage(items: page, next: rows.count > limit ? page.last?.id : nil)
@@ -105,7 +105,7 @@ extension Vault {
     /// One item's summary.
     public func item(_ idText: String) throws -> ItemSummary {
         let row = try row(idText)
-        let meta = try ItemMetadata.open(row.meta, id: row.id, key: metadataKey(row.domain))
+        let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         return summary(row: row, meta: meta, albumName: try row.album.flatMap { try albumNames()[$0] })
     }
 

@@ -54,7 +54,7 @@ extension Vault {
         guard body.count <= Self.maxNoteBytes else {
             throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
         }
-        let meta = try ItemMetadata.open(row.meta, id: row.id, key: metadataKey(row.domain))
+        let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         if let title { try Self.validateTitle(title) }
         let fade = row.domain == .fade ? state.fade.first { $0.id == row.id }.map { max(1, $0.deadline - now) } : nil
         let item = try store(MemorySource(body), name: title ?? meta.name, kind: .note, album: nil, fade: fade,

@@ -13,7 +13,7 @@ extension Vault {
     func isVisible(_ row: ItemRow) -> Bool {
         guard visibleDomains.contains(row.domain) else { return false }
         guard row.domain == .fade else { return true }
-        return (try? ItemMetadata.open(row.meta, id: row.id, key: metadataKey(.fade))) != nil
+        return (try? ItemMetadata.open(row, key: metadataKey(.fade))) != nil
     }
 
     /// Up to `limit` visible rows after `afterSeq`.

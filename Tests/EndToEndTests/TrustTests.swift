@@ -279,4 +279,41 @@ struct TrustTests {
         #expect(album.code == 0, "\(album.stderr)")
         #expect(try cli.run(["album", "list"], pinStdin: true).out.contains("Hidden Album"))
     }
+
+    @Test("album membership is authenticated: a row moved to another album in the index is reported, never exported with it")
+    func albumBinding() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        for name in ["Home", "Other"] { #expect(try cli.run(["album", "create", name], pinStdin: true).code == 0) }
+        let id = try cli.importIDs([cli.file("h.jpg", [1])], extra: ["--album", "Home"])[0]
+        _ = try cli.importIDs([cli.file("o.jpg", [2])], extra: ["--album", "Other"])
+        #expect(try cli.run(["album", "move", "--to", "Other", id], pinStdin: true).code == 0, "a real move re-seals")
+        #expect(try cli.run(["album", "move", "--to", "Home", id], pinStdin: true).code == 0)
+        #expect(try cli.run(["check"], pinStdin: true).code == 0)
+        let index = cli.vault + "/index.sqlite"
+        let sql = try cli.spawn("/usr/bin/sqlite3", [index, "UPDATE item SET album = (SELECT album FROM item WHERE id != '\(id)') WHERE id = '\(id)'"])
+        #expect(sql.code == 0, "\(sql.stderr)")
+        let check = try cli.run(["check"], pinStdin: true)
+        #expect(check.code == 5 && check.out.contains("DAMAGED  \(id)"), "\(check.out)")
+        let export = try cli.spawn(CLI.binary, ["archive", "export", "--secure", "--album", "Other", "-o", cli.root + "/o.nu11vlt", "--pin-stdin"],
+                                   input: Data((cli.pin + "\n").utf8))
+        #expect(export.code != 0 && !cli.exists(cli.root + "/o.nu11vlt"), "exported with a forged album: \(export.stderr)")
+    }
+
+    @Test("sealed names do not reveal their length; a PIN typed decomposed opens a vault made with it composed")
+    func paddingAndNFC() throws {
+        let cli = try CLI(pin: "caf\u{E9} cr\u{E8}me")
+        try cli.initVault()
+        _ = try cli.importIDs([cli.file("a", [1]), cli.file(String(repeating: "n", count: 150), [2])])
+        for name in ["A", String(repeating: "Long album name", count: 3)] {
+            #expect(try cli.run(["album", "create", name], pinStdin: true).code == 0)
+        }
+        let index = cli.vault + "/index.sqlite"
+        let metas = try cli.spawn("/usr/bin/sqlite3", [index, "SELECT DISTINCT length(meta) FROM item"]).out
+        #expect(metas.split(separator: "\n").count == 1, "metadata sizes differ: \(metas)")
+        let names = try cli.spawn("/usr/bin/sqlite3", [index, "SELECT DISTINCT length(name) FROM album"]).out
+        #expect(names.split(separator: "\n").count == 1, "album name sizes differ: \(names)")
+        let decomposed = try cli.spawn(CLI.binary, ["list", "--pin-stdin"], input: Data("cafe\u{301} cre\u{300}me\n".utf8))
+        #expect(decomposed.code == 0, "\(decomposed.stderr)")
+    }
 }

@@ -165,8 +165,10 @@ public struct MasterRecord: Sendable {
     /// KEK = HKDF-SHA-256(IKM = Argon2id(pin, salt), salt = device key, info = "nu11vlt kek v1").
     /// Without the device key the master record alone cannot be attacked offline; the device
     /// key is where a TPM-held secret will enter.
-    public func deriveKEK(pin: SecretBytes, deviceKey: SecretBytes) throws -> SecretBytes {
-        let stretched = try Argon2id.deriveKey(passphrase: pin, salt: salt, parameters: parameters)
+    /// The PIN is normalised to Unicode NFC first (`Passphrase`); `raw: true` derives from
+    /// the bytes as typed, for PINs set before normalisation.
+    public func deriveKEK(pin: SecretBytes, deviceKey: SecretBytes, raw: Bool = false) throws -> SecretBytes {
+        let stretched = try Argon2id.deriveKey(passphrase: raw ? pin : Passphrase.normalized(pin), salt: salt, parameters: parameters)
         let kek = stretched.withUnsafeBytes { ikm in
             deviceKey.withUnsafeBytes { device in
                 HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: ikm), salt: device,
@@ -174,6 +176,20 @@ public struct MasterRecord: Sendable {
             }
         }
         return kek.withUnsafeBytes { SecretBytes(copying: $0) }
+    }
+
+    /// Derives the KEK and opens the slot `pin` opens; a non-NFC PIN set before
+    /// normalisation is tried as typed too (one more Argon2id run, only for such PINs).
+    public func open(pin: SecretBytes, deviceKey: SecretBytes) throws -> (slot: Int, keys: DomainKeys, kek: SecretBytes) {
+        let kek = try deriveKEK(pin: pin, deviceKey: deviceKey)
+        do {
+            let (slot, keys) = try open(kek: kek)
+            return (slot, keys, kek)
+        } catch let error as Nu11Error where error == .wrongPIN && Passphrase.nfcIfDifferent(pin) != nil {
+            let rawKEK = try deriveKEK(pin: pin, deviceKey: deviceKey, raw: true)
+            let (slot, keys) = try open(kek: rawKEK)
+            return (slot, keys, rawKEK)
+        }
     }
 
     /// Tries every slot with `kek` (always all of them, for uniform timing).

@@ -181,12 +181,6 @@ public final class VaultIndex: Sendable {
         }
     }
 
-    public func setAlbum(of id: ItemID, to album: ItemID?) throws {
-        try write { db in
-            try db.execute(sql: "UPDATE item SET album = ? WHERE id = ?", arguments: [album?.hex, id.hex])
-        }
-    }
-
     /// Marks an item as quarantined by `check --repair` (its file moved to Quarantine/).
     public func setQuarantined(_ id: ItemID) throws {
         try write { db in try db.execute(sql: "UPDATE item SET quarantined = 1 WHERE id = ?", arguments: [id.hex]) }

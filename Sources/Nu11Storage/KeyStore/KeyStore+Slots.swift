@@ -33,8 +33,7 @@ extension KeyStore {
     /// Arms or disarms the Skeleton Switch flag (needs the primary PIN).
     public func setSkeletonArmed(_ armed: Bool, primaryPIN: SecretBytes) throws {
         var record = try readMaster()
-        let kek = try record.deriveKEK(pin: primaryPIN, deviceKey: deviceKey())
-        let (slot, keys) = try record.open(kek: kek)
+        let (slot, keys, kek) = try record.open(pin: primaryPIN, deviceKey: deviceKey())
         guard slot == 0 else {
             throw Nu11Error(.authenticationFailed, "the Skeleton Switch needs the primary PIN", remedy: "use the primary PIN")
         }

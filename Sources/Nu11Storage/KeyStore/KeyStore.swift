@@ -48,8 +48,7 @@ public final class KeyStore: Sendable {
     /// Runs Argon2id once and tries every slot. Any failure is the generic wrong-PIN error.
     public func unlock(pin: SecretBytes) throws -> UnlockedKeys {
         let record = try readMaster()
-        let kek = try record.deriveKEK(pin: pin, deviceKey: deviceKey())
-        let (slot, keys) = try record.open(kek: kek)
+        let (slot, keys, _) = try record.open(pin: pin, deviceKey: deviceKey())
         return UnlockedKeys(slot: slot, keys: keys)
     }
 
@@ -63,12 +62,12 @@ public final class KeyStore: Sendable {
                           others: [SecretBytes] = []) throws {
         var record = try readMaster()
         let device = try deviceKey()
-        let (slot, keys) = try record.open(kek: record.deriveKEK(pin: current, deviceKey: device))
+        let (slot, keys, _) = try record.open(pin: current, deviceKey: device)
         var reseal: [(slot: Int, keys: DomainKeys, pin: SecretBytes)] = [(slot, keys, new)]
         if let parameters, parameters != record.parameters {
             try parameters.validateChosen()
             for other in others {
-                guard let (s, k) = try? record.open(kek: record.deriveKEK(pin: other, deviceKey: device)),
+                guard let (s, k, _) = try? record.open(pin: other, deviceKey: device),
                       !reseal.contains(where: { $0.slot == s }) else {
                     throw Nu11Error(.invalidArgument, "one of the other PINs given opens no other slot of this key store; nothing was changed",
                                     remedy: "give each other PIN (backup, duress) once, exactly as it is")

@@ -42,7 +42,7 @@ extension Vault {
         if let password {
             try parameters.validateChosen()
             let salt = SecureRandom.bytes(Argon2id.saltByteCount)
-            key = try Argon2id.deriveKey(passphrase: password, salt: salt, parameters: parameters)
+            key = try Argon2id.deriveKey(passphrase: Passphrase.normalized(password), salt: salt, parameters: parameters)
             header = .init(kind: .portable, kdf: .init(parameters: parameters, salt: salt), keyID: nil, items: rows.count)
         } else {
             key = try domainKey(.archive)
@@ -53,7 +53,7 @@ extension Vault {
         var sources: [(ItemRow, String, UInt64)] = []
         for row in rows {
             try checkFade(row)
-            let meta = try ItemMetadata.open(row.meta, id: row.id, key: metadataKey(row.domain))
+            let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
             let entry = ArchiveFormat.itemPrefix + Hex.encode(SecureRandom.bytes(16)) + ".c2sp"
             var item = ArchiveFormat.ManifestItem(
                 entry: entry, kind: row.kind == .note ? "note" : "file", name: meta.name, size: meta.size, type: meta.type,

@@ -24,7 +24,7 @@ extension Vault {
             guard let kdf = header.kdf, let salt = Hex.decode(kdf.salt) else {
                 throw Nu11Error(.corrupted, "the archive's KDF parameters are not valid")
             }
-            key = try Argon2id.deriveKey(passphrase: password(), salt: salt, parameters: kdf.parameters)
+            key = try Argon2id.deriveKey(passphrase: Passphrase.normalized(password()), salt: salt, parameters: kdf.parameters)
         case .secure:
             key = try domainKey(.archive)
             guard header.keyID == ArchiveFormat.keyID(key) else {
@@ -145,7 +145,7 @@ extension Vault {
             try decryptor.finish { try sink.write($0) }
             try writer.prepare()
             let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id, domainKey: domainKey(domain))
-            return Staged(writer: writer, row: ItemRow(id: id, kind: kind, domain: domain, album: album, meta: try meta.seal(id: id, key: metadataKey(domain))),
+            return Staged(writer: writer, row: ItemRow(id: id, kind: kind, domain: domain, album: album, meta: try meta.seal(id: id, album: album, key: metadataKey(domain))),
                           record: record, meta: meta, fadeDeadline: item.fadeDeadline)
         }
         guard size == ChunkedScheme.ciphertextLength(AES256GCMChunks.self, plaintextLength: item.size) else {
@@ -176,7 +176,7 @@ extension Vault {
         }
         try writer.prepare()
         let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id, domainKey: domainKey(domain))
-        return Staged(writer: writer, row: ItemRow(id: id, kind: kind, domain: domain, album: album, meta: try meta.seal(id: id, key: metadataKey(domain))),
+        return Staged(writer: writer, row: ItemRow(id: id, kind: kind, domain: domain, album: album, meta: try meta.seal(id: id, album: album, key: metadataKey(domain))),
                       record: record, meta: meta, fadeDeadline: item.fadeDeadline)
     }
 
@@ -187,7 +187,7 @@ extension Vault {
             for (name, id) in newAlbums {
                 try ProtectedFiles.makeDirectory(location.albumFolder(id))
                 try index.insertAlbum(AlbumRow(id: id, domain: mainDomain,
-                                               name: SmallSeal.seal(Array(name.utf8), key: metadataKey(mainDomain), associatedData: Self.albumAAD(id))))
+                                               name: sealAlbumName(name, id: id)))
                 created.append(id)
             }
             let fades = staged.compactMap { s in s.fadeDeadline.map { DeviceState.FadeEntry(id: s.row.id, domain: .fade, kind: s.row.kind, deadline: $0) } }
