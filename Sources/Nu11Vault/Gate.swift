@@ -68,6 +68,12 @@ enum Gate {
                 expired.insert(id)
             }
         }
+        if !expired.isEmpty && index.isReadOnly {
+            // Nothing can be destroyed on a read-only vault; expired items stay unreadable
+            // (the read-time check refuses them) until the vault is writable again.
+            report.warnings.append("\(expired.count) fade item(s) expired but the vault is read-only: they cannot be destroyed now and will not open")
+            expired.removeAll()
+        }
         if !expired.isEmpty {
             // Keys first (that is the destruction), then files, then rows.
             for id in expired {
@@ -82,8 +88,23 @@ enum Gate {
             state.fade.removeAll { expired.contains($0.id) }
             report.shredded = expired.map(\.hex).sorted()
         }
-        if state != original { try keyStore.saveState(state) }
+        if state != original {
+            do { try keyStore.saveState(state) } catch let error as Nu11Error where error.code == .io && onlyTimeChanged(state, original) {
+                // Only the time anchor changed; a read-only or full key store keeps the old one.
+                report.warnings.append("the device state could not be saved (\(error.message))")
+            }
+        }
         return (state, report)
+    }
+
+    /// Whether `state` differs from `original` only in its time anchor.
+    static func onlyTimeChanged(_ state: DeviceState, _ original: DeviceState?) -> Bool {
+        guard let original else { return false }
+        var same = state
+        same.boot = original.boot
+        same.latestSeen = original.latestSeen
+        same.settingsSaved = original.settingsSaved
+        return same == original
     }
 
     /// A settings file that was saved and is now missing or altered is tampering (it could

@@ -30,6 +30,7 @@ enum Pairing {
         case let (a?, b?):
             guard a == b else { throw mismatch(location, "their vault IDs differ") }
         case (nil, nil):
+            guard !index.isReadOnly else { return }  // reading a read-only vault of an older format changes nothing
             let keys = try keyStore.itemKeyIDs()
             if !keys.isEmpty, !(try index.isEmpty()) {
                 let rows = try index.allRows()

@@ -9,7 +9,7 @@ extension Vault {
         guard row.domain == .fade else { return }
         let entry = state.fade.first { $0.id == row.id }
         if let entry, entry.deadline > now { return }
-        try delete(rows: [row], secure: settings.deletionMode == .secure)
+        if !index.isReadOnly { try delete(rows: [row], secure: settings.deletionMode == .secure) }
         throw Nu11Error(.notFound, "item \(row.id) has faded (its time ran out) and was destroyed", item: row.id.hex)
     }
 

@@ -143,8 +143,10 @@ public final class Vault {
                 lateNotice = "the device state could not be saved (\(describe(error))): the wrong-PIN count or the Skeleton check-in is not recorded"
             }
         }
-        for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
-        try applyBackupExclusion(location, settings: settings)
+        if !index.isReadOnly {
+            for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
+            try applyBackupExclusion(location, settings: settings)
+        }
         let vault = Vault(location: location, keyStore: keyStore, index: index, keys: unlocked.keys, lock: lock,
                           state: state, settings: settings, now: now)
         if let lateNotice { vault.pendingNotices.append(lateNotice) }

@@ -316,4 +316,32 @@ struct TrustTests {
         let decomposed = try cli.spawn(CLI.binary, ["list", "--pin-stdin"], input: Data("cafe\u{301} cre\u{300}me\n".utf8))
         #expect(decomposed.code == 0, "\(decomposed.stderr)")
     }
+
+    @Test("reading works where writing cannot: list, export, check on a read-only vault and on a full disk")
+    func readOnlyAndFull() throws {
+        for situation in ["read-only", "full"] {
+            let cli = try CLI()
+            let disk = cli.root + "/disk"
+            try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+            let mount = try cli.spawn("/bin/mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", disk])
+            try #require(mount.code == 0, "cannot mount a tmpfs here: \(mount.stderr)")
+            defer { _ = try? cli.spawn("/bin/umount", ["-l", disk]) }
+            var env = ["NU11VLT_VAULT": disk + "/vault"]
+            if situation == "full" { env["NU11VLT_KEYSTORE"] = disk + "/keystore" }
+            #expect(try cli.run(["init", "--kdf-memory", "19", "--kdf-iterations", "2"], pinStdin: true, environment: env).code == 0)
+            let imported = try cli.run(["import", cli.file("a.jpg", [3, 1, 4])], pinStdin: true, environment: env)
+            let id = String(imported.out.prefix(32))
+            if situation == "read-only" {
+                #expect(try cli.spawn("/bin/mount", ["-o", "remount,ro", disk]).code == 0)
+            } else {
+                _ = try cli.spawn("/bin/sh", ["-c", "dd if=/dev/zero of=\"$0/filler\" bs=64k 2>/dev/null; true", disk])
+            }
+            let listed = try cli.run(["list"], pinStdin: true, environment: env)
+            #expect(listed.code == 0 && listed.out.contains(id), "\(situation): list: \(listed.stderr)")
+            #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true, environment: env).stdout == Data([3, 1, 4]), "\(situation): export")
+            let check = try cli.run(["check"], pinStdin: true, environment: env)
+            #expect(check.code == 0, "\(situation): check: \(check.out) \(check.stderr)")
+            expectCleanError(try cli.run(["import", cli.file("b.jpg", [5])], pinStdin: true, environment: env), code: 74)
+        }
+    }
 }

@@ -14,8 +14,15 @@ public final class FileLock {
     /// Takes the lock, waiting for another holder; `onWait` is called once if it must wait.
     public init(path: String, onWait: () -> Void = {}) throws {
         self.path = path
-        fd = try POSIX.openFile(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600)
-        _ = fchmod(fd, 0o600)
+        do {
+            fd = try POSIX.openFile(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600)
+            _ = fchmod(fd, 0o600)
+        } catch let error as Nu11Error {
+            // A read-only vault (a backup disk mounted read-only): flock works on a read-only
+            // descriptor too, and nothing will be written there.
+            guard POSIX.exists(path), let readOnly = try? POSIX.openFile(path, O_RDONLY | O_NOFOLLOW) else { throw error }
+            fd = readOnly
+        }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK else {
                 let error = POSIX.error("lock", path)

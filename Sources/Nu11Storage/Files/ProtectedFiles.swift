@@ -20,6 +20,8 @@ public enum ProtectedFiles {
     public static func makeDirectory(_ path: String) throws {
         switch POSIX.fileType(path) {
         case S_IFDIR?:
+            var st = stat()
+            if stat(path, &st) == 0 && st.st_mode & 0o777 == 0o700 { return }  // nothing to write (read-only disks)
             guard chmod(path, 0o700) == 0 else { throw POSIX.error("chmod", path) }
             return
         case nil:

@@ -44,8 +44,43 @@ public final class VaultIndex: Sendable {
     public let path: String
     private let queue: DatabaseQueue
 
+    /// Whether the index was opened read-only (its folder or disk cannot be written).
+    public let isReadOnly: Bool
+
+    /// Opens (and creates or migrates) the index. Where the vault cannot be written (a
+    /// read-only mount), an existing index is opened read-only, so reading still works.
     public init(path: String) throws {
         self.path = path
+        do {
+            queue = try Self.openWritable(path)
+            isReadOnly = false
+        } catch {
+            // A vault that cannot be written (read-only mount, full disk) is still read.
+            guard POSIX.exists(path), (error as? Nu11Error)?.code == .io else { throw error }
+            var config = Configuration()
+            config.readonly = true
+            config.busyMode = .timeout(30)
+            config.prepareDatabase { db in try db.execute(sql: "PRAGMA trusted_schema = OFF") }
+            do {
+                // `immutable`: SQLite then needs no -shm file (which it cannot create here). Safe
+                // while we hold the vault lock and no WAL holds frames not yet in the file.
+                let uri = "file:" + (path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path) + "?immutable=1"
+                var walSize = stat()
+                let walEmpty = stat(path + "-wal", &walSize) != 0 || walSize.st_size == 0
+                queue = try DatabaseQueue(path: walEmpty ? uri : path, configuration: config)
+            } catch let readError as DatabaseError {
+                throw Self.translate(readError, path: path)
+            }
+            isReadOnly = true
+        }
+    }
+
+    static func onReadOnlyFileSystem(_ path: String) -> Bool {
+        var st = statvfs()
+        return statvfs(POSIX.parent(of: path), &st) == 0 && (st.f_flag & UInt(ST_RDONLY)) != 0
+    }
+
+    private static func openWritable(_ path: String) throws -> DatabaseQueue {
         // SQLite gives the -wal and -shm files the mode of the main file: create it 0600 first.
         if !POSIX.exists(path) {
             let fd = try POSIX.openFile(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
@@ -62,6 +97,7 @@ public final class VaultIndex: Sendable {
             try db.execute(sql: "PRAGMA secure_delete = ON")
             try db.execute(sql: "PRAGMA trusted_schema = OFF")
         }
+        let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: path, configuration: config)
             try IndexSchema.migrator.migrate(queue)
@@ -69,6 +105,7 @@ public final class VaultIndex: Sendable {
             throw Self.translate(error, path: path)
         }
         for suffix in ["", "-wal", "-shm"] { _ = chmod(path + suffix, 0o600) }
+        return queue
     }
 
     static func translate(_ error: DatabaseError, path: String) -> Nu11Error {
@@ -211,7 +248,10 @@ public final class VaultIndex: Sendable {
 
     /// The vault ID recorded in the index; nil for an index made before vault IDs.
     public func vaultID() throws -> ItemID? {
-        try read { db in try String.fetchOne(db, sql: "SELECT id FROM vault WHERE one = 1").map { try ItemID(hex: $0) } }
+        try read { db in
+            guard try db.tableExists("vault") else { return nil }  // a read-only index of an older schema
+            return try String.fetchOne(db, sql: "SELECT id FROM vault WHERE one = 1").map { try ItemID(hex: $0) }
+        }
     }
 
     public func recordVaultID(_ id: ItemID) throws {
