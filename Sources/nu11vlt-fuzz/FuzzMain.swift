@@ -39,7 +39,7 @@ struct ReplayCorpus {
             FileHandle.standardError.write(Data("usage: nu11vlt-fuzz n11|keystore|settings|archive CORPUS-FOLDER\n".utf8))
             exit(64)
         }
-        print("replayed \(FuzzEntries.replay(args[1], folder: args[2])) inputs")
+        print("replayed \(FuzzEntries.replay(args[1], folder: args[2]).count) inputs")
     }
 }
 #endif

@@ -118,7 +118,8 @@ final class CLI {
     func listJSON(_ extra: [String] = []) throws -> [[String: Any]] {
         let r = try run(["list", "--json"] + extra, pinStdin: true)
         #expect(r.code == 0, "list failed: \(r.stderr)")
-        return (try JSONSerialization.jsonObject(with: r.stdout) as? [[String: Any]]) ?? []
+        // Not JSON, or not an array, is a failure: an empty result must never pass by accident.
+        return try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [[String: Any]], "list --json gave: \(r.out)")
     }
 }
 

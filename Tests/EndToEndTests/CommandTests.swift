@@ -73,7 +73,9 @@ struct CommandTests {
         #expect(all.count == 9)
         for entry in all {
             for key in ["id", "name", "size", "created"] { #expect(entry[key] != nil, "list --json lacks \(key)") }
-            #expect(entry.keys.contains("album") || entry["album"] == nil)
+            #expect(entry["album"] is String || entry["album"] is NSNull || !entry.keys.contains("album"),
+                    "album is neither a name nor null: \(String(describing: entry["album"]))")
+            #expect((entry["id"] as? String)?.count == 32 && (entry["size"] as? Int) != nil, "\(entry)")
         }
         let firstPage = try cli.run(["list", "--limit", "4"], pinStdin: true)
         #expect(firstPage.out.split(separator: "\n").count == 4 && firstPage.stderr.contains("--after"))

@@ -85,10 +85,14 @@ struct FadeNotesTests {
         #expect(try cli.spawn("/bin/cp", ["-a", cli.vault, cli.root + "/vault-copy"]).code == 0)
         #expect(try cli.spawn("/bin/cp", ["-a", cli.keystore, cli.root + "/ks-copy"]).code == 0)
         Thread.sleep(forTimeInterval: 2.5)
-        _ = try cli.run(["sweep"])
+        let swept = try cli.run(["sweep"])
+        #expect(swept.code == 0 && swept.out.contains("1 item(s) destroyed"), "\(swept.out) \(swept.stderr)")
+        #expect(!cli.exists(cli.keyRecord(id)))
         // Restore everything — vault folder and key store, including the old device state.
-        _ = try cli.spawn("/bin/sh", ["-c", "rm -rf \"$0\" \"$1\" && cp -a \"$2\" \"$0\" && cp -a \"$3\" \"$1\"",
+        let restored = try cli.spawn("/bin/sh", ["-c", "rm -rf \"$0\" \"$1\" && cp -a \"$2\" \"$0\" && cp -a \"$3\" \"$1\"",
                                       cli.vault, cli.keystore, cli.root + "/vault-copy", cli.root + "/ks-copy"])
+        #expect(restored.code == 0, "restore failed: \(restored.stderr)")
+        #expect(cli.exists(cli.keyRecord(id)) && cli.exists(cli.vault + "/Fade/\(id).n11"), "the copy was not restored")
         let r = try cli.run(["export", id, "-o", "-"], pinStdin: true)
         #expect(r.code != 0 && r.stdout.isEmpty, "an expired item exported")
         // Only the vault folder restored (the key record is gone for good).

@@ -150,30 +150,36 @@ struct ReliabilityTests {
     func hygiene() throws {
         let cli = try CLI()
         try cli.initVault()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CLI.binary)
-        process.arguments = ["list", "--pin-stdin"]
-        process.environment = cli.environment
-        let stdin = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // Half the PIN, so the process waits for the rest with part of the secret read.
-        stdin.fileHandleForWriting.write(Data(cli.pin.prefix(5).utf8))
-        Thread.sleep(forTimeInterval: 0.5)
-        let pid = process.processIdentifier
-        let limits = (try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)) ?? ""
-        let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") } ?? ""
-        #expect(core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).first == "0", "\(core)")
-        for file in ["cmdline", "environ"] {
-            let data = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/\(file)"))) ?? Data()
-            #expect(!String(decoding: data, as: UTF8.self).contains(cli.pin.prefix(5)), "\(file) holds the PIN")
+        // The PIN on stdin and on another descriptor: neither may reach argv or the environment.
+        for (label, command) in [("stdin", "exec \"$0\" list --pin-stdin"), ("fd 3", "exec \"$0\" list --pin-fd 3 3<&0")] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", command, CLI.binary]
+            process.environment = cli.environment
+            let stdin = Pipe()
+            process.standardInput = stdin
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Half the PIN, so the process waits for the rest with part of the secret read.
+            stdin.fileHandleForWriting.write(Data(cli.pin.prefix(5).utf8))
+            Thread.sleep(forTimeInterval: 0.5)
+            let pid = process.processIdentifier
+            let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
+            let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") } ?? ""
+            #expect(core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).first == "0", "\(label): \(core)")
+            let cmdline = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))
+            #expect(String(decoding: cmdline, as: UTF8.self).contains("list"), "\(label): not the nu11vlt process")
+            for file in ["cmdline", "environ"] {
+                let data = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/\(file)"))
+                #expect(!data.isEmpty || file == "environ", "\(label): /proc/\(pid)/\(file) is empty")
+                #expect(!String(decoding: data, as: UTF8.self).contains(cli.pin.prefix(5)), "\(label): \(file) holds the PIN")
+            }
+            stdin.fileHandleForWriting.write(Data((cli.pin.dropFirst(5) + "\n").utf8))
+            try stdin.fileHandleForWriting.close()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(label)")
         }
-        stdin.fileHandleForWriting.write(Data((cli.pin.dropFirst(5) + "\n").utf8))
-        try stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
     }
 }
 

@@ -22,7 +22,11 @@ struct SourceHygieneTests {
     @Test("no force unwrap, try!, as!, IUO or networking in Sources")
     func noForceOrNetwork() throws {
         let forbidden = ["try!", "as!", "FoundationNetworking", "URLSession", "import Network", "socket(", "connect("]
-        let bang = try Regex("[A-Za-z0-9_)\\]]![^=]")
+        // A `!` after a name, `)` or `]` that is not `!=` — also at the end of a line.
+        let bang = try Regex("[A-Za-z0-9_)\\]]!([^=]|$)")
+        // The rule itself: it must catch these and let these pass.
+        for caught in ["let x = y!", "f()!.g", "a[0]!", "x! + 1"] { #expect(caught.firstMatch(of: bang) != nil, "misses: \(caught)") }
+        for fine in ["a != b", "!flag", "x != nil"] { #expect(fine.firstMatch(of: bang) == nil, "flags: \(fine)") }
         var checked = 0
         for target in ["Nu11Format", "Nu11Storage", "Nu11Vault", "nu11vlt"] {
             for (name, text) in try Self.swiftFiles(target) {

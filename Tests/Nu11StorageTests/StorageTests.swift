@@ -55,8 +55,13 @@ struct ProtectedFileTests {
         let root = try scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         try ProtectedFiles.writeAtomically(Array(repeating: 0x41, count: 100_000), to: root + "/f")
+        // A second hard link sees the same blocks: after an overwrite they hold no 0x41 run,
+        // which a plain unlink would leave intact.
+        #expect(link(root + "/f", root + "/witness") == 0)
         try ProtectedFiles.overwriteAndRemove(root + "/f")
         #expect(!ProtectedFiles.exists(root + "/f"))
+        let witness = try ProtectedFiles.read(root + "/witness", limit: 1 << 20)
+        #expect(witness.count == 100_000 && witness.filter { $0 == 0x41 }.count < 2_000, "the content was not overwritten")
         #expect { _ = try ProtectedFiles.read(root + "/missing") } throws: { ($0 as? Nu11Error)?.code == .notFound }
         try ProtectedFiles.remove(root + "/missing")
         try FileManager.default.createSymbolicLink(atPath: root + "/link", withDestinationPath: "/etc/hostname")
