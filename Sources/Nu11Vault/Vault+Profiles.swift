@@ -13,6 +13,8 @@ extension Vault {
     func isVisible(_ row: ItemRow) -> Bool {
         guard visibleDomains.contains(row.domain) else { return false }
         guard row.domain == .fade else { return true }
+        // A fade item whose deadline passed in this session is gone from listings at once.
+        if let entry = state.fade.first(where: { $0.id == row.id }), entry.deadline <= now { return false }
         return (try? ItemMetadata.open(row, key: metadataKey(.fade))) != nil
     }
 

@@ -13,8 +13,15 @@ public final class Vault {
     let index: VaultIndex
     let keys: DomainKeys
     public let settings: Settings
-    /// The effective time of this command (never earlier than any time seen before).
-    public let now: Double
+    /// The effective time, now: fixed by the gate when the vault opened, then advanced by
+    /// the boot clock (never by the wall clock), so in a session that stays open a fade
+    /// deadline passes and the item stops opening without reopening the vault.
+    public var now: Double { openedAt + max(0, Self.elapsed(clock) - openedElapsed) }
+    private let openedAt: Double
+    private let openedElapsed: Double
+    let clock: any VaultClock
+
+    static func elapsed(_ clock: any VaultClock) -> Double { clock.bootTime()?.elapsed ?? clock.wallTime() }
     var state: DeviceState
     private let lock: FileLock
     private var metadataKeys: [Domain: SecretBytes] = [:]
@@ -35,7 +42,7 @@ public final class Vault {
     var mainDomain: Domain { keys.mainDomain }
 
     private init(location: VaultLocation, keyStore: KeyStore, index: VaultIndex, keys: DomainKeys, lock: FileLock,
-                 state: DeviceState, settings: Settings, now: Double) {
+                 state: DeviceState, settings: Settings, now: Double, clock: any VaultClock) {
         self.location = location
         self.keyStore = keyStore
         self.index = index
@@ -43,7 +50,9 @@ public final class Vault {
         self.lock = lock
         self.state = state
         self.settings = settings
-        self.now = now
+        self.openedAt = now
+        self.clock = clock
+        self.openedElapsed = Self.elapsed(clock)
     }
 
     public static func isInitialized(_ location: VaultLocation) -> Bool {
@@ -148,7 +157,7 @@ public final class Vault {
             try applyBackupExclusion(location, settings: settings)
         }
         let vault = Vault(location: location, keyStore: keyStore, index: index, keys: unlocked.keys, lock: lock,
-                          state: state, settings: settings, now: now)
+                          state: state, settings: settings, now: now, clock: clock)
         if let lateNotice { vault.pendingNotices.append(lateNotice) }
         if unlocked.keys.role == .duress { try vault.runDuress() }
         return vault

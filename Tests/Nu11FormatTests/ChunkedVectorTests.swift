@@ -58,6 +58,53 @@ struct ChunkedVectorRunner<AEAD: ChunkAEAD> {
             }
         }
 
+        // The push decryptor (archive import feeds ZIP pieces into it): same rules.
+        for step in [ct.count + 1, 1000, 7] {
+            let push = try ChunkedPushDecryptor<AEAD>(key: secret, context: ctx)
+            var released: [UInt8] = []
+            let outcome = Result {
+                var offset = 0
+                while offset < ct.count {
+                    let end = min(ct.count, offset + step)
+                    try push.feed(ct[offset..<end]) { released += $0 }
+                    offset = end
+                }
+                try push.finish { released += $0 }
+            }
+            if v.isValid {
+                #expect((try? outcome.get()) != nil, "\(v.label): push decryptor refused a valid vector (step \(step))")
+                #expect(released.count == v.msgLength && sha512Hex(released) == v.msgSha512, "\(v.label): push bytes")
+            } else {
+                #expect((try? outcome.get()) == nil, "\(v.label): push decryptor accepted an invalid vector (step \(step))")
+                let prefix = v.has("PartialPlaintext") ? (v.msgLength ?? 0) : 0
+                #expect(released.count <= prefix, "\(v.label): push released \(released.count) unauthenticated bytes")
+            }
+        }
+        if v.isValid {
+            // The push and pull encryptors produce what the decryptor opens, at the vector's length.
+            var plain = MemorySink()
+            _ = try ChunkedDecryptor<AEAD, MemorySource>(source: MemorySource(ct), key: secret, context: ctx).decryptAll(to: &plain)
+            let encryptor = try ChunkedPushEncryptor<AEAD>(key: secret, context: ctx)
+            var pushed: [UInt8] = []
+            var offset = 0
+            while offset < plain.bytes.count {
+                let end = min(plain.bytes.count, offset + 999)
+                try encryptor.feed(plain.bytes[offset..<end]) { pushed += $0 }
+                offset = end
+            }
+            try encryptor.finish { pushed += $0 }
+            let pull = try ChunkedStreamEncryptor<AEAD, MemorySource>(source: MemorySource(plain.bytes), key: secret, context: ctx)
+            var pulled: [UInt8] = []
+            while let piece = try pull.next() { pulled += piece }
+            for (name, sealed) in [("push", pushed), ("pull", pulled)] {
+                #expect(sealed.count == ct.count, "\(v.label): \(name) encryptor length \(sealed.count) ≠ \(ct.count)")
+                var back = MemorySink()
+                _ = try ChunkedDecryptor<AEAD, MemorySource>(source: MemorySource(sealed), key: secret, context: ctx).decryptAll(to: &back)
+                #expect(back.bytes == plain.bytes, "\(v.label): \(name) encryptor round trip")
+            }
+            #expect(pushed != pulled && Array(pushed.prefix(24)) != Array(ct.prefix(24)), "\(v.label): a salt repeated")
+        }
+
         // Random access: opening authenticates the length through the final chunk.
         let opened = Result {
             try ChunkedRandomAccessReader<AEAD, MemorySource>(source: MemorySource(ct), key: secret, context: ctx)

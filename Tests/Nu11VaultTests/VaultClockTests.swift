@@ -87,4 +87,45 @@ struct VaultClockTests {
         clock.pass(601)
         #expect(!(try command(t, clock) { try $0.list().items.map(\.id) }.contains(item.id)))
     }
+
+    @Test("in a vault that stays open, an item whose fade deadline passes leaves listings and never decrypts again")
+    func readTimeFadeCheckInLongSession() throws {
+        let t = try TestVault()
+        t.close()
+        let clock = TestClock()
+        let vault = try open(t, clock)
+        let item = try vault.importFile(at: try t.file("f.jpg", [1, 2, 3]), fade: 60)
+        var sink = MemorySink()
+        #expect(try vault.export(item.id, to: &sink) == 3)
+        clock.pass(61)  // no reopening: the start-up sweep cannot be what stops it
+        #expect(!(try vault.list().items.map(\.id).contains(item.id)))
+        var late = MemorySink()
+        #expect { try vault.export(item.id, to: &late) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        #expect(late.bytes.isEmpty)
+        #expect(throws: Nu11Error.self) { _ = try vault.read(item.id, offset: 0, count: 3) }
+        // The read-time check itself, below the listing filter: opening the row refuses.
+        let row = try #require(try vault.index.item(ItemID(hex: item.id)))
+        #expect { _ = try vault.openItem(row) } throws: { ($0 as? Nu11Error)?.message.contains("faded") == true }
+    }
+}
+
+@Suite("sealed index metadata is bound to its row")
+struct MetadataBindingTests {
+    @Test("swapping two rows' sealed metadata is detected for both rows")
+    func swapDetected() throws {
+        let t = try TestVault()
+        let vault = try t.vault
+        let a = try vault.importFile(at: try t.file("a.jpg", [1]))
+        let b = try vault.importFile(at: try t.file("b.jpg", [2]))
+        var rowA = try #require(try vault.index.item(ItemID(hex: a.id)))
+        var rowB = try #require(try vault.index.item(ItemID(hex: b.id)))
+        #expect(vault.verify(rowA) == nil && vault.verify(rowB) == nil)
+        (rowA.meta, rowB.meta) = (rowB.meta, rowA.meta)
+        try vault.index.updateItem(rowA)
+        try vault.index.updateItem(rowB)
+        #expect(vault.verify(rowA) != nil && vault.verify(rowB) != nil, "a swapped metadata blob still opened")
+        #expect(throws: Nu11Error.self) { _ = try vault.item(a.id) }
+        let report = try vault.check(repair: false)
+        #expect(Set(report.failures.map(\.item)) == [a.id, b.id])
+    }
 }
