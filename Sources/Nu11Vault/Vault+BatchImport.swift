@@ -22,7 +22,7 @@ extension Vault {
         var results: [ItemSummary] = []
         var batch: [Staged] = []
         var batchBytes: UInt64 = 0
-        defer { for s in batch where !s.committed { s.writer.abort() } }
+        defer { for s in batch where !s.committed { s.writer.abort(); s.keyWriter?.abort() } }
         for (n, path) in paths.enumerated() {
             progress(n, paths.count)
             let fd = try ImportSource.openRegularFile(path)
@@ -70,21 +70,23 @@ extension Vault {
                 state.fade += fades
                 try saveState()
             }
-            for s in batch { try keyStore.storeItemKey(s.record, durable: false) }
+            for i in batch.indices { batch[i].keyWriter = try keyStore.stageItemKey(batch[i].record) }
             try ProtectedFiles.syncFileSystem(location.vaultRoot)
             try keyStore.syncFileSystem()
             for i in batch.indices {
+                try batch[i].keyWriter?.publish(durable: false)
                 try batch[i].writer.publish(durable: false)
                 batch[i].committed = true
             }
             try ProtectedFiles.syncFileSystem(location.vaultRoot)
+            try keyStore.syncFileSystem()
             try index.insertItems(batch.map(\.row))  // the commit point
         } catch {
             // Not committed: undo. The marker stays if the undo fails, for the next command.
             do {
                 for s in batch {
                     try keyStore.destroyItemKey(s.row.id)
-                    if s.committed { try ProtectedFiles.remove(s.writer.destination) } else { s.writer.abort() }
+                    if s.committed { try ProtectedFiles.remove(s.writer.destination) } else { s.writer.abort(); s.keyWriter?.abort() }
                 }
                 try keyStore.clearPendingBatch(marker)
             } catch {}

@@ -169,20 +169,6 @@ public enum ProtectedFiles {
         guard nu11_syncfs(path) == 0 else { throw POSIX.error("sync", path) }
     }
 
-    /// Writes a small file next to `path` and renames it into place without fsync; the
-    /// caller makes a batch durable at once with `syncFileSystem`.
-    public static func writeForBatch(_ bytes: [UInt8], to path: String) throws {
-        let writer = try AtomicFileWriter(destination: path)
-        do {
-            var sink = writer.sink
-            try sink.write(bytes)
-            try writer.prepare(durable: false)
-            try writer.publish(durable: false)
-        } catch {
-            writer.abort()
-            throw error
-        }
-    }
     public static func isDirectory(_ path: String) -> Bool { POSIX.isDirectory(path) }
 
     /// Names in a folder (not recursive), without "." and "..".

@@ -120,13 +120,26 @@ public final class KeyStore: Sendable {
 
     func itemPath(_ id: ItemID) -> String { POSIX.join(itemsPath, id.hex + ".key") }
 
-    public func storeItemKey(_ record: ItemKeyRecord, durable: Bool = true) throws {
+    public func storeItemKey(_ record: ItemKeyRecord) throws {
         try ProtectedFiles.makeDirectory(itemsPath)
-        if durable {
-            try ProtectedFiles.writeAtomically(record.encoded(), to: itemPath(record.itemID))
-        } else {
-            try ProtectedFiles.writeForBatch(record.encoded(), to: itemPath(record.itemID))
+        try ProtectedFiles.writeAtomically(record.encoded(), to: itemPath(record.itemID))
+    }
+
+    /// Writes a key record next to its place without fsync or rename, for a batch: the
+    /// caller makes the batch durable with one syncfs, then publishes every writer, then
+    /// syncs again (never a name on content that is not yet durable).
+    public func stageItemKey(_ record: ItemKeyRecord) throws -> AtomicFileWriter {
+        try ProtectedFiles.makeDirectory(itemsPath)
+        let writer = try AtomicFileWriter(destination: itemPath(record.itemID))
+        do {
+            var sink = writer.sink
+            try sink.write(record.encoded())
+            try writer.prepare(durable: false)
+        } catch {
+            writer.abort()
+            throw error
         }
+        return writer
     }
 
     public func itemKeyRecord(_ id: ItemID) throws -> ItemKeyRecord {

@@ -82,6 +82,8 @@ extension Vault {
         let meta: ItemMetadata
         let fadeDeadline: Double?
         var committed = false
+        /// The key record, staged for a batch (published after the batch's syncfs).
+        var keyWriter: AtomicFileWriter?
     }
 
     private func readManifest(_ zip: ZipReader, key: SecretBytes, portable: Bool) throws -> ArchiveFormat.Manifest {

@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+
+/// A power-loss model over the file-system calls of one command (recorded with strace):
+/// after a power cut only what was fsynced survives — a file's content once the file (or
+/// its file system, syncfs) was synced, a name (rename, create, unlink) once its folder
+/// was. The state a cut would leave at each point must still satisfy the invariants:
+///
+/// * a file is renamed into place only after its content is durable (else a cut can leave
+///   the final name on empty or partial content);
+/// * at every commit point (the index's WAL fsync) and when the command ends, every name
+///   the command renamed into place is durable (else a cut loses a committed item's key
+///   record or file while the index keeps its row).
+enum PowerLossModel {
+    struct Violation: CustomStringConvertible {
+        let call: Int
+        let text: String
+        var description: String { "call \(call): \(text)" }
+    }
+
+    static func parent(_ path: String) -> String { (path as NSString).deletingLastPathComponent }
+
+    /// The path inside `<…>` after a descriptor (strace -y).
+    static func fdPath(_ args: String) -> String? {
+        guard let open = args.firstIndex(of: "<"), let close = args[open...].firstIndex(of: ">") else { return nil }
+        return String(args[args.index(after: open)..<close])
+    }
+
+    static func quoted(_ args: String) -> [String] {
+        args.split(separator: "\"", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+    }
+
+    static func check(trace: String, scope: String) -> [Violation] {
+        var dirtyContent = Set<String>()
+        var dirtyNames = Set<String>()  // folders with changes not yet durable
+        var placed = Set<String>()      // final names this command renamed into place
+        var violations: [Violation] = []
+        let line = try? Regex(#"^\d+\s+(\w+)\((.*)\)\s+=\s+(\d+)"#)
+        func commitCheck(_ n: Int, _ what: String) {
+            for name in placed.sorted() where dirtyNames.contains(parent(name)) {
+                violations.append(Violation(call: n, text: "\(what): \(name) was renamed into place but its folder was not synced"))
+            }
+        }
+        for (n, raw) in trace.split(separator: "\n").enumerated() {
+            guard let line, let m = raw.firstMatch(of: line), let call = m.output[1].substring, let argsSub = m.output[2].substring else { continue }
+            let args = String(argsSub)
+            switch call {
+            case "write", "pwrite64", "writev":
+                if let p = fdPath(args), p.hasPrefix(scope) { dirtyContent.insert(p) }
+            case "openat", "open":
+                if args.contains("O_CREAT"), let p = quoted(args).first, p.hasPrefix(scope) { dirtyNames.insert(parent(p)) }
+            case "fsync", "fdatasync":
+                guard let p = fdPath(args) else { continue }
+                dirtyContent.remove(p)
+                dirtyNames.remove(p)
+                if p.hasSuffix("-wal") { commitCheck(n, "at the index commit") }
+            case "syncfs":
+                dirtyContent.removeAll()
+                dirtyNames.removeAll()
+            case "rename", "renameat", "renameat2":
+                let paths = quoted(args)
+                guard paths.count == 2, paths[1].hasPrefix(scope) else { continue }
+                if dirtyContent.contains(paths[0]) {
+                    violations.append(Violation(call: n, text: "\(paths[1]) was renamed into place before its content was synced"))
+                }
+                dirtyContent.remove(paths[0])
+                dirtyNames.insert(parent(paths[0]))
+                dirtyNames.insert(parent(paths[1]))
+                placed.insert(paths[1])
+            case "unlink", "unlinkat":
+                if let p = quoted(args).first, p.hasPrefix(scope) {
+                    dirtyNames.insert(parent(p))
+                    placed.remove(p)
+                }
+            default:
+                break
+            }
+        }
+        commitCheck(Int.max, "when the command ended")
+        return violations
+    }
+}
+
+@Suite("durability under power loss (a model over the recorded file-system calls)")
+struct DurabilityTests {
+    func traced(_ cli: CLI, _ label: String, _ command: String) throws -> String {
+        let out = cli.root + "/trace-\(label)"
+        let r = try cli.spawn("/usr/bin/strace", ["-f", "-qq", "-y", "-s", "0", "-o", out, "-e",
+                                                  "trace=openat,open,write,pwrite64,writev,fsync,fdatasync,syncfs,rename,renameat,renameat2,unlink,unlinkat",
+                                                  "/bin/sh", "-c", command, CLI.binary])
+        #expect(r.code == 0, "\(label): \(r.stderr)")
+        return try String(contentsOfFile: out, encoding: .utf8)
+    }
+
+    @Test("every writing command leaves only durable renames at its commit points and its end")
+    func commands() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "strace is not installed (make test installs it)")
+        let cli = try CLI()
+        try cli.initVault()
+        try Data((cli.pin + "\n").utf8).write(to: URL(fileURLWithPath: cli.root + "/pin"))
+        _ = cli.file("a.jpg", Array(repeating: 3, count: 40_000))
+        _ = cli.file("b.jpg", [4, 4])
+        let pin = "--pin-fd 3 3<\"$NU11VLT_VAULT/../pin\""
+        let existing = try cli.importIDs([cli.file("old.jpg", [5])])[0]
+        let steps: [(String, String)] = [
+            ("import", "exec \"$0\" import a.jpg b.jpg \(pin)"),
+            ("import-stdin", "exec \"$0\" import - --name s.jpg \(pin) < a.jpg"),
+            ("note-add", "printf body | \"$0\" note add --title t \(pin)"),
+            ("album", "exec \"$0\" album create Trip \(pin)"),
+            ("delete", "exec \"$0\" delete \(existing) \(pin)"),
+            ("pin-change", "printf '%s\\nnew-pin-4444\\n' \"$(cat \"$NU11VLT_VAULT/../pin\")\" | \"$0\" pin change --pin-stdin --new-pin-fd 0"),
+        ]
+        for (label, command) in steps {
+            let trace = try traced(cli, label, command)
+            #expect(trace.contains("rename"), "\(label): nothing renamed? the trace is empty")
+            let violations = PowerLossModel.check(trace: trace, scope: cli.root + "/")
+            #expect(violations.isEmpty, "\(label): \(violations.prefix(3))")
+        }
+    }
+
+    @Test("the model itself catches a missing folder fsync and a rename before the file's fsync")
+    func modelCatches() {
+        let scope = "/v/"
+        let good = """
+            1 openat(AT_FDCWD</>, "/v/d/.t", O_WRONLY|O_CREAT, 0600) = 3</v/d/.t>
+            1 write(3</v/d/.t>, ""..., 5) = 5
+            1 fsync(3</v/d/.t>) = 0
+            1 rename("/v/d/.t", "/v/d/f") = 0
+            1 fsync(4</v/d>) = 0
+            1 fsync(5</v/index.sqlite-wal>) = 0
+            """
+        #expect(PowerLossModel.check(trace: good, scope: scope).isEmpty)
+        let noFolderSync = good.replacingOccurrences(of: "1 fsync(4</v/d>) = 0\n", with: "")
+        #expect(PowerLossModel.check(trace: noFolderSync, scope: scope).count >= 1)
+        let renameFirst = good.replacingOccurrences(of: "1 fsync(3</v/d/.t>) = 0\n", with: "")
+        #expect(PowerLossModel.check(trace: renameFirst, scope: scope).contains { $0.text.contains("before its content") })
+    }
+}
