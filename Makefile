@@ -1,7 +1,7 @@
 # Nu11VLT — two commands on a fresh machine:
 #   make demo   builds everything and walks a throwaway vault through the main features
 #   make test   runs the whole test suite
-.PHONY: demo test build release vectors clean bench fuzz
+.PHONY: demo test build release vectors clean bench fuzz mutants
 
 build:
 	@scripts/ensure-deps.sh
@@ -41,3 +41,9 @@ fuzz:
 	  NU11VLT_FUZZ_HARNESS=$$h .build-fuzz/debug/nu11vlt-fuzz Fuzz/found/$$h Fuzz/corpus/$$h \
 	    -max_total_time=$(FUZZ_SECONDS) -max_len=70000 -artifact_prefix=Fuzz/found/$$h- -print_final_stats=1 2>&1 | tail -12; \
 	done
+
+# Mutation testing: every security-relevant mutant in Sources/*/mutants.txt must be killed
+# by the tests named for it (scratch copy and build in .build-mutants/).
+mutants:
+	@scripts/ensure-deps.sh
+	python3 scripts/mutants.py

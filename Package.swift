@@ -38,6 +38,7 @@ let package = Package(
                 "CSodium",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            exclude: ["mutants.txt"],
             swiftSettings: strict
         ),
         .target(
@@ -48,11 +49,13 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
+            exclude: ["mutants.txt"],
             swiftSettings: strict
         ),
         .target(
             name: "Nu11Vault",
             dependencies: ["Nu11Format", "Nu11Storage"],
+            exclude: ["mutants.txt"],
             swiftSettings: strict
         ),
         .target(name: "CNu11Sys"),
