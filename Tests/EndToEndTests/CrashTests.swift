@@ -1,12 +1,13 @@
 import Foundation
 import Testing
 
-/// Kills nu11vlt with SIGKILL at random moments (50 trials per operation) and checks that
-/// the vault is always consistent: `check` passes, committed items are intact, the in-flight
+/// Kills nu11vlt with SIGKILL at deterministic crash points — just before the Nth
+/// file-system call that changes something (the LD_PRELOAD shim of FaultTests), spread over
+/// every call of the operation — and checks that the vault is always consistent: `check` passes, committed items are intact, the in-flight
 /// item is complete or absent, the PIN still opens the vault, no plaintext is left around.
 @Suite("crash safety (SIGKILL)", .serialized)
 struct CrashTests {
-    static let trials = 50
+    static let trials = 30
 
     final class Model {
         let cli: CLI
@@ -35,22 +36,45 @@ struct CrashTests {
             }
         }
 
-        /// Starts `args`, kills it after a random delay, waits for it.
+        /// How many calls each operation makes (measured by its first, uninterrupted run),
+        /// and how many trials of it ran.
+        var totals: [String: Int] = [:]
+        var trialsRun: [String: Int] = [:]
+        var interrupted = 0
+
+        /// The first runs of an operation are uninterrupted: they count its calls (the
+        /// smallest count is used, since the first run may create folders later runs find).
+        static let countingRuns = 2
+
+        /// Runs `args`; the first times uninterrupted (to count its calls), then killed with
+        /// SIGKILL just before call N, N spread over the whole operation.
+        /// Every trial after the counting run must have been cut short by the kill.
+        func expectInterrupted(sourceLocation: SourceLocation = #_sourceLocation) {
+            let expected = trialsRun.values.reduce(0) { $0 + max($1 - Self.countingRuns, 0) }
+            #expect(interrupted == expected, "only \(interrupted) of \(expected) trials were interrupted", sourceLocation: sourceLocation)
+        }
+
         func killed(_ args: [String], input: String) throws {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: CLI.binary)
-            p.arguments = args
-            p.environment = cli.environment
-            let stdin = Pipe()
-            p.standardInput = stdin
-            p.standardOutput = FileHandle.nullDevice
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            stdin.fileHandleForWriting.write(Data(input.utf8))
-            try? stdin.fileHandleForWriting.close()
-            Thread.sleep(forTimeInterval: Double.random(in: 0...0.25))
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+            let label = args.prefix(2).joined(separator: " ")
+            let trial = trialsRun[label, default: 0]
+            trialsRun[label] = trial + 1
+            let countFile = cli.root + "/.calls"
+            var env = ["LD_PRELOAD": FaultShim.library ?? "", "NU11_FAULT_PREFIX": cli.root + "/", "NU11_FAULT_COUNT": countFile]
+            if let total = totals[label], trial >= Self.countingRuns {
+                env["NU11_FAULT_MODE"] = "kill"
+                env["NU11_FAULT_AT"] = "\(1 + (trial * 7919) % max(total, 1))"
+            } else {
+                env["NU11_FAULT_AT"] = "0"
+            }
+            let r = try cli.spawn(CLI.binary, args, input: Data(input.utf8), environment: env)
+            if trial < Self.countingRuns {
+                #expect(r.code == 0, "\(label) without a crash: \(r.stderr)")
+                let count = Int((try? String(contentsOfFile: countFile, encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 1
+                totals[label] = min(totals[label] ?? count, count)
+            } else if r.code == SIGKILL && r.stdout.isEmpty {
+                interrupted += 1
+            }
         }
 
         /// The listing as name → id, after the gate has recovered what the crash interrupted.
@@ -91,6 +115,7 @@ struct CrashTests {
             try m.killed(["import", "--pin-stdin"] + paths, input: m.pin + "\n")
             try m.verify("import trial \(trial)", inFlight: Set(paths.map { ($0 as NSString).lastPathComponent }))
         }
+        m.expectInterrupted()
     }
 
     @Test("delete")
@@ -108,6 +133,7 @@ struct CrashTests {
             for v in victims where after[v] == nil { m.items[v] = nil }
             try m.verify("delete trial \(trial)")
         }
+        m.expectInterrupted()
     }
 
     @Test("album delete")
@@ -125,6 +151,7 @@ struct CrashTests {
             for f in files.map({ ($0 as NSString).lastPathComponent }) where after[f] == nil { m.items[f] = nil }
             try m.verify("album delete trial \(trial)")
         }
+        m.expectInterrupted()
     }
 
     @Test("PIN change")
@@ -142,6 +169,7 @@ struct CrashTests {
             if opensNew { m.pin = new }
             try m.verify("pin change trial \(trial)")
         }
+        m.expectInterrupted()
     }
 
     @Test("archive import")
@@ -174,5 +202,6 @@ struct CrashTests {
             }
             #expect(try m.listing().isEmpty)
         }
+        m.expectInterrupted()
     }
 }
