@@ -24,6 +24,7 @@ release:
 vectors:
 	python3 tools/gen_vectors.py Tests/Nu11FormatTests/Vectors
 	tools/gen_argon2_kat.sh > Tests/Nu11FormatTests/Vectors/argon2id_kat.json
+	python3 tools/gen_keystore_vectors.py Tests/Nu11FormatTests/Vectors Tests/Nu11VaultTests/Vectors
 
 clean:
 	rm -rf .build

@@ -87,6 +87,7 @@ let package = Package(
         .testTarget(
             name: "Nu11VaultTests",
             dependencies: ["Nu11Vault"],
+            resources: [.copy("Vectors")],
             swiftSettings: strict
         ),
         .testTarget(
