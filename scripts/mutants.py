@@ -65,6 +65,7 @@ def main():
         if len(hits) != 1:
             rows.append((m["name"], "STALE", f"line found {len(hits)} times in {m['file']}", 0))
             stale += 1
+            print(f"  STALE     {m['name']}", flush=True)
             continue
         lines[hits[0]] = m["new"]
         start = time.time()
@@ -74,6 +75,7 @@ def main():
             if b.returncode != 0:
                 rows.append((m["name"], "STALE", "does not compile", time.time() - start))
                 stale += 1
+                print(f"  STALE     {m['name']} (does not compile)", flush=True)
                 continue
             t = run(["swift", "test", "--skip-build", "--scratch-path", BUILD, "--filter", m["tests"]])
             failed = re.findall(r'✘ Test "([^"]+)"[^\n]*failed', t.stdout)
