@@ -124,21 +124,7 @@ struct Note: ParsableCommand {
 /// file in a private folder on RAM (see PlaintextSpool), removed on every exit path.
 enum NoteEditor {
     static func body(initial: [UInt8]) throws -> [UInt8] {
-        if isatty(0) == 0 {
-            var sink = MemorySink()
-            var source = FileDescriptorStream(fd: 0, label: "stdin")
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
-                if n == 0 { break }
-                try buffer.withUnsafeBytes { try sink.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-                guard sink.bytes.count <= Vault.maxNoteBytes else {
-                    throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
-                }
-            }
-            secureZero(&buffer)
-            return sink.bytes
-        }
+        if isatty(0) == 0 { return try readBounded(fd: 0, label: "stdin") }
         let file = try PlaintextSpool.create(initial, suffix: ".txt")
         defer { PlaintextSpool.destroy(file) }
         let env = ProcessInfo.processInfo.environment
@@ -151,8 +137,13 @@ enum NoteEditor {
         let fd = open(file.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw Nu11Error(.io, "the editor's file disappeared; nothing was saved", remedy: "try again") }
         defer { close(fd) }
+        return try readBounded(fd: fd, label: file.path)
+    }
+
+    /// Everything `fd` yields, up to the note size limit; the read buffer is zeroed.
+    static func readBounded(fd: Int32, label: String) throws -> [UInt8] {
         var sink = MemorySink()
-        var source = FileDescriptorStream(fd: fd, label: file.path)
+        var source = FileDescriptorStream(fd: fd, label: label)
         var buffer = [UInt8](repeating: 0, count: 65536)
         defer { secureZero(&buffer) }
         while true {
