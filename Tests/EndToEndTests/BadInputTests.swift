@@ -147,7 +147,7 @@ struct BadInputTests {
         }
     }
 
-    @Test("a full disk: a clear error, no partial item")
+    @Test("a full disk: a clear error, no partial item", .enabled(if: Mounts.available, "needs permission to mount a tmpfs"))
     func fullDisk() throws {
         let cli = try CLI()
         let small = cli.root + "/small"

@@ -138,3 +138,25 @@ func expectCleanError(_ r: CLI.Outcome, code: Int32, mentions: String? = nil,
         #expect(r.stderr.contains(mentions), "'\(mentions)' not in: \(r.stderr)", sourceLocation: sourceLocation)
     }
 }
+
+/// Whether this machine lets the tests mount a tmpfs (root, or a user namespace): tests that
+/// need one are reported as skipped by the test framework where it does not — never passed.
+enum Mounts {
+    static let available: Bool = {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("n11-mount-probe-\(getpid())").path
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func run(_ tool: String, _ args: [String]) -> Bool {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: tool)
+            p.arguments = args
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            guard (try? p.run()) != nil else { return false }
+            p.waitUntilExit()
+            return p.terminationStatus == 0
+        }
+        guard run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir]) else { return false }
+        return run("/bin/umount", [dir])
+    }()
+}

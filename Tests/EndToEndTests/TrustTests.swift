@@ -317,7 +317,7 @@ struct TrustTests {
         #expect(decomposed.code == 0, "\(decomposed.stderr)")
     }
 
-    @Test("reading works where writing cannot: list, export, check on a read-only vault and on a full disk")
+    @Test("reading works where writing cannot: list, export, check on a read-only vault and on a full disk", .enabled(if: Mounts.available, "needs permission to mount a tmpfs"))
     func readOnlyAndFull() throws {
         for situation in ["read-only", "full"] {
             let cli = try CLI()
