@@ -60,6 +60,7 @@ public enum Argon2id {
     public static func deriveKey(passphrase: SecretBytes, salt: [UInt8], parameters: KDFParameters,
                                  length: Int = 32) throws -> SecretBytes {
         try parameters.validateRead()
+        runs?.increment()
         return try SecretBytes.filling(count: length) { out in
             try passphrase.withUnsafeBytes { pw in
                 try Sodium.argon2id(output: out, password: pw, salt: salt,
@@ -88,4 +89,18 @@ public enum Argon2id {
         _ = try deriveKey(passphrase: pin, salt: SecureRandom.bytes(saltByteCount), parameters: parameters)
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
+}
+
+/// Counts Argon2id runs made in the task that installs it (`Argon2id.$runs.withValue`):
+/// the seam through which tests check that a command stretches each PIN once.
+public final class KDFRunCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    public init() {}
+    public var count: Int { lock.withLock { value } }
+    func increment() { lock.withLock { value += 1 } }
+}
+
+extension Argon2id {
+    @TaskLocal public static var runs: KDFRunCounter?
 }

@@ -147,7 +147,7 @@ public struct FileDescriptorStream: ByteSource, ByteSink, RandomAccessSource {
     private func ioError(_ operation: String) -> Nu11Error {
         let code = errno
         let reason = String(cString: strerror(code))
-        let remedy = code == ENOSPC ? "free some disk space and try again" : "check the file and its permissions"
+        let remedy: Remedy = code == ENOSPC ? "free some disk space and try again" : "check the file and its permissions"
         return Nu11Error(.io, "\(label): cannot \(operation): \(reason)", remedy: remedy, item: label)
     }
 }

@@ -34,8 +34,8 @@ public struct Nu11Error: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: Code
     /// What failed, naming the item when there is one.
     public var message: String
-    /// How to remedy it, in one sentence.
-    public var remedy: String?
+    /// How to remedy it, typed: each front end words it (see `Remedy`).
+    public var remedy: Remedy?
     /// The item the error is about (an opaque ID or a path), when there is one.
     public var item: String?
     /// The change was made (e.g. a file was renamed into place) but a later step failed
@@ -43,7 +43,7 @@ public struct Nu11Error: Error, Sendable, Equatable, CustomStringConvertible {
     /// but …", never a failure.
     public var tookEffect = false
 
-    public init(_ code: Code, _ message: String, remedy: String? = nil, item: String? = nil) {
+    public init(_ code: Code, _ message: String, remedy: Remedy? = nil, item: String? = nil) {
         self.code = code
         self.message = message
         self.remedy = remedy

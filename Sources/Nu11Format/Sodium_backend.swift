@@ -60,7 +60,7 @@ enum Sodium {
         }
         guard status == 0 else {
             throw Nu11Error(.io, "Argon2id could not allocate \(memoryBytes / (1024 * 1024)) MiB",
-                            remedy: "free memory or choose a lower --kdf-memory")
+                            remedy: .lowerKDFMemory)
         }
     }
 

@@ -110,7 +110,7 @@ enum Gate {
     /// A settings file that was saved and is now missing or altered is tampering (it could
     /// turn `pin.erase_after` off): PIN entry waits as after nine wrong PINs, once per
     /// event; a damaged file is moved aside, and the defaults apply until the PIN owner
-    /// saves settings again (`settings set`, `check --repair`).
+    /// saves settings again (a settings change, or the repairing check).
     static func settingsCheck(keyStore: KeyStore, state: inout DeviceState, now: Double, report: inout GateReport) throws {
         switch try keyStore.settingsStatus() {
         case .present:
@@ -145,7 +145,7 @@ enum Gate {
         }
         try Wipe.run(location, secure: secure)
         throw Nu11Error(.notFound, "the Skeleton Switch fired (\(reason)): the vault was wiped",
-                        remedy: "nothing can be recovered; create a new vault with `nu11vlt init`")
+                        remedy: .nothingRecoverable)
     }
 
     /// Finishes what a crash interrupted: an import without its index row is undone (the

@@ -35,7 +35,7 @@ struct ItemMetadata: Codable, Sendable {
     }
 
     /// Opens a row's metadata, bound to its ID and album. Rows sealed before album binding
-    /// (version 1) open with `legacy` set; `check --repair` re-seals them.
+    /// (version 1) open with `legacy` set; the repairing check re-seals them.
     static func open(_ row: ItemRow, key: SecretBytes) throws -> ItemMetadata {
         try openReportingLegacy(row, key: key).meta
     }
@@ -55,7 +55,7 @@ struct ItemMetadata: Codable, Sendable {
             decoder.dateDecodingStrategy = .secondsSince1970
             return (try decoder.decode(ItemMetadata.self, from: Data(plain)), legacy)
         } catch {
-            throw Nu11Error(.corrupted, "item \(row.id): its index entry is damaged", remedy: "run `nu11vlt check`", item: row.id.hex)
+            throw Nu11Error(.corrupted, "item \(row.id): its index entry is damaged", remedy: .check(reason: nil), item: row.id.hex)
         }
     }
 

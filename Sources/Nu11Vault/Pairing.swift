@@ -3,14 +3,14 @@ import Nu11Storage
 
 /// A vault folder and a key store belong together: each vault has a random vault ID,
 /// recorded in its index and (sealed under the device key, readable before unlock) in its
-/// key store. Every command checks the pair before it writes anything, so `--vault B
-/// --keystore A` can neither import into B under A's keys nor let `check --repair` treat
-/// A's key records as orphans.
+/// key store. Every command checks the pair before it writes anything, so vault B given
+/// with key store A can neither import into B under A's keys nor let the repairing check
+/// treat A's key records as orphans.
 enum Pairing {
     static func mismatch(_ location: VaultLocation, _ detail: String) -> Nu11Error {
         Nu11Error(.invalidArgument,
                   "the vault folder \(location.vaultRoot) and the key store \(location.keyStoreRoot) do not belong together (\(detail)); nothing was changed",
-                  remedy: "pass the --vault and --keystore (or NU11VLT_VAULT and NU11VLT_KEYSTORE) that were created together")
+                  remedy: .pairedFolders)
     }
 
     /// Records a new vault ID in both places (a new vault).

@@ -40,7 +40,7 @@ extension Vault {
     func albumID(named name: String) throws -> ItemID {
         guard let match = try albumNames().first(where: { $0.value == name }) else {
             throw Nu11Error(.notFound, "no album named '\(name)'",
-                            remedy: "see `nu11vlt album list`, or create it with `nu11vlt album create`", item: name)
+                            remedy: .listAlbums, item: name)
         }
         return match.key
     }
@@ -106,7 +106,7 @@ extension Vault {
         case .moveItemsToPhotos:
             for row in members { try move(row, to: nil) }
         case .deleteItems:
-            try delete(members.map(\.id.hex))
+            try delete(rows: members, secure: settings.deletionMode == .secure)
         }
         try commitStep("deleting the album") { try index.deleteAlbum(id) }  // the commit point
         let folder = location.albumFolder(id)
@@ -117,11 +117,11 @@ extension Vault {
 
     /// Moves an item into an album (or back to Photos with nil). The file is renamed; its
     /// ciphertext does not change (the album is not part of the envelope's identity).
-    public func moveItem(_ idText: String, toAlbum album: String?) throws {
-        let row = try row(idText)
+    public func moveItem(_ ref: ItemRef, toAlbum album: String?) throws {
+        let row = try row(ref)
         guard row.kind == .file, row.domain == mainDomain else {
-            throw Nu11Error(.invalidArgument, "item \(idText) cannot go into an album (only photos/files of the vault can)",
-                            item: idText)
+            throw Nu11Error(.invalidArgument, "item \(ref) cannot go into an album (only photos/files of the vault can)",
+                            item: ref.digits)
         }
         try move(row, to: try album.map { try albumID(named: $0) })
     }

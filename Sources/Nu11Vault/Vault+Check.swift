@@ -14,7 +14,7 @@ public struct CheckReport: Sendable, Codable {
     public var ok = 0
     /// Damaged or missing items, the index, the settings: `check` fails.
     public var failures: [Finding] = []
-    /// Leftovers that harm nothing (temp files, orphans): reported, removed by `--repair`.
+    /// Leftovers that harm nothing (temp files, orphans): reported, removed by repair.
     public var warnings: [Finding] = []
     public var passed: Bool { failures.allSatisfy { $0.repaired != nil } }
 }

@@ -14,8 +14,8 @@ extension Vault {
     }
 
     /// The time left before an item fades, or nil for a permanent item.
-    public func fadeDeadline(_ idText: String) throws -> Date? {
-        let row = try row(idText)
+    public func fadeDeadline(_ ref: ItemRef) throws -> Date? {
+        let row = try row(ref)
         guard row.domain == .fade else { return nil }
         return state.fade.first { $0.id == row.id }.map { Date(timeIntervalSince1970: $0.deadline) }
     }
@@ -23,15 +23,15 @@ extension Vault {
     /// Gives an item a fade deadline `seconds` from now. A permanent item is re-encrypted
     /// into the Fade domain under a new key (the domain is part of the envelope's identity),
     /// and its old key is destroyed; a fade item just gets the new deadline.
-    public func setFade(_ idText: String, seconds: Double) throws {
-        let row = try row(idText)
+    public func setFade(_ ref: ItemRef, seconds: Double) throws {
+        let row = try row(ref)
         if row.domain == .fade {
             try checkFade(row)
             if let i = state.fade.firstIndex(where: { $0.id == row.id }) { state.fade[i].deadline = now + seconds }
             return try saveState()
         }
         guard row.domain == mainDomain else {
-            throw Nu11Error(.invalidArgument, "item \(idText) cannot fade", item: idText)
+            throw Nu11Error(.invalidArgument, "item \(ref) cannot fade", item: ref.digits)
         }
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         // Decrypt into memory-bounded streaming: old envelope → new envelope via a pipe of

@@ -31,7 +31,7 @@ extension Vault {
     func store(_ source: some ByteSource, name: String, kind: ItemKind, album: String?, fade: Double?,
                id: ItemID = ItemID(), created: Date = Date()) throws -> ItemSummary {
         if fade != nil && album != nil {
-            throw Nu11Error(.invalidArgument, "fade items cannot go into an album", remedy: "drop --album or --fade")
+            throw Nu11Error(.invalidArgument, "fade items cannot go into an album", remedy: .fadeOrAlbum)
         }
         let targetAlbum = try album.map { try self.albumID(named: $0) }
         let domain: Domain = fade == nil ? mainDomain : .fade
@@ -83,7 +83,7 @@ extension Vault {
     public func list(album: String? = nil, photosOnly: Bool = false, limit: Int = 100, after: String? = nil,
                      kind: ItemKind = .file) throws -> ItemPage {
         guard limit > 0 else {
-            throw Nu11Error(.invalidArgument, "--limit must be at least 1", remedy: "pass a positive number")
+            throw Nu11Error(.invalidArgument, "the page size must be at least 1", remedy: "pass a positive number")
         }
         var afterSeq: Int64 = 0
         if let after {
@@ -103,8 +103,8 @@ extension Vault {
     }
 
     /// One item's summary.
-    public func item(_ idText: String) throws -> ItemSummary {
-        let row = try row(idText)
+    public func item(_ ref: ItemRef) throws -> ItemSummary {
+        let row = try row(ref)
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         return summary(row: row, meta: meta, albumName: try row.album.flatMap { try albumNames()[$0] })
     }
@@ -112,8 +112,8 @@ extension Vault {
     /// Streams an item's plaintext into `sink`. Only authenticated bytes are written; if the
     /// item is damaged the error names it (and the sink may hold an authenticated prefix).
     @discardableResult
-    public func export(_ idText: String, to sink: inout some ByteSink) throws -> UInt64 {
-        let row = try row(idText)
+    public func export(_ ref: ItemRef, to sink: inout some ByteSink) throws -> UInt64 {
+        let row = try row(ref)
         let (fd, key) = try openItem(row)
         defer { close(fd) }
         do {
@@ -125,14 +125,14 @@ extension Vault {
     }
 
     /// Exports to a new file, all or nothing: a damaged item leaves no partial file.
-    public func export(_ idText: String, toFile path: String, overwrite: Bool = false) throws -> UInt64 {
+    public func export(_ ref: ItemRef, toFile path: String, overwrite: Bool = false) throws -> UInt64 {
         if !overwrite && FileManager.default.fileExists(atPath: path) {
-            throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: "choose another -o path or pass --force", item: path)
+            throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
         }
         let writer = try AtomicFileWriter(destination: path)
         do {
             var sink = writer.sink
-            let n = try export(idText, to: &sink)
+            let n = try export(ref, to: &sink)
             try writer.commit()
             return n
         } catch {
@@ -147,8 +147,9 @@ extension Vault {
     /// Secure mode (`secure: true`, or the `deletion.mode` setting) first overwrites the file
     /// in place with random bytes and fsyncs it, then destroys the key, then unlinks and
     /// checks the file is gone. See docs/THREAT-MODEL.md for what an overwrite cannot promise.
-    public func delete(_ idTexts: [String], secure: Bool? = nil) throws {
-        let rows = try idTexts.map { try row($0) }
+    public func delete(_ refs: [ItemRef], secure: Bool? = nil) throws {
+        var seen = Set<ItemID>()
+        let rows = try refs.map { try row($0) }.filter { seen.insert($0.id).inserted }
         try delete(rows: rows, secure: secure ?? (settings.deletionMode == .secure))
     }
 
@@ -163,6 +164,7 @@ extension Vault {
             })
         }
         let ids = Set(rows.map(\.id))
+        for id in ids { previewCache.remove(id) }
         let fadeChanged = state.fade.contains { ids.contains($0.id) }
         state.fade.removeAll { ids.contains($0.id) }
         afterCommit("finishing the deletion") { try finishDelete(rows: rows, secure: secure, saveFade: fadeChanged, marker: marker) }
@@ -187,12 +189,25 @@ extension Vault {
 
     // MARK: helpers
 
-    func row(_ idText: String) throws -> ItemRow {
-        let id = try ItemID(hex: idText)
-        guard let row = try index.item(id), isVisible(row) else {
-            throw Nu11Error(.notFound, "no item \(idText) in this vault", remedy: "see `nu11vlt list` for IDs", item: idText)
+    /// The visible item `ref` names: by its whole ID, or by a prefix that only one visible
+    /// item has. An ambiguous prefix fails with the candidates listed.
+    func row(_ ref: ItemRef) throws -> ItemRow {
+        let rows: [ItemRow]
+        if let id = ref.exactID {
+            rows = try index.item(id).map { [$0] } ?? []
+        } else {
+            rows = try index.items(idPrefix: ref.digits, limit: 64)
         }
-        return row
+        let visible = rows.filter(isVisible)
+        guard let first = visible.first else {
+            throw Nu11Error(.notFound, "no item \(ref) in this vault", remedy: .listIDs, item: ref.digits)
+        }
+        guard visible.count == 1 else {
+            let shown = visible.prefix(5).map(\.id.hex).joined(separator: ", ") + (visible.count > 5 ? ", …" : "")
+            throw Nu11Error(.invalidArgument, "the ID prefix \(ref) is ambiguous: it matches \(visible.count) items (\(shown))",
+                            remedy: "give more digits of the ID", item: ref.digits)
+        }
+        return first
     }
 
     /// The item's file: where its row says, or (after an interrupted move) wherever it is.
@@ -200,7 +215,7 @@ extension Vault {
         let expected = location.path(id: row.id, kind: row.kind, domain: row.domain, album: row.album)
         if FileManager.default.fileExists(atPath: expected) || row.kind == .note || row.domain != mainDomain {
             guard FileManager.default.fileExists(atPath: expected) else {
-                throw Nu11Error(.notFound, "item \(row.id): its file is missing", remedy: "run `nu11vlt check`", item: row.id.hex)
+                throw Nu11Error(.notFound, "item \(row.id): its file is missing", remedy: .check(reason: nil), item: row.id.hex)
             }
             return expected
         }
@@ -210,7 +225,7 @@ extension Vault {
             candidates += albums.map { location.albumsFolder + "/\($0)/" + name }
         }
         if let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) { return found }
-        throw Nu11Error(.notFound, "item \(row.id): its file is missing", remedy: "run `nu11vlt check`", item: row.id.hex)
+        throw Nu11Error(.notFound, "item \(row.id): its file is missing", remedy: .check(reason: nil), item: row.id.hex)
     }
 
     func openItem(_ row: ItemRow) throws -> (Int32, SecretBytes) {
@@ -253,10 +268,10 @@ public enum ImportSource {
         switch st.st_mode & S_IFMT {
         case S_IFREG: break
         case S_IFDIR:
-            throw Nu11Error(.invalidArgument, "\(path) is a folder", remedy: "pass -r to import folders recursively", item: path)
+            throw Nu11Error(.invalidArgument, "\(path) is a folder", remedy: .importFolderRecursively, item: path)
         default:
             throw Nu11Error(.invalidArgument, "\(path) is not a regular file (FIFO, device or socket)",
-                            remedy: "copy it to a regular file first, or pipe it to `nu11vlt import -`", item: path)
+                            remedy: .importThroughStandardInput, item: path)
         }
         let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
@@ -279,7 +294,7 @@ public enum ImportSource {
             guard let name = String(validating: raw, as: UTF8.self) else {
                 let shown = raw.map { (0x20..<0x7f).contains($0) && $0 != 0x5c ? String(UnicodeScalar($0)) : String(format: "\\x%02x", $0) }.joined()
                 throw Nu11Error(.invalidArgument, "\(folder)/\(shown): the file name is not UTF-8; nothing was imported",
-                                remedy: "rename it to UTF-8 (e.g. convmv -f latin1 -t utf8), or import it with `nu11vlt import --name NAME - < FILE`",
+                                remedy: .renameToUTF8,
                                 item: folder)
             }
             if name == "." || name == ".." { continue }
@@ -306,7 +321,7 @@ public enum ImportSource {
             }
             if isDir.boolValue {
                 guard recursive else {
-                    throw Nu11Error(.invalidArgument, "\(path) is a folder", remedy: "pass -r to import folders recursively", item: path)
+                    throw Nu11Error(.invalidArgument, "\(path) is a folder", remedy: .importFolderRecursively, item: path)
                 }
                 var found: [String] = []
                 try walk(path, into: &found)

@@ -36,10 +36,10 @@ extension Vault {
         return out
     }
 
-    public func noteBody(_ idText: String) throws -> [UInt8] {
-        let row = try noteRow(idText)
+    public func noteBody(_ ref: ItemRef) throws -> [UInt8] {
+        let row = try noteRow(ref)
         var sink = MemorySink()
-        try export(row.id.hex, to: &sink)
+        try export(ItemRef(row.id), to: &sink)
         return sink.bytes
     }
 
@@ -48,8 +48,8 @@ extension Vault {
     /// with nothing. The new note is committed first (its index row); a failure before that
     /// leaves the old note untouched. Returns the new ID.
     @discardableResult
-    public func updateNote(_ idText: String, body: [UInt8], title: String? = nil) throws -> NoteSummary {
-        let row = try noteRow(idText)
+    public func updateNote(_ ref: ItemRef, body: [UInt8], title: String? = nil) throws -> NoteSummary {
+        let row = try noteRow(ref)
         try checkFade(row)
         guard body.count <= Self.maxNoteBytes else {
             throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
@@ -65,10 +65,10 @@ extension Vault {
         return note(item)
     }
 
-    func noteRow(_ idText: String) throws -> ItemRow {
-        let row = try row(idText)
+    func noteRow(_ ref: ItemRef) throws -> ItemRow {
+        let row = try row(ref)
         guard row.kind == .note else {
-            throw Nu11Error(.invalidArgument, "item \(idText) is a file, not a note", remedy: "use `nu11vlt export`", item: idText)
+            throw Nu11Error(.invalidArgument, "item \(ref) is a file, not a note", remedy: .exportFileNotNote, item: ref.digits)
         }
         return row
     }

@@ -7,7 +7,7 @@ import Nu11Storage
 /// Which vault a fade item belongs to is not written anywhere in the clear: each vault sees
 /// the fade rows whose sealed metadata opens under its own fade key, and nothing else.
 extension Vault {
-    public var isPrimary: Bool { keys.role == .primary }
+    public var isPrimary: Bool { role == .primary }
 
     /// Whether a row belongs to the vault this PIN opened.
     func isVisible(_ row: ItemRow) -> Bool {
@@ -58,9 +58,9 @@ extension Vault {
     /// is refused silently with the same answer as a success, and every attempt counts
     /// toward a growing wait that only a primary unlock resets.
     public func setDuressPIN(_ pin: SecretBytes) throws {
-        guard keys.role == .backup else {
+        guard role == .backup else {
             throw Nu11Error(.invalidArgument, "the duress PIN is set while unlocked with the backup PIN",
-                            remedy: "run `nu11vlt pin set-duress` with the backup PIN as the current PIN")
+                            remedy: .duressNeedsBackupPIN)
         }
         guard pin.count >= 4 else {
             throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: "use at least 4 characters")
@@ -72,7 +72,8 @@ extension Vault {
         state.duressAttempts = attempts
         state.duressLockedUntil = now + DeviceState.delay(afterFailures: attempts)
         try saveState()  // counted before the PIN is tried
-        _ = try keyStore.sealSlotIfFree(2, keys: DomainKeys(role: .duress, main: keys.main, fade: keys.fade, archive: keys.archive),
+        let own = try keys
+        _ = try keyStore.sealSlotIfFree(2, keys: DomainKeys(role: .duress, main: own.main, fade: own.fade, archive: own.archive),
                                         pin: pin)
     }
 

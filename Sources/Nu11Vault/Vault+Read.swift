@@ -6,8 +6,11 @@ extension Vault {
     /// Reads `count` bytes at `offset` of an item's plaintext, decrypting only the chunks the
     /// range touches (the length is authenticated through the final chunk first). A range
     /// reaching past the end is cut at the end; an offset past the end is an error.
-    public func read(_ idText: String, offset: UInt64, count: Int) throws -> [UInt8] {
-        let row = try row(idText)
+    public func read(_ ref: ItemRef, offset: UInt64, count: Int) throws -> [UInt8] {
+        try read(row(ref), offset: offset, count: count)
+    }
+
+    func read(_ row: ItemRow, offset: UInt64, count: Int) throws -> [UInt8] {
         let (fd, key) = try openItem(row)
         defer { close(fd) }
         do {
@@ -21,11 +24,17 @@ extension Vault {
     }
 
     /// The first `bytes` of an item (a preview), from the in-memory LRU cache when present.
-    /// The cache's size is the `preview.cache_mib` setting.
-    public func preview(_ idText: String, bytes: Int = 256 << 10) throws -> [UInt8] {
-        if let cached = previewCache.get(idText) { return cached }
-        let head = try read(idText, offset: 0, count: bytes)
-        previewCache.set(idText, head)
+    /// The cache is consulted only after the read-time checks (visibility, fade deadline),
+    /// so a cached preview of an item that faded or was deleted is never served. Its size
+    /// is the `preview.cache_mib` setting.
+    public func preview(_ ref: ItemRef, bytes: Int = 256 << 10) throws -> [UInt8] {
+        let row = try row(ref)
+        try checkFade(row)
+        if let cached = previewCache.get(row.id), cached.count >= min(bytes, cached.count) {
+            return Array(cached.prefix(bytes))
+        }
+        let head = try read(row, offset: 0, count: bytes)
+        previewCache.set(row.id, head)
         return head
     }
 }

@@ -14,40 +14,22 @@ public struct SkeletonStatus: Sendable, Codable {
 
 extension Vault {
     /// Enables the Skeleton Switch: without a primary check-in for `interval`, the next
-    /// command of any kind wipes the vault first. `pin` must be the primary PIN (it re-seals
-    /// slot 0 with the armed flag).
-    public func enableSkeleton(interval: Double, secure: Bool, pin: SecretBytes) throws {
+    /// command of any kind wipes the vault first. Only the primary PIN's vault can (slot 0
+    /// is re-sealed with the armed flag, under the key-encryption key the unlock derived).
+    public func enableSkeleton(interval: Double, secure: Bool) throws {
         guard isPrimary else { throw Nu11Error.wrongPIN }
         guard interval >= 1 else {
             throw Nu11Error(.invalidArgument, "the interval must be at least 1 second", remedy: "choose e.g. 7d")
         }
         state.skeleton = DeviceState.Skeleton(interval: interval, lastCheckin: now, secure: secure)
         try saveState()
-        try keyStore.setSkeletonArmed(true, primaryPIN: pin)
+        try keyStore.setSkeletonArmed(true, primary: held)
     }
 
-    public func disableSkeleton(pin: SecretBytes) throws {
+    public func disableSkeleton() throws {
         guard isPrimary else { throw Nu11Error.wrongPIN }
-        try keyStore.setSkeletonArmed(false, primaryPIN: pin)
+        try keyStore.setSkeletonArmed(false, primary: held)
         state.skeleton = nil
         try saveState()
-    }
-
-    /// Time left, readable before unlock (runs the gate, which may fire the switch).
-    public static func skeletonStatus(_ location: VaultLocation) throws -> SkeletonStatus {
-        guard isInitialized(location) else {
-            throw Nu11Error(.notFound, "no vault at \(location.vaultRoot)", remedy: "run `nu11vlt init`")
-        }
-        let lock = try FileLock(path: location.lockPath)
-        defer { withExtendedLifetime(lock) {} }
-        let index = try VaultIndex(path: location.indexPath)
-        let keyStore = KeyStore(root: location.keyStoreRoot)
-        try Pairing.verify(location, keyStore: keyStore, index: index)
-        let (state, report) = try Gate.run(location, keyStore: keyStore, index: index, clock: SystemClock())
-        guard let s = state.skeleton else { return SkeletonStatus(enabled: false) }
-        return SkeletonStatus(enabled: true, interval: DurationText.format(s.interval),
-                              lastCheckin: Date(timeIntervalSince1970: s.lastCheckin),
-                              deadline: Date(timeIntervalSince1970: s.deadline),
-                              secondsLeft: max(0, Int(s.deadline - report.now)), secure: s.secure)
     }
 }

@@ -2,16 +2,20 @@ import Foundation
 import Nu11Format
 import Nu11Storage
 
-/// The one public facade of Nu11VLT: an unlocked vault.
+/// An unlocked vault: what `LockedVault.unlock` returns.
 ///
-/// Opening takes the vault's lock (so two processes never modify it at once), runs the
-/// gate (clock, fade sweep, failed-PIN delay) before asking for the PIN, then unlocks the
-/// key store; the domain keys live in guarded memory until the object goes away.
+/// It holds the vault's lock (so two processes never modify it at once), the domain keys
+/// of the slot the PIN opened and that slot's key-encryption key (so a PIN change or the
+/// Skeleton Switch re-seals the slot without stretching the PIN again), all in guarded
+/// memory. `lock()` zeroes them, empties the preview cache and releases the lock; every
+/// later call fails with "the vault is locked".
 public final class Vault {
     public let location: VaultLocation
     let keyStore: KeyStore
     let index: VaultIndex
-    let keys: DomainKeys
+    /// Which vault this PIN opens (primary, backup or duress).
+    public let role: DomainKeys.Role
+    private var unlocked: UnlockedKeys?
     public let settings: Settings
     /// The effective time, now: fixed by the gate when the vault opened, then advanced by
     /// the boot clock (never by the wall clock), so in a session that stays open a fade
@@ -23,7 +27,7 @@ public final class Vault {
 
     static func elapsed(_ clock: any VaultClock) -> Double { clock.bootTime()?.elapsed ?? clock.wallTime() }
     var state: DeviceState
-    private let lock: FileLock
+    private var fileLock: FileLock?
     private var metadataKeys: [Domain: SecretBytes] = [:]
     /// Receives "done, but …" notices about late failures after a commit point.
     public var onNotice: (String) -> Void = { _ in } {
@@ -33,21 +37,24 @@ public final class Vault {
         }
     }
     var pendingNotices: [String] = []
-    /// Decrypted previews, in memory only, bounded by the preview.cache_mib setting.
-    public private(set) lazy var previewCache = PreviewCache<String>(capacityBytes: settings.previewCacheMiB << 20)
+    /// Decrypted previews, in memory only, bounded by the preview.cache_mib setting; keyed
+    /// by item, consulted only after the read-time checks, emptied on delete, fade expiry
+    /// and lock.
+    public private(set) lazy var previewCache = PreviewCache<ItemID>(capacityBytes: settings.previewCacheMiB << 20)
 
     /// The domains this PIN sees: the primary PIN sees Vault and Fade; a backup PIN sees
     /// only Backup.
-    public var visibleDomains: [Domain] { keys.role == .primary ? [.vault, .fade] : [.backup, .fade] }
-    var mainDomain: Domain { keys.mainDomain }
+    public var visibleDomains: [Domain] { role == .primary ? [.vault, .fade] : [.backup, .fade] }
+    var mainDomain: Domain { role == .primary ? .vault : .backup }
 
-    private init(location: VaultLocation, keyStore: KeyStore, index: VaultIndex, keys: DomainKeys, lock: FileLock,
-                 state: DeviceState, settings: Settings, now: Double, clock: any VaultClock) {
+    init(location: VaultLocation, keyStore: KeyStore, index: VaultIndex, unlocked: UnlockedKeys, lock: FileLock,
+         state: DeviceState, settings: Settings, now: Double, clock: any VaultClock) {
         self.location = location
         self.keyStore = keyStore
         self.index = index
-        self.keys = keys
-        self.lock = lock
+        self.role = unlocked.keys.role
+        self.unlocked = unlocked
+        self.fileLock = lock
         self.state = state
         self.settings = settings
         self.openedAt = now
@@ -55,126 +62,32 @@ public final class Vault {
         self.openedElapsed = Self.elapsed(clock)
     }
 
-    public static func isInitialized(_ location: VaultLocation) -> Bool {
-        FileManager.default.fileExists(atPath: location.indexPath) && KeyStore(root: location.keyStoreRoot).exists
+    /// Whether `lock()` was called.
+    public var isLocked: Bool { unlocked == nil }
+
+    /// Zeroes the keys (domain keys, the slot's key-encryption key, metadata subkeys),
+    /// empties the preview cache and releases the vault's lock.
+    public func lock() {
+        unlocked = nil
+        metadataKeys.removeAll()
+        previewCache.removeAll()
+        fileLock = nil
     }
 
-    /// Creates a new vault: the seed's folders, the index, and a key store whose domain keys
-    /// are sealed under `pin`.
-    public static func create(at location: VaultLocation, pin: SecretBytes, parameters: KDFParameters) throws {
-        try parameters.validateChosen()
-        if FileManager.default.fileExists(atPath: location.indexPath) {
-            throw Nu11Error(.alreadyExists, "a vault already exists at \(location.vaultRoot)",
-                            remedy: "use another --vault folder", item: location.vaultRoot)
-        }
-        if location.vaultRoot.hasPrefix(location.keyStoreRoot + "/") || location.keyStoreRoot.hasPrefix(location.vaultRoot + "/")
-            || location.vaultRoot == location.keyStoreRoot {
-            throw Nu11Error(.invalidArgument, "the key store must not be inside the vault folder (or the reverse)",
-                            remedy: "choose separate folders for --vault and --keystore")
-        }
-        for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
-        let lock = try FileLock(path: location.lockPath)
-        let (store, _) = try KeyStore.create(root: location.keyStoreRoot, pin: pin, parameters: parameters)
-        var state = DeviceState(now: 0)
-        _ = EffectiveTime.advance(&state, clock: SystemClock())
-        state.settingsSaved = true
-        try store.saveState(state)
-        try store.saveSettings(Settings())
-        try Pairing.bind(location, keyStore: store, index: VaultIndex(path: location.indexPath))
-        try applyBackupExclusion(location, settings: Settings())
-        withExtendedLifetime(lock) {}
-    }
-
-    /// Unlocks the vault with `pin`.
-    public static func open(_ location: VaultLocation, pin: SecretBytes, clock: any VaultClock = SystemClock(),
-                            onWait: () -> Void = {}) throws -> Vault {
-        try open(location, clock: clock, onWait: onWait, report: { _ in }, readPIN: { pin })
-    }
-
-    /// Runs the gate, then asks `readPIN` (so no prompt appears while a delay runs or before
-    /// expired items are gone), then unlocks. Wrong PINs are counted across processes, and
-    /// counted *before* the PIN is tried, so killing the process mid-attempt still counts.
-    public static func open(_ location: VaultLocation, clock: any VaultClock = SystemClock(), onWait: () -> Void = {},
-                            report: (GateReport) -> Void, readPIN: () throws -> SecretBytes) throws -> Vault {
-        guard isInitialized(location) else {
-            throw Nu11Error(.notFound, "no vault at \(location.vaultRoot)",
-                            remedy: "run `nu11vlt init`, or pass --vault/--keystore with the right folders", item: location.vaultRoot)
-        }
-        let lock = try FileLock(path: location.lockPath, onWait: onWait)
-        let keyStore = KeyStore(root: location.keyStoreRoot)
-        let index = try VaultIndex(path: location.indexPath)
-        try Pairing.verify(location, keyStore: keyStore, index: index)
-        var (state, gateReport) = try Gate.run(location, keyStore: keyStore, index: index, clock: clock)
-        report(gateReport)
-        let now = gateReport.now
-        try Gate.checkLockout(state, now: now)
-        let settings = try keyStore.loadSettings().settings
-        let pin = try readPIN()
-        var counted = state
-        counted.failures += 1
-        counted.lockedUntil = now + DeviceState.delay(afterFailures: counted.failures)
-        // Where the key store cannot be written (full or read-only disk) the attempt cannot be
-        // counted; it goes ahead, which gives nothing beyond copying the key store (see
-        // docs/THREAT-MODEL.md).
-        let recorded: Bool
-        do {
-            try keyStore.saveState(counted)
-            recorded = true
-        } catch let error as Nu11Error where error.code == .io && !error.tookEffect {
-            recorded = false
-        }
-        let unlocked: UnlockedKeys
-        do {
-            unlocked = try keyStore.unlock(pin: pin)
-        } catch let error as Nu11Error where error == .wrongPIN {
-            if settings.eraseAfterFailures > 0 && counted.failures >= settings.eraseAfterFailures {
-                try Wipe.run(location, secure: settings.deletionMode == .secure)
-                throw Nu11Error(.authenticationFailed,
-                                "the PIN or passphrase is wrong; after \(counted.failures) wrong PINs the vault was erased",
-                                remedy: "the erase-after setting was \(settings.eraseAfterFailures)")
+    /// The keys of the open slot; throws once the vault is locked.
+    var held: UnlockedKeys {
+        get throws {
+            guard let unlocked else {
+                throw Nu11Error(.invalidArgument, "the vault is locked", remedy: .unlockAgain)
             }
-            throw error
+            return unlocked
         }
-        let onDisk = recorded ? counted : state
-        state.failures = 0
-        state.lockedUntil = 0
-        if unlocked.keys.role == .primary {
-            state.duressAttempts = nil
-            state.duressLockedUntil = nil
-            if var skeleton = state.skeleton {
-                skeleton.lastCheckin = now  // every primary unlock checks in
-                state.skeleton = skeleton
-            }
-        }
-        var lateNotice: String?
-        if state != onDisk {
-            do { try keyStore.saveState(state) } catch {
-                lateNotice = "the device state could not be saved (\(describe(error))): the wrong-PIN count or the Skeleton check-in is not recorded"
-            }
-        }
-        if !index.isReadOnly {
-            for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
-            try applyBackupExclusion(location, settings: settings)
-        }
-        let vault = Vault(location: location, keyStore: keyStore, index: index, keys: unlocked.keys, lock: lock,
-                          state: state, settings: settings, now: now, clock: clock)
-        if let lateNotice { vault.pendingNotices.append(lateNotice) }
-        if unlocked.keys.role == .duress { try vault.runDuress() }
-        return vault
     }
 
-    /// The gate alone (for `sweep`, `status` and commands that need no PIN).
-    @discardableResult
-    public static func sweep(_ location: VaultLocation, clock: any VaultClock = SystemClock(),
-                             onWait: () -> Void = {}) throws -> GateReport {
-        guard isInitialized(location) else { return GateReport(now: clock.wallTime()) }
-        let lock = try FileLock(path: location.lockPath, onWait: onWait)
-        defer { withExtendedLifetime(lock) {} }
-        let index = try VaultIndex(path: location.indexPath)
-        let keyStore = KeyStore(root: location.keyStoreRoot)
-        try Pairing.verify(location, keyStore: keyStore, index: index)
-        return try Gate.run(location, keyStore: keyStore, index: index, clock: clock).1
-    }
+    var keys: DomainKeys { get throws { try held.keys } }
+
+    /// Replaces the held slot after it was re-sealed (PIN change).
+    func replaceHeld(_ keys: UnlockedKeys) { unlocked = keys }
 
     static func applyBackupExclusion(_ location: VaultLocation, settings: Settings) throws {
         for folder in [location.vaultRoot, location.keyStoreRoot] {
@@ -182,19 +95,9 @@ public final class Vault {
         }
     }
 
-    /// What can be said without the PIN.
-    public static func info(_ location: VaultLocation) throws -> VaultInfo {
-        let store = KeyStore(root: location.keyStoreRoot)
-        let initialized = isInitialized(location)
-        let kdf = initialized ? try store.readMaster().parameters : nil
-        return VaultInfo(vaultPath: location.vaultRoot, keyStorePath: location.keyStoreRoot, initialized: initialized,
-                         kdfIterations: kdf?.iterations, kdfMemoryMiB: kdf?.memoryMiB,
-                         backupsExcluded: initialized ? BackupExclusion.isExcluded(location.vaultRoot) : nil)
-    }
-
     /// Counts, after unlock.
     public func status() throws -> VaultInfo {
-        var info = try Self.info(location)
+        var info = try LockedVault(location, clock: clock).info()
         let main = try index.count(domains: [mainDomain])
         let fading = try index.items(domains: [.fade], limit: Int.max).filter(isVisible).count
         info.items = main.items + fading
@@ -215,9 +118,16 @@ public final class Vault {
     /// Applies the kdf.* settings when they are set (non-zero); a cost change re-seals every
     /// slot in use, so `others` must hold the other PINs of this key store (see
     /// `KeyStore.changePIN`).
-    public func changePIN(current: SecretBytes, new: SecretBytes, others: [SecretBytes] = []) throws {
+    /// The current PIN is not needed again: the slot opens with the key-encryption key the
+    /// unlock derived, so only the new PIN (and, for a cost change, the others) is stretched.
+    public func changePIN(new: SecretBytes, others: [SecretBytes] = []) throws {
         let parameters = try pendingKDFCost()
-        try commitStep("the PIN change") { try keyStore.changePIN(current: current, new: new, parameters: parameters, others: others) }
+        let current = try held
+        var changed: UnlockedKeys?
+        try commitStep("the PIN change") {
+            changed = try keyStore.changePIN(unlocked: current, new: new, parameters: parameters, others: others)
+        }
+        if let changed { replaceHeld(changed) }
     }
 
     /// A pragma as the program's own index connection sees it.
@@ -225,9 +135,9 @@ public final class Vault {
 
     func saveState() throws { try keyStore.saveState(state) }
 
-    func metadataKey(_ domain: Domain) -> SecretBytes {
+    func metadataKey(_ domain: Domain) throws -> SecretBytes {
         if let key = metadataKeys[domain] { return key }
-        let key = Subkey.derive(from: keys.key(for: domain), purpose: "index metadata")
+        let key = Subkey.derive(from: try keys.key(for: domain), purpose: "index metadata")
         metadataKeys[domain] = key
         return key
     }
@@ -236,7 +146,7 @@ public final class Vault {
         guard visibleDomains.contains(domain) || domain == .archive else {
             throw Nu11Error(.internalError, "domain \(domain) is not open")
         }
-        return keys.key(for: domain)
+        return try keys.key(for: domain)
     }
 }
 

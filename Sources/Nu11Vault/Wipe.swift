@@ -63,28 +63,6 @@ enum Wipe {
 }
 
 extension Vault {
-    /// Wipes the vault at `location` without the PIN (a thief could delete the files
-    /// anyway; what matters is that the keys are gone for good).
-    public static func wipe(_ location: VaultLocation, secure: Bool, onWait: () -> Void = {}) throws {
-        guard isInitialized(location) || KeyStore(root: location.keyStoreRoot).exists else {
-            throw Nu11Error(.notFound, "no vault at \(location.vaultRoot)", remedy: "check --vault and --keystore")
-        }
-        let lock = try FileLock(path: location.lockPath, onWait: onWait)
-        defer { withExtendedLifetime(lock) {} }
-        if isInitialized(location) {
-            try Pairing.verify(location, keyStore: KeyStore(root: location.keyStoreRoot), index: VaultIndex(path: location.indexPath))
-        }
-        try Wipe.run(location, secure: secure)
-    }
-
-    /// The settings (readable without the PIN).
-    public static func settings(_ location: VaultLocation) throws -> (settings: Settings, damaged: Bool) {
-        guard isInitialized(location) else {
-            throw Nu11Error(.notFound, "no vault at \(location.vaultRoot)", remedy: "run `nu11vlt init`")
-        }
-        return try KeyStore(root: location.keyStoreRoot).loadSettings()
-    }
-
     /// Changes one setting (after unlock); backup exclusion follows at once.
     public func setSetting(_ key: String, _ value: String) throws -> Settings {
         var updated = settings

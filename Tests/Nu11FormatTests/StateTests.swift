@@ -40,7 +40,7 @@ struct StateTests {
         var s = Settings()
         try s.set("deletion.mode", "secure")
         try s.set("preview.cache_mib", "128")
-        #expect { try s.set("preview.cache_mib", "0") } throws: { ($0 as? Nu11Error)?.remedy?.contains("1 … 1024") == true }
+        #expect { try s.set("preview.cache_mib", "0") } throws: { ($0 as? Nu11Error)?.remedy?.description.contains("1 … 1024") == true }
         #expect(throws: Nu11Error.self) { try s.set("kdf.memory_mib", "10") }
         #expect(throws: Nu11Error.self) { try s.set("backup.allow", "yes") }
         #expect(throws: Nu11Error.self) { try s.set("nope", "1") }

@@ -30,7 +30,7 @@ final class TestClock: VaultClock, @unchecked Sendable {
 @Suite("the vault's clock: boot time within a boot, never backwards across boots")
 struct VaultClockTests {
     func open(_ t: TestVault, _ clock: TestClock, pin: String = "test-pin") throws -> Vault {
-        try Vault.open(t.location, pin: secret(pin), clock: clock)
+        try LockedVault(t.location, clock: clock).unlock(pin: secret(pin))
     }
 
     @Test("wrong PINs during a forward excursion wait one minute of real time, not the excursion")
@@ -76,11 +76,11 @@ struct VaultClockTests {
         let clock = TestClock()
         let path = try t.file("f.jpg", [3])
         let item = try command(t, clock) { vault in
-            try vault.enableSkeleton(interval: 86400, secure: false, pin: secret("test-pin"))
+            try vault.enableSkeleton(interval: 86400, secure: false)
             return try vault.importFile(at: path, fade: 600)
         }
         clock.reboot(offFor: -3 * 86400)  // the RTC came back three days early
-        let report = try Vault.sweep(t.location, clock: clock)
+        let report = try LockedVault(t.location, clock: clock).sweep()
         #expect(report.warnings.contains { $0.contains("behind") })
         #expect(report.shredded.isEmpty)
         #expect(try command(t, clock) { try $0.list().items.map(\.id) }.contains(item.id))
@@ -96,13 +96,13 @@ struct VaultClockTests {
         let vault = try open(t, clock)
         let item = try vault.importFile(at: try t.file("f.jpg", [1, 2, 3]), fade: 60)
         var sink = MemorySink()
-        #expect(try vault.export(item.id, to: &sink) == 3)
+        #expect(try vault.export(item.ref, to: &sink) == 3)
         clock.pass(61)  // no reopening: the start-up sweep cannot be what stops it
         #expect(!(try vault.list().items.map(\.id).contains(item.id)))
         var late = MemorySink()
-        #expect { try vault.export(item.id, to: &late) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        #expect { try vault.export(item.ref, to: &late) } throws: { ($0 as? Nu11Error)?.code == .notFound }
         #expect(late.bytes.isEmpty)
-        #expect(throws: Nu11Error.self) { _ = try vault.read(item.id, offset: 0, count: 3) }
+        #expect(throws: Nu11Error.self) { _ = try vault.read(item.ref, offset: 0, count: 3) }
         // The read-time check itself, below the listing filter: opening the row refuses.
         let row = try #require(try vault.index.item(ItemID(hex: item.id)))
         #expect { _ = try vault.openItem(row) } throws: { ($0 as? Nu11Error)?.message.contains("faded") == true }
@@ -124,8 +124,13 @@ struct MetadataBindingTests {
         try vault.index.updateItem(rowA)
         try vault.index.updateItem(rowB)
         #expect(vault.verify(rowA) != nil && vault.verify(rowB) != nil, "a swapped metadata blob still opened")
-        #expect(throws: Nu11Error.self) { _ = try vault.item(a.id) }
+        #expect(throws: Nu11Error.self) { _ = try vault.item(a.ref) }
         let report = try vault.check(repair: false)
         #expect(Set(report.failures.map(\.item)) == [a.id, b.id])
     }
+}
+
+extension ItemSummary {
+    /// The item's whole ID as the API takes it.
+    var ref: ItemRef { get throws { try ItemRef(id) } }
 }

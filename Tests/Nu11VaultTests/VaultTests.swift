@@ -18,8 +18,8 @@ final class TestVault {
     init(pin: String = "test-pin") throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("n11v-\(UUID().uuidString)").path
         location = VaultLocation(vaultRoot: root + "/vault", keyStoreRoot: root + "/ks")
-        try Vault.create(at: location, pin: secret(pin), parameters: .floor)
-        opened = try Vault.open(location, pin: secret(pin))
+        try LockedVault.create(at: location, pin: secret(pin), parameters: .floor)
+        opened = try LockedVault(location).unlock(pin: secret(pin))
     }
 
     var vault: Vault {
@@ -40,7 +40,7 @@ final class TestVault {
 
     func exported(_ id: String) throws -> [UInt8] {
         var sink = MemorySink()
-        try vault.export(id, to: &sink)
+        try vault.export(ItemRef(id), to: &sink)
         return sink.bytes
     }
 
@@ -87,7 +87,7 @@ struct VaultTests {
         data[24 + 56 + 20_000] ^= 1
         try ProtectedFiles.writeAtomically(data, to: path)
         let dest = t.root + "/out"
-        #expect { _ = try (try t.vault).export(a.id, toFile: dest) } throws: { error in
+        #expect { _ = try (try t.vault).export(a.ref, toFile: dest) } throws: { error in
             let e = error as? Nu11Error
             return e?.code == .corrupted && e?.message.contains(a.id) == true
         }
@@ -112,11 +112,11 @@ struct VaultTests {
         guard let albumID = try ItemID(hex: item.albumID ?? "") as ItemID? else { return }
         let inAlbum = t.location.path(id: id, kind: .file, domain: .vault, album: albumID)
         let cipher = try ProtectedFiles.read(inAlbum)
-        try (try t.vault).moveItem(item.id, toAlbum: nil)
+        try (try t.vault).moveItem(item.ref, toAlbum: nil)
         let inPhotos = t.location.path(id: id, kind: .file, domain: .vault, album: nil)
         #expect(try ProtectedFiles.read(inPhotos) == cipher)
         #expect(!FileManager.default.fileExists(atPath: inAlbum))
-        try (try t.vault).moveItem(item.id, toAlbum: "Trips")
+        try (try t.vault).moveItem(item.ref, toAlbum: "Trips")
         try (try t.vault).renameAlbum("Trips", to: "Voyages")
         #expect(try (try t.vault).albums().map(\.name) == ["Voyages"])
         #expect(try (try t.vault).albums().first?.items == 1)
@@ -137,19 +137,19 @@ struct VaultTests {
         let t = try TestVault()
         let item = try (try t.vault).importFile(at: t.file("x", [9, 9]))
         let id = try ItemID(hex: item.id)
-        try (try t.vault).delete([item.id])
+        try (try t.vault).delete([item.ref])
         #expect(!FileManager.default.fileExists(atPath: t.root + "/ks/items/\(item.id).key"))
         #expect(!FileManager.default.fileExists(atPath: t.location.path(id: id, kind: .file, domain: .vault, album: nil)))
         #expect { _ = try t.exported(item.id) } throws: { ($0 as? Nu11Error)?.code == .notFound }
-        #expect { try (try t.vault).delete([item.id]) } throws: { ($0 as? Nu11Error)?.code == .notFound }
-        #expect { try (try t.vault).delete(["zz"]) } throws: { ($0 as? Nu11Error)?.code == .invalidArgument }
+        #expect { try (try t.vault).delete([item.ref]) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        #expect { try (try t.vault).delete([ItemRef("zz")]) } throws: { ($0 as? Nu11Error)?.code == .invalidArgument }
     }
 
     @Test("bad input: no vault, wrong PIN, special files, folders without recursion")
     func badInput() throws {
         let t = try TestVault()
         let nowhere = VaultLocation(vaultRoot: t.root + "/none", keyStoreRoot: t.root + "/none-ks")
-        #expect { _ = try Vault.open(nowhere, pin: secret("x")) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        #expect { _ = try LockedVault(nowhere).unlock(pin: secret("x")) } throws: { ($0 as? Nu11Error)?.code == .notFound }
         #expect { _ = try (try t.vault).importFile(at: "/dev/null") } throws: { ($0 as? Nu11Error)?.code == .invalidArgument }
         #expect { _ = try (try t.vault).importFile(at: t.root) } throws: { ($0 as? Nu11Error)?.code == .invalidArgument }
         #expect { _ = try (try t.vault).importFile(at: t.root + "/missing") } throws: { ($0 as? Nu11Error)?.code == .notFound }
@@ -159,16 +159,16 @@ struct VaultTests {
         #expect { _ = try (try t.vault).importFile(at: t.file("a", [1]), album: "Nope") } throws: {
             ($0 as? Nu11Error)?.code == .notFound
         }
-        #expect { try Vault.create(at: t.location, pin: secret("1234"), parameters: .floor) } throws: {
+        #expect { try LockedVault.create(at: t.location, pin: secret("1234"), parameters: .floor) } throws: {
             ($0 as? Nu11Error)?.code == .alreadyExists
         }
         let nested = VaultLocation(vaultRoot: t.root + "/v2", keyStoreRoot: t.root + "/v2/ks")
-        #expect { try Vault.create(at: nested, pin: secret("1234"), parameters: .floor) } throws: {
+        #expect { try LockedVault.create(at: nested, pin: secret("1234"), parameters: .floor) } throws: {
             ($0 as? Nu11Error)?.code == .invalidArgument
         }
         t.close()
-        #expect { _ = try Vault.open(t.location, pin: secret("wrong")) } throws: { ($0 as? Nu11Error) == .wrongPIN }
-        #expect(try Vault.open(t.location, pin: secret("test-pin")).list().items.isEmpty, "nothing was half-imported")
+        #expect { _ = try LockedVault(t.location).unlock(pin: secret("wrong")) } throws: { ($0 as? Nu11Error) == .wrongPIN }
+        #expect(try LockedVault(t.location).unlock(pin: secret("test-pin")).list().items.isEmpty, "nothing was half-imported")
     }
 
     @Test("changing the PIN re-wraps keys only; content files are untouched")
@@ -177,10 +177,10 @@ struct VaultTests {
         let item = try (try t.vault).importFile(at: t.file("a", [4, 5, 6]))
         let path = t.location.path(id: try ItemID(hex: item.id), kind: .file, domain: .vault, album: nil)
         let before = try ProtectedFiles.read(path)
-        try (try t.vault).changePIN(current: secret("old-pin"), new: secret("new-pin"))
+        try (try t.vault).changePIN(new: secret("new-pin"))
         #expect(try ProtectedFiles.read(path) == before)
         t.close()
-        #expect { _ = try Vault.open(t.location, pin: secret("old-pin")) } throws: { ($0 as? Nu11Error) == .wrongPIN }
+        #expect { _ = try LockedVault(t.location).unlock(pin: secret("old-pin")) } throws: { ($0 as? Nu11Error) == .wrongPIN }
     }
 }
 
@@ -195,12 +195,12 @@ struct LazyReadTests {
         let v = try t.vault
         for (offset, count) in [(0, 10), (0, c), (2 * c + 5, 100), (c - 10, 20), (3 * c - 1, c + 2),
                                 (bytes.count - 7, 7), (bytes.count - 7, 1000), (bytes.count, 5)] {
-            #expect(try v.read(item.id, offset: UInt64(offset), count: count)
+            #expect(try v.read(item.ref, offset: UInt64(offset), count: count)
                     == Array(bytes[offset..<min(bytes.count, offset + count)]), "\(offset)+\(count)")
         }
-        #expect(throws: Nu11Error.self) { _ = try v.read(item.id, offset: UInt64(bytes.count + 1), count: 1) }
+        #expect(throws: Nu11Error.self) { _ = try v.read(item.ref, offset: UInt64(bytes.count + 1), count: 1) }
         // Previews come from the in-memory cache the second time, bounded by the setting.
-        #expect(try v.preview(item.id, bytes: 1000) == Array(bytes[0..<1000]))
+        #expect(try v.preview(item.ref, bytes: 1000) == Array(bytes[0..<1000]))
         #expect(v.previewCache.count == 1 && v.previewCache.totalBytes == 1000)
         #expect(v.previewCache.capacity == 64 << 20)
         // Damage in a chunk a read does not touch does not matter; damage in one it touches does.
@@ -208,8 +208,8 @@ struct LazyReadTests {
         var file = try ProtectedFiles.read(path, limit: 1 << 24)
         file[24 + 56 + 3 * (c + 16) + 100] ^= 1
         try ProtectedFiles.writeAtomically(file, to: path)
-        #expect(try v.read(item.id, offset: 0, count: 100) == Array(bytes[0..<100]))
-        #expect { _ = try v.read(item.id, offset: UInt64(3 * c + 50), count: 10) } throws: {
+        #expect(try v.read(item.ref, offset: 0, count: 100) == Array(bytes[0..<100]))
+        #expect { _ = try v.read(item.ref, offset: UInt64(3 * c + 50), count: 10) } throws: {
             ($0 as? Nu11Error)?.code == .corrupted
         }
     }

@@ -44,7 +44,7 @@ public struct ItemID: Sendable, Hashable, Comparable, Codable, CustomStringConve
     public init(hex: String) throws {
         guard hex.utf8.count == 2 * Self.byteCount, let decoded = Hex.decode(hex) else {
             throw Nu11Error(.invalidArgument, "'\(hex.prefix(40))' is not an ID (32 hex digits)",
-                            remedy: "copy the ID from `nu11vlt list`")
+                            remedy: .listIDs)
         }
         bytes = decoded
     }
@@ -62,6 +62,32 @@ public struct ItemID: Sendable, Hashable, Comparable, Codable, CustomStringConve
         var container = encoder.singleValueContainer()
         try container.encode(hex)
     }
+}
+
+/// An item as a user names it: its whole ID, or a prefix of at least `minimumDigits` hex
+/// digits that the vault resolves when it is unique (like git and restic). Parsed once,
+/// where the text comes in.
+public struct ItemRef: Sendable, Hashable, CustomStringConvertible {
+    public static let minimumDigits = 4
+    /// Lowercase hex digits, `minimumDigits` to 32 of them.
+    public let digits: String
+
+    public init(_ text: String) throws {
+        let lower = text.lowercased()
+        guard (Self.minimumDigits...(2 * ItemID.byteCount)).contains(lower.utf8.count),
+              lower.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }) else {
+            throw Nu11Error(.invalidArgument, "'\(text.prefix(40))' is not an item ID (\(Self.minimumDigits) to 32 hex digits)",
+                            remedy: .listIDs, item: String(text.prefix(40)))
+        }
+        digits = lower
+    }
+
+    public init(_ id: ItemID) { digits = id.hex }
+
+    /// The ID, when all 32 digits were given.
+    public var exactID: ItemID? { digits.utf8.count == 2 * ItemID.byteCount ? try? ItemID(hex: digits) : nil }
+
+    public var description: String { digits }
 }
 
 public enum Hex {

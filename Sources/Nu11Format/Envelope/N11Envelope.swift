@@ -110,11 +110,11 @@ public enum N11Envelope {
     private static func check(_ found: N11Header, expected: N11Header) throws {
         guard found.itemID == expected.itemID else {
             throw Nu11Error(.corrupted, "file holds item \(found.itemID), not \(expected.itemID)",
-                            remedy: "files were swapped or renamed; run `nu11vlt check`")
+                            remedy: .check(reason: "files were swapped or renamed"))
         }
         guard found == expected else {
             throw Nu11Error(.corrupted, "header says \(found.domain)/\(found.kind), expected \(expected.domain)/\(expected.kind)",
-                            remedy: "the file was moved or altered; run `nu11vlt check`")
+                            remedy: .check(reason: "the file was moved or altered"))
         }
     }
 }

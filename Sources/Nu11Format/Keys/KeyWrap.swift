@@ -68,14 +68,14 @@ public struct ItemKeyRecord: Sendable, Equatable {
 
     public static func parse(_ bytes: [UInt8]) throws -> ItemKeyRecord {
         guard bytes.count == byteCount, Array(bytes[0..<4]) == magic else {
-            throw Nu11Error(.corrupted, "key record is damaged", remedy: "run `nu11vlt check`")
+            throw Nu11Error(.corrupted, "key record is damaged", remedy: .check(reason: nil))
         }
         guard bytes[4] == 1 else {
             throw Nu11Error(.unsupportedVersion, "key record version \(bytes[4]) is not supported",
                             remedy: "upgrade nu11vlt")
         }
         guard let domain = Domain(rawValue: bytes[5]), let kind = ItemKind(rawValue: bytes[6]), bytes[7] == 0 else {
-            throw Nu11Error(.corrupted, "key record is damaged", remedy: "run `nu11vlt check`")
+            throw Nu11Error(.corrupted, "key record is damaged", remedy: .check(reason: nil))
         }
         return ItemKeyRecord(domain: domain, kind: kind, itemID: try ItemID(bytes: Array(bytes[8..<24])),
                              wrapped: Array(bytes[24...]))
@@ -88,7 +88,7 @@ public struct ItemKeyRecord: Sendable, Equatable {
                                       associatedData: Self.clearFields(domain: domain, kind: kind, itemID: itemID))
         } catch {
             throw Nu11Error(.corrupted, "key record of item \(itemID) does not open",
-                            remedy: "the record was altered; run `nu11vlt check`", item: itemID.hex)
+                            remedy: .check(reason: "the record was altered"), item: itemID.hex)
         }
     }
 }

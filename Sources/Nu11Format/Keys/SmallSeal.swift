@@ -17,7 +17,7 @@ public enum SmallSeal {
             let box = try ChaChaPoly.SealedBox(combined: sealed)
             return Array(try ChaChaPoly.open(box, using: SymmetricKey(data: key), authenticating: associatedData))
         } catch {
-            throw Nu11Error(.corrupted, "sealed metadata failed authentication", remedy: "run `nu11vlt check`")
+            throw Nu11Error(.corrupted, "sealed metadata failed authentication", remedy: .check(reason: nil))
         }
     }
 }

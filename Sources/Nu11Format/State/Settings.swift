@@ -33,9 +33,9 @@ public struct Settings: Sendable, Equatable {
     }
 
     public static let definitions: [Definition] = [
-        Definition(key: "deletion.mode", summary: "how `delete` destroys items when neither --secure nor --standard is given",
+        Definition(key: "deletion.mode", summary: "how deleted items are destroyed when the delete names no mode (secure or standard)",
                    allowed: "standard | secure"),
-        Definition(key: "fade.default", summary: "fade duration used by `--fade default`", allowed: "1s … 3650d (e.g. 30s, 10m, 24h, 7d)"),
+        Definition(key: "fade.default", summary: "fade duration used when the fade asked for is \"default\"", allowed: "1s … 3650d (e.g. 30s, 10m, 24h, 7d)"),
         Definition(key: "kdf.memory_mib", summary: "Argon2id memory applied at the next PIN change (0 = keep)",
                    allowed: "0, or 19 … 4096"),
         Definition(key: "kdf.iterations", summary: "Argon2id passes applied at the next PIN change (0 = keep)",
@@ -99,7 +99,7 @@ public struct Settings: Sendable, Equatable {
 
     static func unknown(_ key: String) -> Nu11Error {
         Nu11Error(.invalidArgument, "unknown setting '\(key)'",
-                  remedy: "known: " + definitions.map(\.key).joined(separator: ", "))
+                  remedy: .advice("known: " + definitions.map(\.key).joined(separator: ", ")))
     }
 
     // MARK: storage
@@ -145,7 +145,7 @@ public struct Settings: Sendable, Equatable {
     /// migration ran (the caller then saves the result).
     public static func open(_ bytes: [UInt8], deviceKey: SecretBytes) throws -> (Settings, migrated: Bool) {
         guard bytes.count > 5, Array(bytes[0..<4]) == magic else {
-            throw Nu11Error(.corrupted, "the settings file is damaged", remedy: "run `nu11vlt check`")
+            throw Nu11Error(.corrupted, "the settings file is damaged", remedy: .check(reason: nil))
         }
         guard bytes[4] == 1 else {
             throw Nu11Error(.unsupportedVersion, "settings file version \(bytes[4]) is not supported", remedy: "upgrade nu11vlt")
@@ -158,7 +158,7 @@ public struct Settings: Sendable, Equatable {
     /// The decrypted document: version check, migrations, validation of every value.
     public static func parseDocument(_ plain: [UInt8]) throws -> (Settings, migrated: Bool) {
         guard var document = try? JSONDecoder().decode(Document.self, from: Data(plain)) else {
-            throw Nu11Error(.corrupted, "the settings file is damaged", remedy: "run `nu11vlt check`")
+            throw Nu11Error(.corrupted, "the settings file is damaged", remedy: .check(reason: nil))
         }
         guard document.version >= 1 else { throw Nu11Error(.corrupted, "the settings file is damaged") }
         guard document.version <= currentVersion else {

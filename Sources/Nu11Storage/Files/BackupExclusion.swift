@@ -2,7 +2,7 @@ import CNu11Sys
 import Nu11Format
 
 /// Keeps the vault and key store out of backups, the Linux way: a `CACHEDIR.TAG`
-/// (honoured by tar --exclude-caches, borg, restic, …) and the `nodump` attribute where
+/// (honoured by tar's exclude-caches option, borg, restic, …) and the `nodump` attribute where
 /// the file system has it (honoured by dump and some tools). Why: a backup copy of a key
 /// record defeats crypto-shredding.
 public enum BackupExclusion {
@@ -11,7 +11,7 @@ public enum BackupExclusion {
         Signature: 8a477f597d28d172789f06886806bc55
         # This folder belongs to nu11vlt. It is excluded from backups on purpose:
         # a backup copy of a key record defeats crypto-shredding.
-        # To allow backups anyway: nu11vlt settings set backup.allow true
+        # To allow backups anyway, turn on the backup.allow setting.
 
         """
 

@@ -11,7 +11,7 @@ import Nu11Format
 /// and atomic replacement — temp file in the same folder, fsync, rename, fsync the folder —
 /// so that a crash leaves either the old or the new content, never a mix.
 public enum ProtectedFiles {
-    /// Name prefix of temp files; `check --repair` removes leftovers with it.
+    /// Name prefix of temp files; the repairing check removes leftovers with it.
     public static let tempPrefix = ".n11tmp-"
 
     /// Creates `path` and any missing parents as 0700 folders; tightens an existing one.
@@ -188,7 +188,7 @@ public enum ProtectedFiles {
 
 /// Writes a new file next to its destination and publishes it atomically on `commit()`.
 /// Until then the destination is untouched; `abort()` (or a crash) leaves only a temp file
-/// that `check --repair` removes.
+/// that the repairing check removes.
 public final class AtomicFileWriter {
     public let destination: String
     public let temporaryPath: String

@@ -113,13 +113,13 @@ public final class VaultIndex: Sendable {
         case .SQLITE_FULL:
             return Nu11Error(.io, "the index is on a full disk", remedy: "free some disk space and try again", item: path)
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
-            return Nu11Error(.corrupted, "the index \(path) is damaged", remedy: "run `nu11vlt check --repair`", item: path)
+            return Nu11Error(.corrupted, "the index \(path) is damaged", remedy: .repair, item: path)
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             return Nu11Error(.busy, "the index is busy", remedy: "wait for the other nu11vlt to finish", item: path)
         case .SQLITE_CONSTRAINT:
             return Nu11Error(.invalidArgument, "the index refused the change (\(error.message ?? "constraint"))", item: path)
         default:
-            return Nu11Error(.io, "index error: \(error.message ?? "\(error.resultCode)")", remedy: "run `nu11vlt check`", item: path)
+            return Nu11Error(.io, "index error: \(error.message ?? "\(error.resultCode)")", remedy: .check(reason: nil), item: path)
         }
     }
 
@@ -157,6 +157,14 @@ public final class VaultIndex: Sendable {
     public func item(_ id: ItemID) throws -> ItemRow? {
         try read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM item WHERE id = ?", arguments: [id.hex]).map(Self.itemRow)
+        }
+    }
+
+    /// Items whose ID starts with `prefix` (lowercase hex), at most `limit`.
+    public func items(idPrefix prefix: String, limit: Int) throws -> [ItemRow] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM item WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+                             arguments: [prefix, prefix + "g", limit]).map(Self.itemRow)
         }
     }
 
@@ -218,7 +226,7 @@ public final class VaultIndex: Sendable {
         }
     }
 
-    /// Marks an item as quarantined by `check --repair` (its file moved to Quarantine/).
+    /// Marks an item as quarantined by the repairing check (its file moved to Quarantine/).
     public func setQuarantined(_ id: ItemID) throws {
         try write { db in try db.execute(sql: "UPDATE item SET quarantined = 1 WHERE id = ?", arguments: [id.hex]) }
     }
@@ -294,7 +302,7 @@ public final class VaultIndex: Sendable {
 
     private static func itemRow(_ row: Row) throws -> ItemRow {
         guard let kind = ItemKind(rawValue: row["kind"]), let domain = Domain(rawValue: row["domain"]) else {
-            throw Nu11Error(.corrupted, "the index holds an invalid row", remedy: "run `nu11vlt check`")
+            throw Nu11Error(.corrupted, "the index holds an invalid row", remedy: .check(reason: nil))
         }
         let album: String? = row["album"]
         return ItemRow(id: try ItemID(hex: row["id"]), seq: row["seq"], kind: kind, domain: domain,

@@ -1,7 +1,7 @@
 import Nu11Format
 
 /// The pairing of a key store with its vault folder, and the quarantine for key records
-/// that `check --repair` doubts (a key record is never destroyed on a guess).
+/// that the repairing check doubts (a key record is never destroyed on a guess).
 extension KeyStore {
     var vaultIDPath: String { POSIX.join(root, "vault-id.n11v") }
     public var quarantinePath: String { POSIX.join(root, "quarantine") }

@@ -30,10 +30,12 @@ extension KeyStore {
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
     }
 
-    /// Arms or disarms the Skeleton Switch flag (needs the primary PIN).
-    public func setSkeletonArmed(_ armed: Bool, primaryPIN: SecretBytes) throws {
+    /// Arms or disarms the Skeleton Switch flag (needs the primary slot's key-encryption
+    /// key, as the unlock derived it).
+    public func setSkeletonArmed(_ armed: Bool, primary unlocked: UnlockedKeys) throws {
         var record = try readMaster()
-        let (slot, keys, kek) = try record.open(pin: primaryPIN, deviceKey: deviceKey())
+        let kek = unlocked.kek
+        let (slot, keys) = try record.open(kek: kek)
         guard slot == 0 else {
             throw Nu11Error(.authenticationFailed, "the Skeleton Switch needs the primary PIN", remedy: "use the primary PIN")
         }

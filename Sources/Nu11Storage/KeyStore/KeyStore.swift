@@ -25,22 +25,23 @@ public final class KeyStore: Sendable {
         let store = KeyStore(root: root)
         guard !store.exists else {
             throw Nu11Error(.alreadyExists, "a key store already exists at \(root)",
-                            remedy: "use another --keystore, or `nu11vlt wipe` the old vault first", item: root)
+                            remedy: .otherKeyStoreOrWipe, item: root)
         }
         try ProtectedFiles.makeDirectory(root)
         try ProtectedFiles.makeDirectory(store.itemsPath)
         let device = try store.deviceKey(createIfMissing: true)
         var record = MasterRecord(parameters: parameters)
         let keys = DomainKeys.generate(role: .primary)
-        try record.seal(keys, slot: 0, kek: record.deriveKEK(pin: pin, deviceKey: device))
+        let kek = try record.deriveKEK(pin: pin, deviceKey: device)
+        try record.seal(keys, slot: 0, kek: kek)
         try ProtectedFiles.writeAtomically(record.encoded(), to: store.masterPath)
-        return (store, UnlockedKeys(slot: 0, keys: keys))
+        return (store, UnlockedKeys(slot: 0, keys: keys, kek: kek))
     }
 
     public func readMaster() throws -> MasterRecord {
         guard exists else {
             throw Nu11Error(.notFound, "no key store at \(root)",
-                            remedy: "run `nu11vlt init`, or point --keystore at the right folder", item: root)
+                            remedy: .createVaultOrPointAtKeyStore, item: root)
         }
         return try MasterRecord.parse(ProtectedFiles.read(masterPath, limit: 4096))
     }
@@ -48,8 +49,8 @@ public final class KeyStore: Sendable {
     /// Runs Argon2id once and tries every slot. Any failure is the generic wrong-PIN error.
     public func unlock(pin: SecretBytes) throws -> UnlockedKeys {
         let record = try readMaster()
-        let (slot, keys, _) = try record.open(pin: pin, deviceKey: deviceKey())
-        return UnlockedKeys(slot: slot, keys: keys)
+        let (slot, keys, kek) = try record.open(pin: pin, deviceKey: deviceKey())
+        return UnlockedKeys(slot: slot, keys: keys, kek: kek)
     }
 
     /// Re-seals the slot `current` opens under `new`. No content is re-encrypted. With new
@@ -58,11 +59,19 @@ public final class KeyStore: Sendable {
     /// slots are in use). The primary PIN must be among them, since its slot carries the
     /// Skeleton Switch; a slot whose PIN is not given becomes filler — the caller asked for
     /// the PINs, so nothing is dropped silently.
+    @discardableResult
     public func changePIN(current: SecretBytes, new: SecretBytes, parameters: KDFParameters? = nil,
-                          others: [SecretBytes] = []) throws {
+                          others: [SecretBytes] = []) throws -> UnlockedKeys {
+        try changePIN(unlocked: unlock(pin: current), new: new, parameters: parameters, others: others)
+    }
+
+    /// The same, for a caller that holds its slot's key-encryption key from the unlock (no
+    /// Argon2id run for the current PIN). Returns the slot unlocked under the new PIN.
+    public func changePIN(unlocked current: UnlockedKeys, new: SecretBytes, parameters: KDFParameters? = nil,
+                          others: [SecretBytes] = []) throws -> UnlockedKeys {
         var record = try readMaster()
         let device = try deviceKey()
-        let (slot, keys, _) = try record.open(pin: current, deviceKey: device)
+        let (slot, keys) = try record.open(kek: current.kek)
         var reseal: [(slot: Int, keys: DomainKeys, pin: SecretBytes)] = [(slot, keys, new)]
         if let parameters, parameters != record.parameters {
             try parameters.validateChosen()
@@ -76,7 +85,7 @@ public final class KeyStore: Sendable {
             }
             guard reseal.contains(where: { $0.slot == 0 }) else {
                 throw Nu11Error(.invalidArgument, "a KDF cost change needs the primary PIN too; nothing was changed",
-                                remedy: "give the primary PIN as one of the other PINs, or run `pin change` with the primary PIN")
+                                remedy: .primaryPINForCostChange)
             }
             record = MasterRecord(parameters: parameters, skeletonArmed: record.skeletonArmed)
         }
@@ -93,6 +102,7 @@ public final class KeyStore: Sendable {
             try record.seal(entry.keys, slot: entry.slot, kek: kek)
         }
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
+        return UnlockedKeys(slot: slot, keys: keys, kek: newKEK)
     }
 
     /// Whether `parameters` differ from the key store's current KDF cost.
@@ -146,7 +156,7 @@ public final class KeyStore: Sendable {
         let path = itemPath(id)
         guard POSIX.exists(path) else {
             throw Nu11Error(.notFound, "item \(id) has no key record (it was deleted or shredded)",
-                            remedy: "run `nu11vlt check`", item: id.hex)
+                            remedy: .check(reason: nil), item: id.hex)
         }
         do {
             return try ItemKeyRecord.parse(ProtectedFiles.read(path, limit: 4096))
@@ -174,8 +184,11 @@ public final class KeyStore: Sendable {
     }
 }
 
-/// The domain keys of the slot a PIN opened.
+/// The domain keys of the slot a PIN opened, and the key-encryption key that opened it
+/// (kept while the vault is open so the slot can be re-sealed without stretching the PIN
+/// again; zeroed when the last reference goes).
 public struct UnlockedKeys: Sendable {
     public let slot: Int
     public let keys: DomainKeys
+    public let kek: SecretBytes
 }

@@ -30,7 +30,7 @@ extension Vault {
                               includeFade: Bool = false, overwrite: Bool = false,
                               progress: (Int, Int) -> Void = { _, _ in }) throws -> ArchiveInfo {
         if !overwrite && FileManager.default.fileExists(atPath: path) {
-            throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: "choose another -o path or pass --force", item: path)
+            throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
         }
         let albumFilter: ItemID?? = try album.map { .some(try albumID(named: $0)) } ?? .none
         let rows = try visibleRows(kind: album == nil ? nil : .file, album: albumFilter, afterSeq: 0, limit: Int.max)

@@ -13,7 +13,7 @@ extension Vault {
     public func importArchive(from path: String, into target: Domain? = nil, password: () throws -> SecretBytes,
                               progress: (Int, Int) -> Void = { _, _ in }) throws -> [ItemSummary] {
         if let target, target != mainDomain {
-            throw Nu11Error(.invalidArgument, "--into \(target) does not match the vault this PIN opens",
+            throw Nu11Error(.invalidArgument, "the target \(target) does not match the vault this PIN opens",
                             remedy: "unlock with the \(target == .backup ? "backup" : "primary") PIN")
         }
         let zip = try ZipReader(path: path)
@@ -30,7 +30,7 @@ extension Vault {
             guard header.keyID == ArchiveFormat.keyID(key) else {
                 throw Nu11Error(.authenticationFailed,
                                 "this secure archive was made with another key store; it can only be imported where it was exported",
-                                remedy: "export a --portable archive to move items between machines")
+                                remedy: .portableArchive)
             }
         }
         let manifest = try readManifest(zip, key: key, portable: header.kind == .portable)

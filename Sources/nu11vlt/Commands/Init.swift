@@ -35,7 +35,7 @@ struct Init: ParsableCommand {
     func run() throws {
         try Failure.run {
             let loc = location.location
-            if Vault.isInitialized(loc) {
+            if LockedVault(loc).isInitialized {
                 throw Nu11Error(.alreadyExists, "a vault already exists at \(loc.vaultRoot)",
                                 remedy: "use another --vault/--keystore")
             }
@@ -47,8 +47,7 @@ struct Init: ParsableCommand {
                 if Output.stderrIsTerminal { Output.note("calibrating Argon2id on this machine…") }
                 parameters = try Argon2id.calibrate()
             }
-            try Vault.create(at: loc, pin: secret, parameters: parameters)
-            let info = try Vault.info(loc)
+            let info = try LockedVault.create(at: loc, pin: secret, parameters: parameters).info()
             if output.json {
                 try Output.json(info)
             } else {
@@ -73,7 +72,7 @@ struct Status: ParsableCommand {
 
     func run() throws {
         try Failure.run {
-            var info = try Vault.info(location.location)
+            var info = try location.locked.info()
             if unlock || pin.pinFD != nil || pin.pinStdin {
                 info = try openVault(location, pin).status()
             } else if info.initialized {
@@ -140,18 +139,11 @@ struct Pin: ParsableCommand {
 
         func run() throws {
             try Failure.run {
-                let loc = location.location
-                var current: SecretBytes?
-                let vault = try Vault.open(loc, onWait: waiting, report: printGate) {
-                    let secret = try pin.read(prompt: "Current PIN or passphrase: ")
-                    current = secret
-                    return secret
-                }
-                guard let current else { throw Nu11Error(.internalError, "no PIN was read") }
+                let vault = try openVault(location, pin, prompt: "Current PIN or passphrase: ")
                 let new = try PINReader.readNew(prompt: "New PIN or passphrase: ",
                                                 from: newPinFD.map { .fd($0) } ?? .terminal)
                 let others = try vault.pendingKDFCost() == nil ? [] : try otherPINs()
-                try vault.changePIN(current: current, new: new, others: others)
+                try vault.changePIN(new: new, others: others)
                 print("PIN changed")
             }
         }

@@ -113,8 +113,8 @@ struct Export: ParsableCommand {
     var output: String
     @Flag(name: .long, help: "Replace the output file if it exists.")
     var force = false
-    @Argument(help: "The item ID (see `nu11vlt list`).")
-    var id: String
+    @Argument(help: "The item ID (see `nu11vlt list`), or a unique prefix of 4+ hex digits.")
+    var id: ItemRef
 
     func run() throws {
         try Failure.run {
@@ -144,8 +144,8 @@ struct Delete: ParsableCommand {
     var secure = false
     @Flag(name: .long, help: "Crypto-shredding only, whatever the setting says.")
     var standard = false
-    @Argument(help: "Item IDs.")
-    var ids: [String]
+    @Argument(help: "Item IDs (or unique prefixes of 4+ hex digits).")
+    var ids: [ItemRef]
 
     func validate() throws {
         if ids.isEmpty { throw ValidationError("give at least one item ID") }

@@ -18,7 +18,7 @@ struct Fade: ParsableCommand {
             abstract: "Make an item fade after DURATION (30s, 10m, 24h, 7d, or default); a fade item gets the new deadline.")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
-        @Argument(help: "The item or note ID.") var id: String
+        @Argument(help: "The item or note ID (or a unique prefix of 4+ hex digits).") var id: ItemRef
         @Argument(help: "How long from now.") var duration: String
 
         func validate() throws { if duration != "default" { try Failure.usage { _ = try DurationText.parse(duration) } } }
@@ -41,7 +41,7 @@ struct Sweep: ParsableCommand {
 
     func run() throws {
         try Failure.run {
-            let report = try Vault.sweep(location.location, onWait: waiting)
+            let report = try location.locked.sweep(onWait: waiting)
             printGate(report)
             print("swept: \(report.shredded.count) item(s) destroyed")
         }
@@ -69,7 +69,7 @@ struct WipeCommand: ParsableCommand {
                     throw Nu11Error(.invalidArgument, "not confirmed; nothing was changed", remedy: "type wipe, or pass --yes")
                 }
             }
-            try Vault.wipe(loc, secure: secure, onWait: waiting)
+            try LockedVault(loc).wipe(secure: secure, onWait: waiting)
             print("wiped \(loc.vaultRoot) and \(loc.keyStoreRoot)")
         }
     }
@@ -89,7 +89,7 @@ struct SettingsCommand: ParsableCommand {
         func run() throws {
             try Failure.run {
                 try runGate(location)
-                let (settings, damaged) = try Vault.settings(location.location)
+                let (settings, damaged) = try location.locked.settings()
                 if damaged { Output.note("nu11vlt: warning: the settings file is damaged; showing defaults") }
                 var rows: [[String: String]] = []
                 for d in Settings.definitions {
@@ -111,7 +111,7 @@ struct SettingsCommand: ParsableCommand {
         func run() throws {
             try Failure.run {
                 try runGate(location)
-                print(try Vault.settings(location.location).settings.value(key))
+                print(try location.locked.settings().settings.value(key))
             }
         }
     }

@@ -3,19 +3,6 @@ import Foundation
 import Nu11Format
 import Nu11Vault
 
-/// Opens the vault and keeps the PIN that opened it (for commands that re-seal a slot).
-func openVaultKeepingPIN(_ location: LocationOptions, _ pin: PINOptions,
-                         prompt: String = "PIN or passphrase: ") throws -> (Vault, SecretBytes) {
-    var kept: SecretBytes?
-    let vault = try Vault.open(location.location, onWait: waiting, report: printGate) {
-        let secret = try pin.read(prompt: prompt)
-        kept = secret
-        return secret
-    }
-    guard let kept else { throw Nu11Error(.internalError, "no PIN was read") }
-    return (vault, kept)
-}
-
 struct NewPINOption: ParsableArguments {
     @Option(name: .customLong("new-pin-fd"),
             help: ArgumentHelp("Read the new PIN from this file descriptor (one line; may be the current PIN's descriptor, next line).",
@@ -43,7 +30,7 @@ extension Pin {
 
         func run() throws {
             try Failure.run {
-                let (vault, _) = try openVaultKeepingPIN(location, pin, prompt: "Primary PIN or passphrase: ")
+                let vault = try openVault(location, pin, prompt: "Primary PIN or passphrase: ")
                 try vault.setBackupPIN(try newPIN.read("New backup PIN or passphrase: "))
                 print("backup PIN set")
             }
@@ -61,7 +48,7 @@ extension Pin {
 
         func run() throws {
             try Failure.run {
-                let (vault, _) = try openVaultKeepingPIN(location, pin, prompt: "Backup PIN or passphrase: ")
+                let vault = try openVault(location, pin, prompt: "Backup PIN or passphrase: ")
                 try vault.setDuressPIN(try newPIN.read("New duress PIN: "))
                 print("duress PIN set")
             }
@@ -110,8 +97,7 @@ struct Skeleton: ParsableCommand {
             try Failure.run {
                 let seconds = try DurationText.parse(interval)
                 try confirmShort(seconds)
-                let (vault, secret) = try openVaultKeepingPIN(location, pin)
-                try vault.enableSkeleton(interval: seconds, secure: secure, pin: secret)
+                try openVault(location, pin).enableSkeleton(interval: seconds, secure: secure)
                 print("Skeleton Switch armed: wipes\(secure ? " (secure)" : "") after \(interval) without a check-in")
             }
         }
@@ -124,7 +110,7 @@ struct Skeleton: ParsableCommand {
 
         func run() throws {
             try Failure.run {
-                let status = try Vault.skeletonStatus(location.location)
+                let status = try location.locked.skeletonStatus()
                 if output.json { return try Output.json(status) }
                 guard status.enabled, let left = status.secondsLeft, let interval = status.interval else {
                     return print("Skeleton Switch: off")
@@ -142,8 +128,7 @@ struct Skeleton: ParsableCommand {
 
         func run() throws {
             try Failure.run {
-                let (vault, secret) = try openVaultKeepingPIN(location, pin)
-                try vault.disableSkeleton(pin: secret)
+                try openVault(location, pin).disableSkeleton()
                 print("Skeleton Switch disarmed")
             }
         }

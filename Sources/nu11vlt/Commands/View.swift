@@ -20,7 +20,7 @@ struct View: ParsableCommand {
     @OptionGroup var pin: PINOptions
     @Flag(name: .long, help: "Show inline with the kitty/iTerm2 image protocol.") var inline = false
     @Flag(name: .customLong("no-inline"), help: "Never show inline; always use the viewer.") var noInline = false
-    @Argument(help: "The item ID.") var id: String
+    @Argument(help: "The item ID (or a unique prefix of 4+ hex digits).") var id: ItemRef
 
     func run() throws {
         try Failure.run {
@@ -65,7 +65,7 @@ enum InlineImage {
 /// /proc/self/fd/N when NU11VLT_VIEWER names one (nothing in any folder at all), else a
 /// file in the private RAM folder (PlaintextSpool) for xdg-open, removed on every exit path.
 enum ShmViewer {
-    static func show(vault: Vault, id: String, viewer: String?) throws {
+    static func show(vault: Vault, id: ItemRef, viewer: String?) throws {
         let item = try vault.item(id)
         var sink = MemorySink()
         try vault.export(id, to: &sink)

@@ -22,14 +22,14 @@ enum Failure {
         do {
             try body()
         } catch let error as Nu11Error {
-            printError(error.description)
+            printError(Remedies.line(error))
             throw ExitCode(exitCode(error.code))
         }
     }
 
     /// Turns a typed error from a validate() check into a usage error with its hint.
     static func usage(_ body: () throws -> Void) throws {
-        do { try body() } catch let error as Nu11Error { throw ValidationError(error.description) }
+        do { try body() } catch let error as Nu11Error { throw ValidationError(Remedies.line(error)) }
     }
 
     static func printError(_ message: String) {

@@ -14,6 +14,8 @@ struct LocationOptions: ParsableArguments {
     var keystore: String?
 
     var location: VaultLocation { VaultLocation.resolve(vault: vault, keyStore: keystore) }
+    /// The vault before its PIN.
+    var locked: LockedVault { LockedVault(location) }
 }
 
 /// How the PIN arrives when it is not typed at the terminal.
@@ -47,14 +49,14 @@ struct JSONOption: ParsableArguments {
 
 /// Opens the vault: the gate runs first (fade sweep, clock, PIN delay), then the PIN is read.
 func openVault(_ location: LocationOptions, _ pin: PINOptions, prompt: String = "PIN or passphrase: ") throws -> Vault {
-    let vault = try Vault.open(location.location, onWait: waiting, report: printGate, readPIN: { try pin.read(prompt: prompt) })
+    let vault = try location.locked.unlock(onWait: waiting, report: printGate, readPIN: { try pin.read(prompt: prompt) })
     vault.onNotice = { Output.note("nu11vlt: warning: \(Output.escaped($0))") }
     return vault
 }
 
 /// The gate alone, for commands that need no PIN.
 func runGate(_ location: LocationOptions) throws {
-    printGate(try Vault.sweep(location.location, onWait: waiting))
+    printGate(try location.locked.sweep(onWait: waiting))
 }
 
 func waiting() { Output.note("waiting for another nu11vlt to finish with this vault…") }
@@ -84,4 +86,10 @@ enum Arguments {
         }
         return nil
     }
+}
+
+/// Item IDs are parsed once, here: a whole ID or a prefix of 4+ hex digits; the vault
+/// resolves a prefix when exactly one visible item has it.
+extension ItemRef: ExpressibleByArgument {
+    public init?(argument: String) { try? self.init(argument) }
 }

@@ -1,0 +1,75 @@
+/// How to remedy an error, typed so that each front end (the command line, the desktop
+/// app) words it in its own terms: the core names no command and no flag. `advice` is
+/// for remedies that need no front end's words ("wait", "check the path").
+public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByStringInterpolation {
+    case advice(String)
+    /// No vault here yet: create one.
+    case createVault
+    /// The vault's folders were probably given wrongly, or it was never created.
+    case createVaultOrPointAtIt
+    /// The key store folder was probably given wrongly, or it was never created.
+    case createVaultOrPointAtKeyStore
+    /// Give the vault folder and key store folder that belong together.
+    case checkFolders
+    /// The vault and key store given were not created together.
+    case pairedFolders
+    /// The vault folder and the key store folder must not nest.
+    case separateFolders
+    case otherVaultFolder
+    case otherKeyStoreOrWipe
+    /// The Skeleton Switch wiped the vault.
+    case nothingRecoverable
+    /// Run the integrity check, after `reason` when there is one.
+    case check(reason: String?)
+    /// Run the integrity check with repair.
+    case repair
+    /// Take the ID from the listing.
+    case listIDs
+    /// Take the album name from the album listing, or create the album.
+    case listAlbums
+    case otherOutputOrForce
+    case lowerKDFMemory
+    case unlockAgain
+    case primaryPINForCostChange
+    case duressNeedsBackupPIN
+    case exportFileNotNote
+    case fadeOrAlbum
+    case portableArchive
+    case importFolderRecursively
+    case importThroughStandardInput
+    case renameToUTF8
+
+    public init(stringLiteral value: String) { self = .advice(value) }
+    public init(stringInterpolation: DefaultStringInterpolation) { self = .advice(String(stringInterpolation: stringInterpolation)) }
+
+    /// Plain words, for front ends that have no names of their own.
+    public var description: String {
+        switch self {
+        case .advice(let text): text
+        case .createVault: "create a vault first"
+        case .createVaultOrPointAtIt: "create a vault, or give the right vault and key store folders"
+        case .createVaultOrPointAtKeyStore: "create a vault, or give the right key store folder"
+        case .checkFolders: "check the vault and key store folders"
+        case .pairedFolders: "give the vault and key store folders that were created together"
+        case .separateFolders: "choose separate folders for the vault and the key store"
+        case .otherVaultFolder: "choose another vault folder"
+        case .otherKeyStoreOrWipe: "choose another key store folder, or wipe the old vault first"
+        case .nothingRecoverable: "nothing can be recovered; create a new vault"
+        case .check(let reason): (reason.map { $0 + "; " } ?? "") + "run the integrity check"
+        case .repair: "run the integrity check with repair"
+        case .listIDs: "copy the ID from the item list"
+        case .listAlbums: "see the album list, or create the album"
+        case .otherOutputOrForce: "choose another output path, or allow overwriting"
+        case .lowerKDFMemory: "free memory or choose a lower KDF memory cost"
+        case .unlockAgain: "unlock the vault again"
+        case .primaryPINForCostChange: "give the primary PIN as one of the other PINs, or change the PIN with the primary PIN"
+        case .duressNeedsBackupPIN: "set the duress PIN with the backup PIN as the current PIN"
+        case .exportFileNotNote: "export it as a file"
+        case .fadeOrAlbum: "choose an album or a fade time, not both"
+        case .portableArchive: "export a portable (password) archive to move items between machines"
+        case .importFolderRecursively: "import folders recursively"
+        case .importThroughStandardInput: "copy it to a regular file first, or import it from standard input"
+        case .renameToUTF8: "rename it to UTF-8 (e.g. convmv -f latin1 -t utf8), or import it from standard input under a name"
+        }
+    }
+}

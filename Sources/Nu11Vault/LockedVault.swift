@@ -1,0 +1,205 @@
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// A vault before its PIN: everything that needs no PIN (paths, info, the sweep, the
+/// Skeleton status, wipe, reading settings, creating a vault) and `unlock`, which returns
+/// the unlocked `Vault`. The failed-PIN policy — counting, the delay, erase-after — and
+/// what a successful unlock does (the Skeleton check-in, the duress action) live here, in
+/// one place.
+public struct LockedVault: Sendable {
+    public let location: VaultLocation
+    public let clock: any VaultClock
+
+    public init(_ location: VaultLocation, clock: any VaultClock = SystemClock()) {
+        self.location = location
+        self.clock = clock
+    }
+
+    public var isInitialized: Bool {
+        FileManager.default.fileExists(atPath: location.indexPath) && KeyStore(root: location.keyStoreRoot).exists
+    }
+
+    /// The shortest PIN the core accepts, in characters (a library caller cannot create a
+    /// vault with a one-character PIN either).
+    public static let minimumPINLength = 4
+
+    /// Refuses a PIN shorter than `minimumPINLength` characters.
+    public static func validateNewPIN(_ pin: SecretBytes) throws {
+        let characters = pin.withUnsafeBytes { String(decoding: $0, as: UTF8.self).count }
+        guard characters >= minimumPINLength else {
+            throw Nu11Error(.invalidArgument, "the PIN is too short (at least \(minimumPINLength) characters)",
+                            remedy: "choose a longer PIN or a passphrase")
+        }
+    }
+
+    /// Creates a new vault: the seed's folders, the index, and a key store whose domain keys
+    /// are sealed under `pin`. The PIN minimum and the KDF floor are enforced here.
+    @discardableResult
+    public static func create(at location: VaultLocation, pin: SecretBytes, parameters: KDFParameters,
+                              clock: any VaultClock = SystemClock()) throws -> LockedVault {
+        try validateNewPIN(pin)
+        try parameters.validateChosen()
+        if FileManager.default.fileExists(atPath: location.indexPath) {
+            throw Nu11Error(.alreadyExists, "a vault already exists at \(location.vaultRoot)",
+                            remedy: .otherVaultFolder, item: location.vaultRoot)
+        }
+        if location.vaultRoot.hasPrefix(location.keyStoreRoot + "/") || location.keyStoreRoot.hasPrefix(location.vaultRoot + "/")
+            || location.vaultRoot == location.keyStoreRoot {
+            throw Nu11Error(.invalidArgument, "the key store must not be inside the vault folder (or the reverse)",
+                            remedy: .separateFolders)
+        }
+        for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
+        let lock = try FileLock(path: location.lockPath)
+        let (store, _) = try KeyStore.create(root: location.keyStoreRoot, pin: pin, parameters: parameters)
+        var state = DeviceState(now: 0)
+        _ = EffectiveTime.advance(&state, clock: clock)
+        state.settingsSaved = true
+        try store.saveState(state)
+        try store.saveSettings(Settings())
+        try Pairing.bind(location, keyStore: store, index: VaultIndex(path: location.indexPath))
+        try Vault.applyBackupExclusion(location, settings: Settings())
+        withExtendedLifetime(lock) {}
+        return LockedVault(location, clock: clock)
+    }
+
+    /// What can be said without the PIN.
+    public func info() throws -> VaultInfo {
+        let store = KeyStore(root: location.keyStoreRoot)
+        let initialized = isInitialized
+        let kdf = initialized ? try store.readMaster().parameters : nil
+        return VaultInfo(vaultPath: location.vaultRoot, keyStorePath: location.keyStoreRoot, initialized: initialized,
+                         kdfIterations: kdf?.iterations, kdfMemoryMiB: kdf?.memoryMiB,
+                         backupsExcluded: initialized ? BackupExclusion.isExcluded(location.vaultRoot) : nil)
+    }
+
+    /// The settings (readable without the PIN).
+    public func settings() throws -> (settings: Settings, damaged: Bool) {
+        guard isInitialized else {
+            throw Nu11Error(.notFound, "no vault at \(location.vaultRoot)", remedy: .createVault)
+        }
+        return try KeyStore(root: location.keyStoreRoot).loadSettings()
+    }
+
+    /// Takes the vault's lock, checks the pair and runs the gate (clock, Skeleton Switch,
+    /// recovery, fade sweep); `body` runs with the lock held.
+    func gated<T>(onWait: () -> Void, _ body: (FileLock, KeyStore, VaultIndex, DeviceState, GateReport) throws -> T) throws -> T {
+        guard isInitialized else {
+            throw Nu11Error(.notFound, "no vault at \(location.vaultRoot)", remedy: .createVaultOrPointAtIt, item: location.vaultRoot)
+        }
+        let lock = try FileLock(path: location.lockPath, onWait: onWait)
+        let keyStore = KeyStore(root: location.keyStoreRoot)
+        let index = try VaultIndex(path: location.indexPath)
+        try Pairing.verify(location, keyStore: keyStore, index: index)
+        let (state, report) = try Gate.run(location, keyStore: keyStore, index: index, clock: clock)
+        return try body(lock, keyStore, index, state, report)
+    }
+
+    /// The gate alone (for `sweep`, `status` and commands that need no PIN).
+    @discardableResult
+    public func sweep(onWait: () -> Void = {}) throws -> GateReport {
+        guard isInitialized else { return GateReport(now: clock.wallTime()) }
+        return try gated(onWait: onWait) { _, _, _, _, report in report }
+    }
+
+    /// Time left on the Skeleton Switch (runs the gate, which may fire the switch).
+    public func skeletonStatus() throws -> SkeletonStatus {
+        try gated(onWait: {}) { _, _, _, state, report in
+            guard let s = state.skeleton else { return SkeletonStatus(enabled: false) }
+            return SkeletonStatus(enabled: true, interval: DurationText.format(s.interval),
+                                  lastCheckin: Date(timeIntervalSince1970: s.lastCheckin),
+                                  deadline: Date(timeIntervalSince1970: s.deadline),
+                                  secondsLeft: max(0, Int(s.deadline - report.now)), secure: s.secure)
+        }
+    }
+
+    /// Wipes the vault without the PIN (a thief could delete the files anyway; what matters
+    /// is that the keys are gone for good).
+    public func wipe(secure: Bool, onWait: () -> Void = {}) throws {
+        guard isInitialized || KeyStore(root: location.keyStoreRoot).exists else {
+            throw Nu11Error(.notFound, "no vault at \(location.vaultRoot)", remedy: .checkFolders)
+        }
+        let lock = try FileLock(path: location.lockPath, onWait: onWait)
+        defer { withExtendedLifetime(lock) {} }
+        if isInitialized {
+            try Pairing.verify(location, keyStore: KeyStore(root: location.keyStoreRoot), index: VaultIndex(path: location.indexPath))
+        }
+        try Wipe.run(location, secure: secure)
+    }
+
+    /// Unlocks with `pin`.
+    public func unlock(pin: SecretBytes, onWait: () -> Void = {}) throws -> Vault {
+        try unlock(onWait: onWait, report: { _ in }, readPIN: { pin })
+    }
+
+    /// Runs the gate, then asks `readPIN` (so no prompt appears while a delay runs or before
+    /// expired items are gone), then unlocks. Wrong PINs are counted across processes, and
+    /// counted *before* the PIN is tried, so killing the process mid-attempt still counts.
+    public func unlock(onWait: () -> Void = {}, report: (GateReport) -> Void,
+                       readPIN: () throws -> SecretBytes) throws -> Vault {
+        try gated(onWait: onWait) { lock, keyStore, index, gateState, gateReport in
+            report(gateReport)
+            var state = gateState
+            let now = gateReport.now
+            try Gate.checkLockout(state, now: now)
+            let settings = try keyStore.loadSettings().settings
+            let pin = try readPIN()
+            let (unlocked, onDisk) = try attempt(pin: pin, keyStore: keyStore, state: state, now: now, settings: settings)
+            state.failures = 0
+            state.lockedUntil = 0
+            if unlocked.keys.role == .primary {
+                state.duressAttempts = nil
+                state.duressLockedUntil = nil
+                if var skeleton = state.skeleton {
+                    skeleton.lastCheckin = now  // every primary unlock checks in
+                    state.skeleton = skeleton
+                }
+            }
+            var lateNotice: String?
+            if state != onDisk {
+                do { try keyStore.saveState(state) } catch {
+                    lateNotice = "the device state could not be saved (\(Vault.describe(error))): the wrong-PIN count or the Skeleton check-in is not recorded"
+                }
+            }
+            if !index.isReadOnly {
+                for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
+                try Vault.applyBackupExclusion(location, settings: settings)
+            }
+            let vault = Vault(location: location, keyStore: keyStore, index: index, unlocked: unlocked, lock: lock,
+                              state: state, settings: settings, now: now, clock: clock)
+            if let lateNotice { vault.pendingNotices.append(lateNotice) }
+            if unlocked.keys.role == .duress { try vault.runDuress() }
+            return vault
+        }
+    }
+
+    /// One PIN attempt, counted before it is tried. Returns the keys and the state as it is
+    /// on disk now.
+    private func attempt(pin: SecretBytes, keyStore: KeyStore, state: DeviceState, now: Double,
+                         settings: Settings) throws -> (UnlockedKeys, DeviceState) {
+        var counted = state
+        counted.failures += 1
+        counted.lockedUntil = now + DeviceState.delay(afterFailures: counted.failures)
+        // Where the key store cannot be written (full or read-only disk) the attempt cannot be
+        // counted; it goes ahead, which gives nothing beyond copying the key store (see
+        // docs/THREAT-MODEL.md).
+        let recorded: Bool
+        do {
+            try keyStore.saveState(counted)
+            recorded = true
+        } catch let error as Nu11Error where error.code == .io && !error.tookEffect {
+            recorded = false
+        }
+        do {
+            return (try keyStore.unlock(pin: pin), recorded ? counted : state)
+        } catch let error as Nu11Error where error == .wrongPIN {
+            if settings.eraseAfterFailures > 0 && counted.failures >= settings.eraseAfterFailures {
+                try Wipe.run(location, secure: settings.deletionMode == .secure)
+                throw Nu11Error(.authenticationFailed,
+                                "the PIN or passphrase is wrong; after \(counted.failures) wrong PINs the vault was erased",
+                                remedy: "the erase-after setting was \(settings.eraseAfterFailures)")
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Nu11Format
+
+/// The command line's words for the core's typed remedies: the one place that knows which
+/// command or flag does what the core advises.
+enum Remedies {
+    static func text(_ remedy: Remedy) -> String {
+        switch remedy {
+        case .advice(let text): text
+        case .createVault: "run `nu11vlt init`"
+        case .createVaultOrPointAtIt: "run `nu11vlt init`, or pass --vault/--keystore with the right folders"
+        case .createVaultOrPointAtKeyStore: "run `nu11vlt init`, or point --keystore at the right folder"
+        case .checkFolders: "check --vault and --keystore"
+        case .pairedFolders: "pass the --vault and --keystore (or NU11VLT_VAULT and NU11VLT_KEYSTORE) that were created together"
+        case .separateFolders: "choose separate folders for --vault and --keystore"
+        case .otherVaultFolder: "use another --vault folder"
+        case .otherKeyStoreOrWipe: "use another --keystore, or `nu11vlt wipe` the old vault first"
+        case .nothingRecoverable: "nothing can be recovered; create a new vault with `nu11vlt init`"
+        case .check(let reason): (reason.map { $0 + "; " } ?? "") + "run `nu11vlt check`"
+        case .repair: "run `nu11vlt check --repair`"
+        case .listIDs: "see `nu11vlt list` for IDs (a unique prefix of 4 or more hex digits is enough)"
+        case .listAlbums: "see `nu11vlt album list`, or create it with `nu11vlt album create`"
+        case .otherOutputOrForce: "choose another -o path or pass --force"
+        case .lowerKDFMemory: "free memory or choose a lower --kdf-memory"
+        case .unlockAgain: "run the command again and enter the PIN"
+        case .primaryPINForCostChange: "give the primary PIN as one of the other PINs, or run `pin change` with the primary PIN"
+        case .duressNeedsBackupPIN: "run `nu11vlt pin set-duress` with the backup PIN as the current PIN"
+        case .exportFileNotNote: "use `nu11vlt export`"
+        case .fadeOrAlbum: "drop --album or --fade"
+        case .portableArchive: "export a --portable archive to move items between machines"
+        case .importFolderRecursively: "pass -r to import folders recursively"
+        case .importThroughStandardInput: "copy it to a regular file first, or pipe it to `nu11vlt import -`"
+        case .renameToUTF8: "rename it to UTF-8 (e.g. convmv -f latin1 -t utf8), or import it with `nu11vlt import --name NAME - < FILE`"
+        }
+    }
+
+    /// The error as one line: what failed, then the hint in the command line's words.
+    static func line(_ error: Nu11Error) -> String {
+        guard let remedy = error.remedy else { return error.message }
+        return "\(error.message) (hint: \(text(remedy)))"
+    }
+}
