@@ -93,6 +93,7 @@ extension Vault {
             afterSeq = row.seq
         }
         let filter: ItemID?? = try album.map { .some(try albumID(named: $0)) } ?? (photosOnly ? .some(nil) : .none)
+        evictExpiredPreviews()
         let rows = try visibleRows(kind: kind, album: filter, afterSeq: afterSeq, limit: limit + 1)
         let names = try albumNames()
         let page = try rows.prefix(limit).map { row in

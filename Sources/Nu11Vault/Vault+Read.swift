@@ -28,6 +28,7 @@ extension Vault {
     /// so a cached preview of an item that faded or was deleted is never served. Its size
     /// is the `preview.cache_mib` setting.
     public func preview(_ ref: ItemRef, bytes: Int = 256 << 10) throws -> [UInt8] {
+        evictExpiredPreviews()
         let row = try row(ref)
         try checkFade(row)
         if let cached = previewCache.get(row.id), cached.count >= min(bytes, cached.count) {
@@ -36,5 +37,12 @@ extension Vault {
         let head = try read(row, offset: 0, count: bytes)
         previewCache.set(row.id, head)
         return head
+    }
+
+    /// Drops cached previews of fade items whose deadline has passed (they are never served
+    /// anyway: the read-time checks come first; this keeps their plaintext out of memory).
+    func evictExpiredPreviews() {
+        let current = now
+        for entry in state.fade where entry.deadline <= current { previewCache.remove(entry.id) }
     }
 }

@@ -76,7 +76,7 @@ public struct ItemRef: Sendable, Hashable, CustomStringConvertible {
         let lower = text.lowercased()
         guard (Self.minimumDigits...(2 * ItemID.byteCount)).contains(lower.utf8.count),
               lower.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }) else {
-            throw Nu11Error(.invalidArgument, "'\(text.prefix(40))' is not an item ID (\(Self.minimumDigits) to 32 hex digits)",
+            throw Nu11Error(.invalidArgument, "'\(text.prefix(40))' is not an ID or ID prefix (\(Self.minimumDigits) to 32 hex digits)",
                             remedy: .listIDs, item: String(text.prefix(40)))
         }
         digits = lower

@@ -101,7 +101,7 @@ struct Album: ParsableCommand {
         @OptionGroup var pin: PINOptions
         @Option(name: .long, help: ArgumentHelp("The target album.", valueName: "name")) var to: String?
         @Flag(name: .long, help: "Move back to Photos.") var photos = false
-        @Argument(help: "Item IDs (or unique prefixes of 4+ hex digits).") var ids: [ItemRef]
+        @Argument(help: "Item IDs (or unique prefixes of 4+ hex digits).", transform: ItemRef.parse) var ids: [ItemRef]
 
         func validate() throws {
             if (to == nil) == !photos { throw ValidationError("give either --to ALBUM or --photos") }

@@ -113,7 +113,7 @@ struct Export: ParsableCommand {
     var output: String
     @Flag(name: .long, help: "Replace the output file if it exists.")
     var force = false
-    @Argument(help: "The item ID (see `nu11vlt list`), or a unique prefix of 4+ hex digits.")
+    @Argument(help: "The item ID (see `nu11vlt list`), or a unique prefix of 4+ hex digits.", transform: ItemRef.parse)
     var id: ItemRef
 
     func run() throws {
@@ -144,7 +144,7 @@ struct Delete: ParsableCommand {
     var secure = false
     @Flag(name: .long, help: "Crypto-shredding only, whatever the setting says.")
     var standard = false
-    @Argument(help: "Item IDs (or unique prefixes of 4+ hex digits).")
+    @Argument(help: "Item IDs (or unique prefixes of 4+ hex digits).", transform: ItemRef.parse)
     var ids: [ItemRef]
 
     func validate() throws {

@@ -18,7 +18,7 @@ struct Fade: ParsableCommand {
             abstract: "Make an item fade after DURATION (30s, 10m, 24h, 7d, or default); a fade item gets the new deadline.")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
-        @Argument(help: "The item or note ID (or a unique prefix of 4+ hex digits).") var id: ItemRef
+        @Argument(help: "The item or note ID (or a unique prefix of 4+ hex digits).", transform: ItemRef.parse) var id: ItemRef
         @Argument(help: "How long from now.") var duration: String
 
         func validate() throws { if duration != "default" { try Failure.usage { _ = try DurationText.parse(duration) } } }

@@ -64,7 +64,7 @@ struct Note: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print a note's body.")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
-        @Argument(help: "The note ID (or a unique prefix of 4+ hex digits).") var id: ItemRef
+        @Argument(help: "The note ID (or a unique prefix of 4+ hex digits).", transform: ItemRef.parse) var id: ItemRef
 
         func run() throws {
             try Failure.run {
@@ -83,7 +83,7 @@ struct Note: ParsableCommand {
         var title: String?
         @Option(name: .customLong("title-fd"), help: ArgumentHelp("Read the new title from this descriptor (one line) instead of argv.", valueName: "n"))
         var titleFD: Int32?
-        @Argument(help: "The note ID (or a unique prefix of 4+ hex digits).") var id: ItemRef
+        @Argument(help: "The note ID (or a unique prefix of 4+ hex digits).", transform: ItemRef.parse) var id: ItemRef
 
         func validate() throws {
             if titleFD != nil && title != nil { throw ValidationError("use either --title or --title-fd") }
@@ -109,7 +109,7 @@ struct Note: ParsableCommand {
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @Flag(name: .long, help: "Overwrite the file first.") var secure = false
-        @Argument(help: "Note IDs (or unique prefixes of 4+ hex digits).") var ids: [ItemRef]
+        @Argument(help: "Note IDs (or unique prefixes of 4+ hex digits).", transform: ItemRef.parse) var ids: [ItemRef]
 
         func run() throws {
             try Failure.run {

@@ -20,7 +20,7 @@ struct View: ParsableCommand {
     @OptionGroup var pin: PINOptions
     @Flag(name: .long, help: "Show inline with the kitty/iTerm2 image protocol.") var inline = false
     @Flag(name: .customLong("no-inline"), help: "Never show inline; always use the viewer.") var noInline = false
-    @Argument(help: "The item ID (or a unique prefix of 4+ hex digits).") var id: ItemRef
+    @Argument(help: "The item ID (or a unique prefix of 4+ hex digits).", transform: ItemRef.parse) var id: ItemRef
 
     func run() throws {
         try Failure.run {

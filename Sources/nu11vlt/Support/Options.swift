@@ -88,8 +88,10 @@ enum Arguments {
     }
 }
 
-/// Item IDs are parsed once, here: a whole ID or a prefix of 4+ hex digits; the vault
-/// resolves a prefix when exactly one visible item has it.
-extension ItemRef: ExpressibleByArgument {
-    public init?(argument: String) { try? self.init(argument) }
+extension ItemRef {
+    /// Item IDs are parsed once, where ArgumentParser reads them: a whole ID or a prefix of
+    /// 4+ hex digits (the vault resolves a prefix that exactly one visible item has).
+    static func parse(_ text: String) throws -> ItemRef {
+        do { return try ItemRef(text) } catch let error as Nu11Error { throw ValidationError(Remedies.line(error)) }
+    }
 }

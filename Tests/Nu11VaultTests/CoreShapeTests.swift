@@ -1,0 +1,149 @@
+import Foundation
+import Nu11Format
+import Nu11Storage
+import Testing
+@testable import Nu11Vault
+
+@Suite("the core for a long-lived session: two states, one stretch per PIN, typed references")
+struct CoreShapeTests {
+    @Test("unlock stretches the PIN once; Skeleton arm/disarm stretch nothing more; a PIN change stretches only the new PIN")
+    func oneStretchPerPIN() throws {
+        let t = try TestVault()
+        t.close()
+        let runs = KDFRunCounter()
+        try Argon2id.$runs.withValue(runs) {
+            let vault = try LockedVault(t.location).unlock(pin: secret("test-pin"))
+            #expect(runs.count == 1, "unlock")
+            try vault.enableSkeleton(interval: 86400, secure: false)
+            try vault.disableSkeleton()
+            try vault.enableSkeleton(interval: 86400, secure: false)
+            #expect(runs.count == 1, "Skeleton arm/disarm ran Argon2id again")
+            try vault.changePIN(new: secret("new-pin-2"))
+            #expect(runs.count == 2, "a PIN change stretches the new PIN only")
+            try vault.disableSkeleton()  // after the change, with the new slot's key
+            #expect(runs.count == 2)
+            vault.lock()
+        }
+        #expect { _ = try LockedVault(t.location).unlock(pin: secret("test-pin")) } throws: { ($0 as? Nu11Error) == .wrongPIN }
+        let again = try LockedVault(t.location).unlock(pin: secret("new-pin-2"))
+        #expect(try KeyStore(root: t.location.keyStoreRoot).readMaster().skeletonArmed == false)
+        #expect(again.isPrimary)
+    }
+
+    @Test("lock() zeroes the keys and empties the preview cache; every later call fails clearly")
+    func lockZeroes() throws {
+        let t = try TestVault()
+        let vault = try t.vault
+        let item = try vault.importFile(at: try t.file("a.jpg", Array(repeating: 7, count: 5000)))
+        _ = try vault.preview(item.ref)
+        #expect(vault.previewCache.count == 1)
+        vault.lock()
+        #expect(vault.isLocked && vault.previewCache.count == 0)
+        #expect { _ = try vault.preview(item.ref) } throws: { ($0 as? Nu11Error)?.message.contains("locked") == true }
+        #expect { try vault.enableSkeleton(interval: 60, secure: false) } throws: { ($0 as? Nu11Error)?.message.contains("locked") == true }
+        // The lock is released: another handle opens at once.
+        #expect(throws: Never.self) { _ = try LockedVault(t.location).unlock(pin: secret("test-pin")) }
+    }
+
+    @Test("a library caller cannot create a vault with a PIN under the minimum or a KDF cost under the floor")
+    func policyInCore() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("n11p-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let location = VaultLocation(vaultRoot: root + "/v", keyStoreRoot: root + "/k")
+        #expect { try LockedVault.create(at: location, pin: secret("1"), parameters: .floor) } throws: {
+            ($0 as? Nu11Error)?.code == .invalidArgument
+        }
+        #expect { try LockedVault.create(at: location, pin: secret("long enough"), parameters: KDFParameters(iterations: 1, memoryKiB: 1024)) } throws: {
+            ($0 as? Nu11Error)?.code == .invalidArgument
+        }
+        #expect(!LockedVault(location).isInitialized)
+    }
+
+    func item(_ vault: Vault, _ hex: String) throws -> ItemID {
+        let id = try ItemID(hex: hex)
+        _ = try vault.store(MemorySource([1, 2, 3]), name: "\(hex.prefix(6)).jpg", kind: .file, album: nil, fade: nil, id: id)
+        return id
+    }
+
+    @Test("an ID prefix of 4+ digits resolves when unique; an ambiguous one lists the candidates; bad text is refused")
+    func prefixes() throws {
+        let t = try TestVault()
+        let vault = try t.vault
+        let a = try item(vault, "abcd0000000000000000000000000001")
+        let b = try item(vault, "abcd0000000000000000000000000002")
+        let c = try item(vault, "abce0000000000000000000000000003")
+        #expect(try vault.item(ItemRef("abce")).id == c.hex)
+        #expect(try vault.item(ItemRef("ABCE0")).id == c.hex, "either case")
+        #expect(try vault.item(ItemRef(a.hex)).id == a.hex)
+        #expect { _ = try vault.item(ItemRef("abcd")) } throws: { error in
+            guard let e = error as? Nu11Error else { return false }
+            return e.code == .invalidArgument && e.message.contains("ambiguous") && e.message.contains(a.hex) && e.message.contains(b.hex)
+        }
+        #expect { _ = try vault.item(ItemRef("abcf")) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        for bad in ["abc", "abcg", "", String(repeating: "a", count: 33), "ab cd"] {
+            #expect(throws: Nu11Error.self, "\(bad)") { _ = try ItemRef(bad) }
+        }
+        try vault.delete([ItemRef("abce")])
+        #expect { _ = try vault.item(ItemRef(c)) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        // A prefix only counts visible items: a backup-domain twin would not make it ambiguous.
+        try vault.delete([ItemRef(b)])
+        #expect(try vault.item(ItemRef("abcd")).id == a.hex)
+    }
+}
+
+@Suite("the test clock drives every time policy, without sleep or faketime")
+struct TimePolicyTests {
+    @Test("a cached preview is never served after its item fades or is deleted, in a session that stays open")
+    func previewCacheAndFade() throws {
+        let t = try TestVault()
+        t.close()
+        let clock = TestClock()
+        let vault = try LockedVault(t.location, clock: clock).unlock(pin: secret("test-pin"))
+        let fading = try vault.importFile(at: try t.file("f.jpg", [1, 2, 3, 4]), fade: 60)
+        let kept = try vault.importFile(at: try t.file("k.jpg", [5, 6]))
+        #expect(try vault.preview(fading.ref) == [1, 2, 3, 4])
+        #expect(try vault.preview(kept.ref) == [5, 6])
+        #expect(vault.previewCache.count == 2)
+        clock.pass(61)
+        #expect { _ = try vault.preview(fading.ref) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        #expect(vault.previewCache.get(try ItemID(hex: fading.id)) == nil, "the faded item's preview stayed cached")
+        #expect(!(try vault.list().items.map(\.id).contains(fading.id)))
+        try vault.delete([kept.ref])
+        #expect(vault.previewCache.count == 0, "a deleted item's preview stayed cached")
+    }
+
+    @Test("the Skeleton Switch fires when its interval passes without a check-in; every unlock checks in")
+    func skeletonDeadline() throws {
+        let t = try TestVault()
+        t.close()
+        let clock = TestClock()
+        try LockedVault(t.location, clock: clock).unlock(pin: secret("test-pin")).enableSkeleton(interval: 3600, secure: false)
+        clock.pass(3000)
+        _ = try LockedVault(t.location, clock: clock).unlock(pin: secret("test-pin"))  // checks in
+        clock.pass(3000)
+        #expect(throws: Never.self) { try LockedVault(t.location, clock: clock).sweep() }
+        #expect(try LockedVault(t.location, clock: clock).skeletonStatus().secondsLeft == 600)
+        clock.setWall(by: -86400)  // setting the clock back does not postpone it
+        clock.pass(601)
+        #expect { try LockedVault(t.location, clock: clock).sweep() } throws: {
+            ($0 as? Nu11Error)?.message.contains("Skeleton Switch fired") == true
+        }
+        #expect(!LockedVault(t.location, clock: clock).isInitialized)
+    }
+
+    @Test("wrong PINs: the delay grows, runs on the boot clock, and the right PIN resets it")
+    func pinDelays() throws {
+        let t = try TestVault()
+        t.close()
+        let clock = TestClock()
+        let locked = LockedVault(t.location, clock: clock)
+        for _ in 0..<4 { #expect { _ = try locked.unlock(pin: secret("wrong")) } throws: { ($0 as? Nu11Error) == .wrongPIN } }
+        #expect(throws: Never.self) { _ = try locked.unlock(pin: secret("test-pin")) }
+        for _ in 0..<5 { _ = try? locked.unlock(pin: secret("wrong")) }
+        #expect { _ = try locked.unlock(pin: secret("test-pin")) } throws: { ($0 as? Nu11Error)?.code == .lockedOut }
+        clock.setWall(by: 3600)  // moving the wall clock does not end the delay
+        #expect { _ = try locked.unlock(pin: secret("test-pin")) } throws: { ($0 as? Nu11Error)?.code == .lockedOut }
+        clock.pass(DeviceState.delay(afterFailures: 5) + 1)
+        #expect(throws: Never.self) { _ = try locked.unlock(pin: secret("test-pin")) }
+    }
+}
