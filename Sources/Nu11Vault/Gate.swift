@@ -149,14 +149,18 @@ enum Gate {
     }
 
     /// Finishes what a crash interrupted: an import without its index row is undone (the
-    /// item is absent), a delete is completed.
+    /// item is absent), a delete is completed, a replaced item whose row the commit removed
+    /// is shredded.
     static func recoverPending(_ location: VaultLocation, keyStore: KeyStore, index: VaultIndex) throws {
         var markers = Set<String>()
         for (op, marker) in try keyStore.pendingOperations() {
             markers.insert(marker)
             guard let kind = ItemKind(rawValue: op.kind), let domain = Domain(rawValue: op.domain) else { continue }
             let row = try index.item(op.id)
+            // An import whose row was committed stays; an item being replaced stays until the
+            // commit removed its row (then it is shredded, as the commit would have done).
             if op.operation == .importing && row != nil { continue }
+            if op.operation == .replacing && row != nil { continue }
             try keyStore.destroyItemKey(op.id)
             let probe = ItemRow(id: op.id, kind: kind, domain: domain, album: op.album, meta: [])
             for path in Vault.candidatePaths(location, probe) { try ProtectedFiles.remove(path) }

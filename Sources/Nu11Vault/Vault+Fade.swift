@@ -20,50 +20,33 @@ extension Vault {
         return state.fade.first { $0.id == row.id }.map { Date(timeIntervalSince1970: $0.deadline) }
     }
 
-    /// Gives an item a fade deadline `seconds` from now. A permanent item is re-encrypted
-    /// into the Fade domain under a new key (the domain is part of the envelope's identity),
-    /// and its old key is destroyed; a fade item just gets the new deadline.
-    public func setFade(_ ref: ItemRef, seconds: Double) throws {
+    /// Gives an item a fade deadline `seconds` from now; returns its ID. A permanent item is
+    /// re-encrypted into the Fade domain as a new item (new ID, new key — the domain is part
+    /// of the envelope's identity) through the one commit path, which removes the permanent
+    /// item at the same commit point and then shreds it: a crash leaves one or the other,
+    /// never neither. A fade item just gets the new deadline.
+    @discardableResult
+    public func setFade(_ ref: ItemRef, seconds: Double) throws -> ItemID {
         let row = try row(ref)
         if row.domain == .fade {
             try checkFade(row)
             if let i = state.fade.firstIndex(where: { $0.id == row.id }) { state.fade[i].deadline = now + seconds }
-            return try saveState()
+            try saveState()
+            return row.id
         }
         guard row.domain == mainDomain else {
             throw Nu11Error(.invalidArgument, "item \(ref) cannot fade", item: ref.digits)
         }
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
-        // Decrypt into memory-bounded streaming: old envelope → new envelope via a pipe of
-        // chunks, written to a temp file next to the destination.
         let (fd, oldKey) = try openItem(row)
         defer { close(fd) }
-        let oldPath = try locate(row)
-        let newKey = SecretBytes(randomCount: 32)
-        let destination = location.path(id: row.id, kind: row.kind, domain: .fade, album: nil)
-        let writer = try AtomicFileWriter(destination: destination)
-        do {
-            let decryptor = try ChunkedDecryptor<N11Envelope.AEAD, FileDescriptorStream>(
-                source: try positioned(fd: fd, label: row.id.hex, expected: N11Header(kind: row.kind, domain: row.domain, itemID: row.id)),
-                key: oldKey, context: N11Header(kind: row.kind, domain: row.domain, itemID: row.id).context)
-            var source = DecryptingSource(decryptor: decryptor)
-            var sink = writer.sink
-            _ = try N11Envelope.seal(from: &source, to: &sink, header: N11Header(kind: row.kind, domain: .fade, itemID: row.id),
-                                     itemKey: newKey)
-            state.fade.removeAll { $0.id == row.id }
-            state.fade.append(DeviceState.FadeEntry(id: row.id, domain: .fade, kind: row.kind, deadline: now + seconds))
-            try saveState()
-            try keyStore.destroyItemKey(row.id)
-            try keyStore.storeItemKey(ItemKeyRecord.seal(itemKey: newKey, domain: .fade, kind: row.kind, itemID: row.id,
-                                                         domainKey: domainKey(.fade)))
-            try writer.commit()
-        } catch {
-            writer.abort()
-            throw error
-        }
-        if oldPath != destination { try ProtectedFiles.remove(oldPath) }
-        try index.updateItem(ItemRow(id: row.id, kind: row.kind, domain: .fade, album: nil,
-                                     meta: meta.seal(id: row.id, album: nil, key: metadataKey(.fade))))
+        let expected = N11Header(kind: row.kind, domain: row.domain, itemID: row.id)
+        let decryptor = try ChunkedDecryptor<N11Envelope.AEAD, FileDescriptorStream>(
+            source: try positioned(fd: fd, label: row.id.hex, expected: expected), key: oldKey, context: expected.context)
+        var staged = [try stage(DecryptingSource(decryptor: decryptor), name: meta.name, kind: row.kind, domain: .fade, album: nil,
+                                fadeDeadline: now + seconds, created: meta.created, type: meta.type)]
+        try commit(&staged, replacing: [row])
+        return staged[0].row.id
     }
 
     /// A descriptor positioned after the `.n11` header, which is checked.

@@ -27,56 +27,20 @@ extension Vault {
         try store(source, name: name, kind: .file, album: album, fade: fade)
     }
 
-    /// Encrypts one item into place (files and notes alike).
+    /// Encrypts one item into place (files and notes alike), through the one commit path;
+    /// `replacing` rows (a note's old version) are removed at the same commit point.
     func store(_ source: some ByteSource, name: String, kind: ItemKind, album: String?, fade: Double?,
-               id: ItemID = ItemID(), created: Date = Date()) throws -> ItemSummary {
+               id: ItemID = ItemID(), created: Date = Date(), replacing: [ItemRow] = []) throws -> ItemSummary {
         if fade != nil && album != nil {
             throw Nu11Error(.invalidArgument, "fade items cannot go into an album", remedy: .fadeOrAlbum)
         }
         let targetAlbum = try album.map { try self.albumID(named: $0) }
         let domain: Domain = fade == nil ? mainDomain : .fade
-        if let fade {
-            // The schedule entry comes first: a crash later leaves an entry for nothing
-            // (dropped by the next sweep), never a fade item without a deadline.
-            state.fade.removeAll { $0.id == id }
-            state.fade.append(DeviceState.FadeEntry(id: id, domain: domain, kind: kind, deadline: now + fade))
-            try saveState()
-        }
-        let itemKey = SecretBytes(randomCount: 32)
-        let header = N11Header(kind: kind, domain: domain, itemID: id)
-        let destination = location.path(id: id, kind: kind, domain: domain, album: targetAlbum)
         if let targetAlbum { try ProtectedFiles.makeDirectory(location.albumFolder(targetAlbum)) }
-        let writer = try AtomicFileWriter(destination: destination)
-        do {
-            var input = source
-            var sink = writer.sink
-            let size = try N11Envelope.seal(from: &input, to: &sink, header: header, itemKey: itemKey)
-            let meta = ItemMetadata(name: name, size: size,
-                                    type: kind == .note ? "text/plain" : ItemMetadata.guessType(name), created: created)
-            let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id,
-                                                domainKey: domainKey(domain))
-            let row = ItemRow(id: id, kind: kind, domain: domain, album: targetAlbum, meta: try meta.seal(id: id, album: targetAlbum, key: metadataKey(domain)))
-            try keyStore.markPending([PendingOperation(.importing, id: id, kind: kind, domain: domain, album: targetAlbum)])
-            do {
-                try keyStore.storeItemKey(record)
-                try writer.commit()
-                try index.insertItems([row])  // the commit point
-            } catch {
-                // Not committed: undo. If the undo fails too, the marker stays and the next
-                // command finishes it.
-                do {
-                    try keyStore.destroyItemKey(id)
-                    try ProtectedFiles.remove(destination)
-                    try keyStore.clearPending([id])
-                } catch {}
-                throw error
-            }
-            afterCommit("removing the journal marker") { try keyStore.clearPending([id]) }
-            return try summary(id: id, meta: meta, domain: domain, kind: kind, album: targetAlbum)
-        } catch {
-            writer.abort()
-            throw error
-        }
+        var staged = [try stage(source, name: name, kind: kind, domain: domain, album: targetAlbum,
+                                fadeDeadline: fade.map { now + $0 }, id: id, created: created)]
+        try commit(&staged, replacing: replacing)
+        return try summary(id: id, meta: staged[0].meta, domain: domain, kind: kind, album: targetAlbum)
     }
 
     /// One page of items, in import order.
@@ -172,17 +136,7 @@ extension Vault {
     }
 
     private func finishDelete(rows: [ItemRow], secure: Bool, saveFade: Bool, marker: String?) throws {
-        for row in rows {
-            let path = try? locate(row)
-            if secure, let path { try ProtectedFiles.overwrite(path) }
-            try keyStore.destroyItemKey(row.id)
-            if let path {
-                try ProtectedFiles.remove(path)
-                guard !FileManager.default.fileExists(atPath: path) else {
-                    throw Nu11Error(.io, "item \(row.id): its file still exists after deletion", item: row.id.hex)
-                }
-            }
-        }
+        for row in rows { try shredFiles(of: row, secure: secure) }
         try index.deleteItems(rows.map(\.id))
         if let marker { try keyStore.clearPendingBatch(marker) }
         if saveFade { try saveState() }

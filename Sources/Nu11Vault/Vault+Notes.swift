@@ -58,10 +58,7 @@ extension Vault {
         if let title { try Self.validateTitle(title) }
         let fade = row.domain == .fade ? state.fade.first { $0.id == row.id }.map { max(1, $0.deadline - now) } : nil
         let item = try store(MemorySource(body), name: title ?? meta.name, kind: .note, album: nil, fade: fade,
-                             created: meta.created)
-        afterCommit("shredding the old version of note \(row.id)") {
-            try delete(rows: [row], secure: settings.deletionMode == .secure)
-        }
+                             created: meta.created, replacing: [row])
         return note(item)
     }
 

@@ -105,9 +105,14 @@ struct FadeNotesTests {
         try cli.initVault()
         #expect(try cli.run(["album", "create", "A"], pinStdin: true).code == 0)
         let bytes = (0..<50_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
-        let id = try cli.importIDs([cli.file("p.jpg", bytes)], extra: ["--album", "A"])[0]
-        let set = try cli.run(["fade", "set", id, "2s"], pinStdin: true)
+        let old = try cli.importIDs([cli.file("p.jpg", bytes)], extra: ["--album", "A"])[0]
+        let set = try cli.run(["fade", "set", old, "2s"], pinStdin: true)
         #expect(set.code == 0, "\(set.stderr)")
+        // Re-encrypted into Fade as a new item; the permanent one is gone (key and file).
+        let id = String(set.out.prefix(32))
+        #expect(id != old && set.out.contains("ID changed"))
+        expectCleanError(try cli.run(["export", old, "-o", "-"], pinStdin: true), code: 4, mentions: "no item")
+        #expect(!cli.exists(cli.keystore + "/items/\(old).key"))
         #expect(cli.exists(cli.vault + "/Fade/\(id).n11"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: cli.vault + "/Vault/Albums").allSatisfy {
             (try? FileManager.default.contentsOfDirectory(atPath: cli.vault + "/Vault/Albums/" + $0))?.isEmpty ?? true

@@ -141,9 +141,15 @@ public final class VaultIndex: Sendable {
 
     // MARK: items
 
-    /// Inserts rows in one transaction (group commit); assigns `seq`.
-    public func insertItems(_ rows: [ItemRow]) throws {
+    /// The commit point of the vault's one write path: new albums, new item rows and the
+    /// removal of the rows they replace, in one transaction.
+    public func commit(albums: [AlbumRow], items rows: [ItemRow], removing: [ItemID]) throws {
         try write { db in
+            for album in albums {
+                try db.execute(sql: "INSERT INTO album (id, domain, name) VALUES (?, ?, ?)",
+                               arguments: [album.id.hex, album.domain.rawValue, Data(album.name)])
+            }
+            for id in removing { try db.execute(sql: "DELETE FROM item WHERE id = ?", arguments: [id.hex]) }
             var next = (try Int64.fetchOne(db, sql: "SELECT max(seq) FROM item") ?? 0) + 1
             for row in rows {
                 try db.execute(sql: "INSERT INTO item (id, seq, kind, domain, album, meta) VALUES (?, ?, ?, ?, ?, ?)",
@@ -153,6 +159,9 @@ public final class VaultIndex: Sendable {
             }
         }
     }
+
+    /// Inserts rows in one transaction (group commit); assigns `seq`.
+    public func insertItems(_ rows: [ItemRow]) throws { try commit(albums: [], items: rows, removing: []) }
 
     public func item(_ id: ItemID) throws -> ItemRow? {
         try read { db in

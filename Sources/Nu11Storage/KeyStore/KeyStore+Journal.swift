@@ -3,9 +3,11 @@ import Nu11Format
 
 /// A tiny intent journal in the key store (`pending/<ID>.json`), so that a crash in the
 /// middle of an import or a delete is finished or undone at the start of the next command:
-/// an interrupted import leaves the item absent, an interrupted delete completes.
+/// an interrupted import leaves the item absent, an interrupted delete completes, and an
+/// item replaced by a commit (a note edit, fade set) is shredded once the commit's index
+/// transaction removed its row — never before.
 public struct PendingOperation: Codable, Sendable, Equatable {
-    public enum Kind: String, Codable, Sendable { case importing, deleting }
+    public enum Kind: String, Codable, Sendable { case importing, deleting, replacing }
 
     public var operation: Kind
     public var id: ItemID

@@ -38,7 +38,7 @@ extension Vault {
             throw ZipReader.reject(path, "its manifest and its entries do not match")
         }
         // Stage every item; nothing is visible until the commit below.
-        var staged: [Staged] = []
+        var staged: [StagedItem] = []
         var albumIDs: [String: ItemID] = try Dictionary(albumNames().map { ($0.value, $0.key) }, uniquingKeysWith: { a, _ in a })
         var newAlbums: [String: ItemID] = [:]
         for name in manifest.albums where albumIDs[name] == nil {
@@ -51,7 +51,7 @@ extension Vault {
         var madeFolders: [String] = []
         var succeeded = false
         defer {
-            for s in staged where !s.committed { s.writer.abort() }
+            for s in staged where !s.published { s.writer.abort(); s.keyWriter?.abort() }
             if !succeeded { for folder in madeFolders { _ = rmdir(folder) } }
         }
         for id in newAlbums.values {
@@ -70,20 +70,11 @@ extension Vault {
             if let payload { staged.append(payload) }
         }
         progress(manifest.items.count, manifest.items.count)
-        let result = try commit(staged: &staged, newAlbums: newAlbums)
+        let albumRows = try newAlbums.map { name, id in AlbumRow(id: id, domain: mainDomain, name: try sealAlbumName(name, id: id)) }
+        try commit(&staged, albums: albumRows)
         succeeded = true
-        return result
-    }
-
-    struct Staged {
-        let writer: AtomicFileWriter
-        let row: ItemRow
-        let record: ItemKeyRecord
-        let meta: ItemMetadata
-        let fadeDeadline: Double?
-        var committed = false
-        /// The key record, staged for a batch (published after the batch's syncfs).
-        var keyWriter: AtomicFileWriter?
+        let names = try albumNames()
+        return staged.map { summary(row: $0.row, meta: $0.meta, albumName: $0.row.album.flatMap { names[$0] }) }
     }
 
     private func readManifest(_ zip: ZipReader, key: SecretBytes, portable: Bool) throws -> ArchiveFormat.Manifest {
@@ -115,7 +106,7 @@ extension Vault {
     }
 
     private func stage(_ item: ArchiveFormat.ManifestItem, entry size: UInt64, zip: ZipReader, key: SecretBytes, secure: Bool,
-                       albums: [String: ItemID]) throws -> Staged? {
+                       albums: [String: ItemID]) throws -> StagedItem? {
         let kind: ItemKind = item.kind == "note" ? .note : .file
         let album = kind == .file && item.fadeDeadline == nil ? item.album.flatMap { albums[$0] } : nil
         let meta = ItemMetadata(name: item.name, size: item.size, type: item.type, created: Date(timeIntervalSince1970: item.created))
@@ -130,25 +121,23 @@ extension Vault {
             }
             if try index.item(id) != nil { return nil }  // already here
             let itemKey = try KeyWrap.unwrap(wrapped, under: key, associatedData: Self.archivedKeyAAD(id, domain: domain, kind: kind))
-            let writer = try AtomicFileWriter(destination: location.path(id: id, kind: kind, domain: domain, album: album))
-            var sink = writer.sink
-            var first = true
-            try zip.stream(item.entry) { data in
-                try decryptor.feed(data) { chunk in
-                    if first {
-                        first = false
-                        guard try N11Header.parse(chunk.prefix(N11Header.byteCount)) == N11Header(kind: kind, domain: domain, itemID: id) else {
-                            throw Nu11Error(.corrupted, "an archived item does not match its manifest entry")
+            return try stage(id: id, kind: kind, domain: domain, album: album, fadeDeadline: item.fadeDeadline, itemKey: itemKey,
+                             metadata: { _ in meta }) { sink in
+                var first = true
+                try zip.stream(item.entry) { data in
+                    try decryptor.feed(data) { chunk in
+                        if first {
+                            first = false
+                            guard try N11Header.parse(chunk.prefix(N11Header.byteCount)) == N11Header(kind: kind, domain: domain, itemID: id) else {
+                                throw Nu11Error(.corrupted, "an archived item does not match its manifest entry")
+                            }
                         }
+                        try sink.write(chunk)
                     }
-                    try sink.write(chunk)
                 }
+                try decryptor.finish { try sink.write($0) }
+                return item.size
             }
-            try decryptor.finish { try sink.write($0) }
-            try writer.prepare()
-            let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id, domainKey: domainKey(domain))
-            return Staged(writer: writer, row: ItemRow(id: id, kind: kind, domain: domain, album: album, meta: try meta.seal(id: id, album: album, key: metadataKey(domain))),
-                          record: record, meta: meta, fadeDeadline: item.fadeDeadline)
         }
         guard size == ChunkedScheme.ciphertextLength(AES256GCMChunks.self, plaintextLength: item.size) else {
             throw ZipReader.reject(zip.path, "entry \(item.entry) does not have the size its manifest declares")
@@ -157,70 +146,24 @@ extension Vault {
         let domain: Domain = item.fadeDeadline == nil ? mainDomain : .fade
         let itemKey = SecretBytes(randomCount: 32)
         let header = N11Header(kind: kind, domain: domain, itemID: id)
-        let writer = try AtomicFileWriter(destination: location.path(id: id, kind: kind, domain: domain, album: album))
-        var sink = writer.sink
-        try sink.write(header.encoded())
-        let encryptor = try ChunkedPushEncryptor<N11Envelope.AEAD>(key: itemKey, context: header.context)
-        do {
-            try zip.stream(item.entry) { data in
-                try decryptor.feed(data) { plain in try encryptor.feed(plain) { try sink.write($0) } }
-            }
-            try decryptor.finish { plain in try encryptor.feed(plain) { try sink.write($0) } }
-            try encryptor.finish { try sink.write($0) }
-        } catch let error as Nu11Error {
-            writer.abort()
-            throw error.code == .io ? error : Nu11Error(.corrupted, "\(zip.path): item '\(item.name)' failed authentication: \(error.message)",
-                                                        remedy: "the archive was altered or damaged; nothing was imported", item: zip.path)
-        }
-        guard encryptor.plaintextLength == item.size else {
-            writer.abort()
-            throw ZipReader.reject(zip.path, "item '\(item.name)' has another size than its manifest declares")
-        }
-        try writer.prepare()
-        let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id, domainKey: domainKey(domain))
-        return Staged(writer: writer, row: ItemRow(id: id, kind: kind, domain: domain, album: album, meta: try meta.seal(id: id, album: album, key: metadataKey(domain))),
-                      record: record, meta: meta, fadeDeadline: item.fadeDeadline)
-    }
-
-    private func commit(staged: inout [Staged], newAlbums: [String: ItemID]) throws -> [ItemSummary] {
-        var created: [ItemID] = []
-        var published: [ItemID] = []
-        do {
-            for (name, id) in newAlbums {
-                try ProtectedFiles.makeDirectory(location.albumFolder(id))
-                try index.insertAlbum(AlbumRow(id: id, domain: mainDomain,
-                                               name: sealAlbumName(name, id: id)))
-                created.append(id)
-            }
-            let fades = staged.compactMap { s in s.fadeDeadline.map { DeviceState.FadeEntry(id: s.row.id, domain: .fade, kind: s.row.kind, deadline: $0) } }
-            if !fades.isEmpty {
-                state.fade += fades
-                try saveState()
-            }
-            try keyStore.markPending(staged.map {
-                PendingOperation(.importing, id: $0.row.id, kind: $0.row.kind, domain: $0.row.domain, album: $0.row.album)
-            })
-            for i in staged.indices {
-                try keyStore.storeItemKey(staged[i].record)
-                published.append(staged[i].row.id)
-                try staged[i].writer.publish()
-                staged[i].committed = true
-            }
-            try index.insertItems(staged.map(\.row))  // the commit point
-        } catch {
-            // Not committed: undo. The markers stay if the undo fails, for the next command.
+        return try stage(id: id, kind: kind, domain: domain, album: album, fadeDeadline: item.fadeDeadline, itemKey: itemKey,
+                         metadata: { _ in meta }) { sink in
+            try sink.write(header.encoded())
+            let encryptor = try ChunkedPushEncryptor<N11Envelope.AEAD>(key: itemKey, context: header.context)
             do {
-                for s in staged {
-                    try keyStore.destroyItemKey(s.row.id)
-                    if s.committed { try ProtectedFiles.remove(s.writer.destination) } else { s.writer.abort() }
+                try zip.stream(item.entry) { data in
+                    try decryptor.feed(data) { plain in try encryptor.feed(plain) { try sink.write($0) } }
                 }
-                for id in created { try index.deleteAlbum(id) }
-                try keyStore.clearPending(staged.map(\.row.id))
-            } catch {}
-            throw error
+                try decryptor.finish { plain in try encryptor.feed(plain) { try sink.write($0) } }
+                try encryptor.finish { try sink.write($0) }
+            } catch let error as Nu11Error {
+                throw error.code == .io ? error : Nu11Error(.corrupted, "\(zip.path): item '\(item.name)' failed authentication: \(error.message)",
+                                                            remedy: "the archive was altered or damaged; nothing was imported", item: zip.path)
+            }
+            guard encryptor.plaintextLength == item.size else {
+                throw ZipReader.reject(zip.path, "item '\(item.name)' has another size than its manifest declares")
+            }
+            return item.size
         }
-        afterCommit("removing the journal markers") { try keyStore.clearPending(staged.map(\.row.id)) }
-        let names = try albumNames()
-        return staged.map { summary(row: $0.row, meta: $0.meta, albumName: $0.row.album.flatMap { names[$0] }) }
     }
 }

@@ -27,8 +27,9 @@ struct Fade: ParsableCommand {
             try Failure.run {
                 let vault = try openVault(location, pin)
                 guard let seconds = try fadeSeconds(duration, settings: vault.settings) else { return }
-                try vault.setFade(id, seconds: seconds)
-                print("\(id) fades at \(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: vault.now + seconds)))")
+                let faded = try vault.setFade(id, seconds: seconds)
+                print("\(faded.hex) fades at \(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: vault.now + seconds)))")
+                if !faded.hex.hasPrefix(id.digits) { print("(re-encrypted as a new item: the ID changed from \(id))") }
             }
         }
     }

@@ -1,0 +1,140 @@
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// An item encrypted into a temp file next to its place, with its key record and sealed
+/// metadata ready; invisible until `commit`.
+struct StagedItem {
+    let writer: AtomicFileWriter
+    let row: ItemRow
+    let record: ItemKeyRecord
+    let meta: ItemMetadata
+    let fadeDeadline: Double?
+    /// The key record's temp file, once the commit wrote it.
+    var keyWriter: AtomicFileWriter?
+    /// Whether the commit renamed the file (and key record) into place.
+    var published = false
+}
+
+/// The vault's one write path, used by import (files, folders, stdin), notes, note edits,
+/// fade set and archive import: `stage` encrypts, `commit` makes a group of staged items
+/// visible at one commit point. Before it a failure undoes everything; after it nothing
+/// rolls back (late failures are notices, and the journal lets the next command finish).
+extension Vault {
+    /// Encrypts what `write` produces into a temp file for a new item and seals its key
+    /// record and metadata. `write` returns the plaintext size.
+    func stage(id: ItemID = ItemID(), kind: ItemKind, domain: Domain, album: ItemID?, fadeDeadline: Double?,
+               itemKey: SecretBytes = SecretBytes(randomCount: 32), metadata: (UInt64) -> ItemMetadata,
+               write: (inout FileDescriptorStream) throws -> UInt64) throws -> StagedItem {
+        let writer = try AtomicFileWriter(destination: location.path(id: id, kind: kind, domain: domain, album: album))
+        do {
+            var sink = writer.sink
+            let size = try write(&sink)
+            try writer.prepare(durable: false)
+            let meta = metadata(size)
+            let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id, domainKey: domainKey(domain))
+            let row = ItemRow(id: id, kind: kind, domain: domain, album: album,
+                              meta: try meta.seal(id: id, album: album, key: metadataKey(domain)))
+            return StagedItem(writer: writer, row: row, record: record, meta: meta, fadeDeadline: fadeDeadline)
+        } catch {
+            writer.abort()
+            throw error
+        }
+    }
+
+    /// Encrypts `source` as a new `.n11` envelope (see `stage`).
+    func stage(_ source: some ByteSource, name: String, kind: ItemKind, domain: Domain, album: ItemID?,
+               fadeDeadline: Double?, id: ItemID = ItemID(), created: Date = Date(), type: String? = nil) throws -> StagedItem {
+        let itemKey = SecretBytes(randomCount: 32)
+        return try stage(id: id, kind: kind, domain: domain, album: album, fadeDeadline: fadeDeadline, itemKey: itemKey,
+                         metadata: { ItemMetadata(name: name, size: $0, type: type ?? (kind == .note ? "text/plain" : ItemMetadata.guessType(name)), created: created) },
+                         write: { sink in
+                             var input = source
+                             return try N11Envelope.seal(from: &input, to: &sink, header: N11Header(kind: kind, domain: domain, itemID: id),
+                                                         itemKey: itemKey)
+                         })
+    }
+
+    /// Makes `staged` visible, in the one order the crash and power-loss tests prove:
+    /// journal marker → fade deadlines → key records written → one sync → key records and
+    /// files renamed into place → one sync → the index transaction (new albums, new rows,
+    /// removal of the `replacing` rows): the commit point. Then the replaced items are
+    /// shredded and the marker removed. A failure before the commit point undoes the lot;
+    /// a crash is undone (before) or finished (after) from the marker by the next command.
+    func commit(_ staged: inout [StagedItem], replacing old: [ItemRow] = [], albums: [AlbumRow] = []) throws {
+        guard !staged.isEmpty || !albums.isEmpty else { return }
+        let marker = try keyStore.markPendingBatch(
+            staged.map { PendingOperation(.importing, id: $0.row.id, kind: $0.row.kind, domain: $0.row.domain, album: $0.row.album) }
+            + old.map { PendingOperation(.replacing, id: $0.id, kind: $0.kind, domain: $0.domain, album: $0.album) })
+        let fades = staged.compactMap { s in
+            s.fadeDeadline.map { DeviceState.FadeEntry(id: s.row.id, domain: .fade, kind: s.row.kind, deadline: $0) }
+        }
+        do {
+            if !fades.isEmpty {
+                // A crash from here leaves a deadline for nothing (dropped by the next sweep),
+                // never a fade item without a deadline.
+                state.fade += fades
+                try saveState()
+            }
+            for i in staged.indices { staged[i].keyWriter = try keyStore.stageItemKey(staged[i].record) }
+            try ProtectedFiles.syncFileSystem(location.vaultRoot)
+            try keyStore.syncFileSystem()
+            for i in staged.indices {
+                try staged[i].keyWriter?.publish(durable: false)
+                staged[i].published = true
+                try staged[i].writer.publish(durable: false)
+            }
+            try ProtectedFiles.syncFileSystem(location.vaultRoot)
+            try keyStore.syncFileSystem()
+            try index.commit(albums: albums, items: staged.map(\.row), removing: old.map(\.id))  // the commit point
+        } catch {
+            undo(staged, fades: fades, marker: marker)
+            throw error
+        }
+        for row in old { previewCache.remove(row.id) }
+        afterCommit("shredding what the change replaced") {
+            let secure = settings.deletionMode == .secure
+            for row in old { try shredFiles(of: row, secure: secure) }
+            let replaced = Set(old.map(\.id))
+            if state.fade.contains(where: { replaced.contains($0.id) }) {
+                state.fade.removeAll { replaced.contains($0.id) }
+                try saveState()
+            }
+            try keyStore.clearPendingBatch(marker)
+        }
+    }
+
+    /// Undoes an uncommitted group. If the undo fails too, the marker stays and the next
+    /// command finishes it.
+    private func undo(_ staged: [StagedItem], fades: [DeviceState.FadeEntry], marker: String) {
+        do {
+            for s in staged {
+                if s.published {
+                    try keyStore.destroyItemKey(s.row.id)
+                    try ProtectedFiles.remove(s.writer.destination)
+                }
+                s.writer.abort()
+                s.keyWriter?.abort()
+            }
+            if !fades.isEmpty {
+                let ids = Set(fades.map(\.id))
+                state.fade.removeAll { ids.contains($0.id) }
+                try saveState()
+            }
+            try keyStore.clearPendingBatch(marker)
+        } catch {}
+    }
+
+    /// Crypto-shreds one item's key record and file (secure mode overwrites the file first).
+    func shredFiles(of row: ItemRow, secure: Bool) throws {
+        let path = try? locate(row)
+        if secure, let path { try ProtectedFiles.overwrite(path) }
+        try keyStore.destroyItemKey(row.id)
+        if let path {
+            try ProtectedFiles.remove(path)
+            guard !FileManager.default.fileExists(atPath: path) else {
+                throw Nu11Error(.io, "item \(row.id): its file still exists after deletion", item: row.id.hex)
+            }
+        }
+    }
+}
