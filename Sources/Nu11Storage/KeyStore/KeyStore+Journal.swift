@@ -27,18 +27,6 @@ public struct PendingOperation: Codable, Sendable, Equatable {
 extension KeyStore {
     var pendingPath: String { POSIX.join(root, "pending") }
 
-    public func markPending(_ operations: [PendingOperation]) throws {
-        guard !operations.isEmpty else { return }
-        try ProtectedFiles.makeDirectory(pendingPath)
-        for op in operations {
-            try ProtectedFiles.writeAtomically(Array(try JSONEncoder().encode(op)), to: POSIX.join(pendingPath, op.id.hex + ".json"))
-        }
-    }
-
-    public func clearPending(_ ids: [ItemID]) throws {
-        for id in ids { try ProtectedFiles.remove(POSIX.join(pendingPath, id.hex + ".json")) }
-    }
-
     /// One marker for a whole batch (group commit of many imports).
     /// A failure after the marker took effect is marked `tookEffect`; the path is then
     /// unknown to the caller, and the next command finds the marker.
