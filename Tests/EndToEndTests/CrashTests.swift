@@ -154,6 +154,24 @@ struct CrashTests {
         m.expectInterrupted()
     }
 
+    @Test("fade set: the permanent item and its Fade copy are swapped at one commit point; never both, never neither")
+    func fadeSet() throws {
+        let m = try Model()
+        try FileManager.default.createDirectory(atPath: m.cli.root + "/src", withIntermediateDirectories: true)
+        for trial in 0..<Self.trials {
+            let file = m.newFiles(1, size: 40_000)[0]
+            let name = (file as NSString).lastPathComponent
+            #expect(try m.run(["import", file]).code == 0)
+            guard let id = try m.listing()[name] else { continue }
+            try m.killed(["fade", "set", id, "1h", "--pin-stdin"], input: m.pin + "\n")
+            let r = try m.run(["list", "--json", "--limit", "100000"])
+            let entries = ((try? JSONSerialization.jsonObject(with: r.stdout) as? [[String: Any]]) ?? []).filter { $0["name"] as? String == name }
+            #expect(entries.count == 1, "fade set trial \(trial): \(entries.count) copies listed")
+            try m.verify("fade set trial \(trial)", inFlight: [])
+        }
+        m.expectInterrupted()
+    }
+
     @Test("PIN change")
     func pinChange() throws {
         let m = try Model()

@@ -151,6 +151,26 @@ struct FaultTests {
             }))
     }
 
+    @Test("fade set") func fadeSet() throws {
+        nonisolated(unsafe) var permanent = ""
+        try run("fade set", Scenario(
+            prepare: { cli in
+                permanent = try cli.importIDs([cli.file("p.jpg", Array(Self.payload))])[0]
+                return [:]
+            },
+            command: { _ in [CLI.binary, "fade", "set", "--pin-stdin", permanent, "1h"] },
+            input: { cli in Data((cli.pin + "\n").utf8) },
+            verify: { cli, ok in
+                // Exactly one copy: the permanent one (failed) or the Fade one (done); bytes intact.
+                let copies = try listed(cli).filter { ($0["name"] as? String) == "p.jpg" }
+                #expect(copies.count == 1, "fade set said \(ok ? "done" : "failed") but \(copies.count) copies exist")
+                let fading = copies.first?["fadesAt"] != nil
+                #expect(fading == ok, "fade set said \(ok ? "done" : "failed") but the item \(fading ? "fades" : "is permanent")")
+                if let id = copies.first?["id"] as? String { try exports(cli, [id: Self.payload], pin: cli.pin, "the item") }
+                return cli.pin
+            }))
+    }
+
     @Test("pin change") func pinChange() throws {
         try run("pin change", Scenario(
             prepare: { cli in [try cli.importIDs([cli.file("a.jpg", [5])])[0]: Data([5])] },
