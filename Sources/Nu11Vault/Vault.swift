@@ -121,6 +121,7 @@ public final class Vault {
     /// The current PIN is not needed again: the slot opens with the key-encryption key the
     /// unlock derived, so only the new PIN (and, for a cost change, the others) is stretched.
     public func changePIN(new: SecretBytes, others: [SecretBytes] = []) throws {
+        try LockedVault.validateNewPIN(new)
         let parameters = try pendingKDFCost()
         let current = try held
         var changed: UnlockedKeys?

@@ -57,6 +57,8 @@ struct CoreShapeTests {
             ($0 as? Nu11Error)?.code == .invalidArgument
         }
         #expect(!LockedVault(location).isInitialized)
+        let t = try TestVault()
+        #expect { try (try t.vault).changePIN(new: secret("123")) } throws: { ($0 as? Nu11Error)?.code == .invalidArgument }
     }
 
     func item(_ vault: Vault, _ hex: String) throws -> ItemID {
