@@ -4,6 +4,7 @@
 // Layers (each depends only on the ones before it):
 //   Nu11Format  — bytes in, bytes out: keys, key wrapping, chunked AEAD, the .n11 envelope
 //   Nu11Storage — protected atomic files, the key store, the index, settings
+//   Nu11Media   — images: libvips thumbnails, EXIF, location stripping (beside Storage)
 //   Nu11Vault   — the vault facade: unlock, photos, albums, deletion
 //   nu11vlt     — the command line (thin)
 import PackageDescription
@@ -52,9 +53,21 @@ let package = Package(
             exclude: ["mutants.txt"],
             swiftSettings: strict
         ),
+        // Photos: libvips (decoding from memory, trusted loaders only) behind a C face.
+        .systemLibrary(
+            name: "CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        .target(name: "CNu11Image", dependencies: ["CVips"]),
+        .target(
+            name: "Nu11Media",
+            dependencies: ["Nu11Format", "CNu11Image"],
+            swiftSettings: strict
+        ),
         .target(
             name: "Nu11Vault",
-            dependencies: ["Nu11Format", "Nu11Storage"],
+            dependencies: ["Nu11Format", "Nu11Storage", "Nu11Media"],
             exclude: ["mutants.txt"],
             swiftSettings: strict
         ),
@@ -63,6 +76,7 @@ let package = Package(
             name: "nu11vlt",
             dependencies: [
                 "Nu11Vault",
+                "Nu11Media",
                 "CNu11Sys",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -88,6 +102,11 @@ let package = Package(
             name: "Nu11VaultTests",
             dependencies: ["Nu11Vault"],
             resources: [.copy("Vectors")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "Nu11MediaTests",
+            dependencies: ["Nu11Media"],
             swiftSettings: strict
         ),
         .testTarget(

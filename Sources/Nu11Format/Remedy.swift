@@ -38,6 +38,10 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
     case importFolderRecursively
     case importThroughStandardInput
     case renameToUTF8
+    /// Make the thumbnails of photos imported before thumbnails existed.
+    case makeThumbnails
+    /// Export without location stripping, or convert the photo first.
+    case exportWithoutStripping
 
     public init(stringLiteral value: String) { self = .advice(value) }
     public init(stringInterpolation: DefaultStringInterpolation) { self = .advice(String(stringInterpolation: stringInterpolation)) }
@@ -69,6 +73,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
         case .portableArchive: "export a portable (password) archive to move items between machines"
         case .importFolderRecursively: "import folders recursively"
         case .importThroughStandardInput: "copy it to a regular file first, or import it from standard input"
+        case .makeThumbnails: "make the missing thumbnails (only images get one)"
+        case .exportWithoutStripping: "export without removing the location, or convert the photo to JPEG first"
         case .renameToUTF8: "rename it to UTF-8 (e.g. convmv -f latin1 -t utf8), or import it from standard input under a name"
         }
     }

@@ -8,6 +8,36 @@ struct ItemMetadata: Codable, Sendable {
     var size: UInt64
     var type: String
     var created: Date
+    /// The source file's modification time (restored on export); nil for stdin and notes.
+    var modified: Date?
+    /// Photos (docs/FORMAT.md §4.3): displayed size, capture date (EXIF DateTimeOriginal,
+    /// else the file's mtime), camera, whether the original carries a location, whether a
+    /// sealed thumbnail exists. All optional: rows sealed before photos simply lack them.
+    var width: Int?
+    var height: Int?
+    var taken: Date?
+    var camera: String?
+    var gps: Bool?
+    var thumbnail: Bool?
+
+    init(name: String, size: UInt64, type: String, created: Date, modified: Date? = nil) {
+        self.name = name
+        self.size = size
+        self.type = type
+        self.created = created
+        self.modified = modified
+    }
+
+    /// Adds what the photo analysis found.
+    mutating func apply(_ photo: PhotoFacts) {
+        type = photo.format.mimeType
+        width = photo.width
+        height = photo.height
+        taken = photo.taken ?? modified
+        camera = photo.camera
+        gps = photo.hasGPS
+        thumbnail = photo.thumbnails != nil ? true : nil
+    }
 
     /// Version 2 binds the album the row sits in (16 zero bytes for none): moving a row to
     /// another album in the index makes its metadata fail to open.
@@ -66,7 +96,8 @@ struct ItemMetadata: Codable, Sendable {
         case "png": "image/png"
         case "gif": "image/gif"
         case "webp": "image/webp"
-        case "heic": "image/heic"
+        case "heic", "heif": "image/heic"
+        case "avif": "image/avif"
         case "bmp": "image/bmp"
         case "ppm", "pnm": "image/x-portable-pixmap"
         case "tif", "tiff": "image/tiff"
@@ -92,6 +123,38 @@ public struct ItemSummary: Sendable, Codable, Equatable {
     public var created: Date
     /// When the item fades (is destroyed), for fade items.
     public var fadesAt: Date?
+    /// The source file's modification time, restored on export.
+    public var modified: Date?
+    /// Photos: displayed width and height, capture date, camera, whether the original
+    /// carries a location (GPS), whether a sealed thumbnail exists.
+    public var width: Int?
+    public var height: Int?
+    public var taken: Date?
+    public var camera: String?
+    public var gps: Bool?
+    public var thumbnail: Bool
+
+    public func encode(to encoder: any Encoder) throws {
+        // Every key is written, null when absent (one schema for every item).
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(name, forKey: .name)
+        try c.encode(size, forKey: .size)
+        try c.encode(type, forKey: .type)
+        try c.encode(album, forKey: .album)
+        try c.encode(albumID, forKey: .albumID)
+        try c.encode(domain, forKey: .domain)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(created, forKey: .created)
+        try c.encode(fadesAt, forKey: .fadesAt)
+        try c.encode(modified, forKey: .modified)
+        try c.encode(width, forKey: .width)
+        try c.encode(height, forKey: .height)
+        try c.encode(taken, forKey: .taken)
+        try c.encode(camera, forKey: .camera)
+        try c.encode(gps, forKey: .gps)
+        try c.encode(thumbnail, forKey: .thumbnail)
+    }
 }
 
 /// An album as a user sees it.
@@ -99,6 +162,14 @@ public struct AlbumSummary: Sendable, Codable, Equatable {
     public var id: String
     public var name: String
     public var items: Int
+}
+
+/// The order of a listing.
+public enum ItemOrder: String, Sendable, CaseIterable {
+    /// Import order (the default).
+    case imported
+    /// Capture date: EXIF DateTimeOriginal, else the source file's mtime, else import time.
+    case taken
 }
 
 /// One page of a listing; `next` continues it.

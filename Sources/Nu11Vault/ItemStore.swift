@@ -1,5 +1,6 @@
 import Foundation
 import Nu11Format
+import Nu11Media
 import Nu11Storage
 
 /// An item encrypted into a temp file next to its place, with its key record and sealed
@@ -10,6 +11,8 @@ struct StagedItem {
     let record: ItemKeyRecord
     let meta: ItemMetadata
     let fadeDeadline: Double?
+    /// The sealed thumbnails' temp file (photos only), published with the item.
+    var thumbnailWriter: AtomicFileWriter?
     /// The key record's temp file, once the commit wrote it.
     var keyWriter: AtomicFileWriter?
     /// Whether the commit renamed the file (and key record) into place.
@@ -42,17 +45,47 @@ extension Vault {
         }
     }
 
-    /// Encrypts `source` as a new `.n11` envelope (see `stage`).
+    /// Encrypts `source` as a new `.n11` envelope (see `stage`). An image (told by its first
+    /// bytes) is copied in memory while it is encrypted; after the last chunk its thumbnails
+    /// are made from that copy and sealed beside it, and its facts join the metadata. A file
+    /// that cannot be decoded imports as a plain file, with a notice.
     func stage(_ source: some ByteSource, name: String, kind: ItemKind, domain: Domain, album: ItemID?,
-               fadeDeadline: Double?, id: ItemID = ItemID(), created: Date = Date(), type: String? = nil) throws -> StagedItem {
+               fadeDeadline: Double?, id: ItemID = ItemID(), created: Date = Date(), type: String? = nil,
+               modified: Date? = nil) throws -> StagedItem {
         let itemKey = SecretBytes(randomCount: 32)
-        return try stage(id: id, kind: kind, domain: domain, album: album, fadeDeadline: fadeDeadline, itemKey: itemKey,
-                         metadata: { ItemMetadata(name: name, size: $0, type: type ?? (kind == .note ? "text/plain" : ItemMetadata.guessType(name)), created: created) },
-                         write: { sink in
-                             var input = source
-                             return try N11Envelope.seal(from: &input, to: &sink, header: N11Header(kind: kind, domain: domain, itemID: id),
-                                                         itemKey: itemKey)
-                         })
+        let capture = kind == .file ? PhotoCapture(name: name) : nil
+        var photo: PhotoFacts?
+        var staged = try stage(id: id, kind: kind, domain: domain, album: album, fadeDeadline: fadeDeadline, itemKey: itemKey,
+                               metadata: { size in
+                                   var meta = ItemMetadata(name: name, size: size, type: type ?? (kind == .note ? "text/plain" : ItemMetadata.guessType(name)),
+                                                           created: created, modified: modified)
+                                   if let photo { meta.apply(photo) } else if capture != nil && ImageFormat.suggested(byName: name) != nil && type == nil {
+                                       meta.type = "application/octet-stream"
+                                   }
+                                   return meta
+                               },
+                               write: { sink in
+                                   let header = N11Header(kind: kind, domain: domain, itemID: id)
+                                   guard let capture else {
+                                       var input = source
+                                       return try N11Envelope.seal(from: &input, to: &sink, header: header, itemKey: itemKey)
+                                   }
+                                   var input = CapturingSource(base: source, capture: capture)
+                                   let size = try N11Envelope.seal(from: &input, to: &sink, header: header, itemKey: itemKey)
+                                   let (facts, warning) = capture.analyze()
+                                   photo = facts
+                                   if let warning { notice(warning) }
+                                   return size
+                               })
+        if let pair = photo?.thumbnails {
+            do {
+                staged.thumbnailWriter = try stageThumbnails(pair, header: N11Header(kind: kind, domain: domain, itemID: id), itemKey: itemKey)
+            } catch {
+                staged.writer.abort()
+                throw error
+            }
+        }
+        return staged
     }
 
     /// Makes `staged` visible, in the one order the crash and power-loss tests prove:
@@ -82,6 +115,7 @@ extension Vault {
             for i in staged.indices {
                 try staged[i].keyWriter?.publish(durable: false)
                 staged[i].published = true
+                try staged[i].thumbnailWriter?.publish(durable: false)
                 try staged[i].writer.publish(durable: false)
             }
             try ProtectedFiles.syncFileSystem(location.vaultRoot)
@@ -91,7 +125,7 @@ extension Vault {
             undo(staged, fades: fades, marker: marker)
             throw error
         }
-        for row in old { previewCache.remove(row.id) }
+        for row in old { forgetCached(row.id) }
         afterCommit("shredding what the change replaced") {
             let secure = settings.deletionMode == .secure
             for row in old { try shredFiles(of: row, secure: secure) }
@@ -112,8 +146,10 @@ extension Vault {
                 if s.published {
                     try keyStore.destroyItemKey(s.row.id)
                     try ProtectedFiles.remove(s.writer.destination)
+                    try ProtectedFiles.remove(location.thumbnailPath(s.row.id))
                 }
                 s.writer.abort()
+                s.thumbnailWriter?.abort()
                 s.keyWriter?.abort()
             }
             if !fades.isEmpty {
@@ -125,12 +161,14 @@ extension Vault {
         } catch {}
     }
 
-    /// Crypto-shreds one item's key record and file (secure mode overwrites the file first).
+    /// Crypto-shreds one item's key record, file and thumbnails (secure mode overwrites the
+    /// files first).
     func shredFiles(of row: ItemRow, secure: Bool) throws {
-        let path = try? locate(row)
-        if secure, let path { try ProtectedFiles.overwrite(path) }
+        let thumbnail = location.thumbnailPath(row.id)
+        let paths = [try? locate(row), ProtectedFiles.exists(thumbnail) ? thumbnail : nil].compactMap { $0 }
+        if secure { for path in paths { try ProtectedFiles.overwrite(path) } }
         try keyStore.destroyItemKey(row.id)
-        if let path {
+        for path in paths {
             try ProtectedFiles.remove(path)
             guard !FileManager.default.fileExists(atPath: path) else {
                 throw Nu11Error(.io, "item \(row.id): its file still exists after deletion", item: row.id.hex)

@@ -22,13 +22,14 @@ extension Vault {
         var results: [ItemSummary] = []
         var batch: [StagedItem] = []
         var batchBytes: UInt64 = 0
-        defer { for s in batch where !s.published { s.writer.abort(); s.keyWriter?.abort() } }
+        defer { for s in batch where !s.published { s.writer.abort(); s.thumbnailWriter?.abort(); s.keyWriter?.abort() } }
         for (n, path) in paths.enumerated() {
             progress(n, paths.count)
             let fd = try ImportSource.openRegularFile(path)
             defer { close(fd) }
             let staged = try stage(FileDescriptorStream(fd: fd, label: path), name: (path as NSString).lastPathComponent,
-                                   kind: .file, domain: domain, album: targetAlbum, fadeDeadline: fade.map { now + $0 })
+                                   kind: .file, domain: domain, album: targetAlbum, fadeDeadline: fade.map { now + $0 },
+                                   modified: ImportSource.modificationTime(fd))
             batch.append(staged)
             batchBytes += staged.meta.size
             if batch.count >= 256 || batchBytes >= 256 << 20 {

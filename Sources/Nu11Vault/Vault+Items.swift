@@ -17,7 +17,8 @@ extension Vault {
         let fd = try ImportSource.openRegularFile(path)
         defer { close(fd) }
         let name = (path as NSString).lastPathComponent
-        return try importStream(FileDescriptorStream(fd: fd, label: path), name: name, album: album, fade: fade)
+        return try store(FileDescriptorStream(fd: fd, label: path), name: name, kind: .file, album: album, fade: fade,
+                         modified: ImportSource.modificationTime(fd))
     }
 
     /// Imports whatever `source` yields (stdin, for `-`) under `name`.
@@ -30,7 +31,7 @@ extension Vault {
     /// Encrypts one item into place (files and notes alike), through the one commit path;
     /// `replacing` rows (a note's old version) are removed at the same commit point.
     func store(_ source: some ByteSource, name: String, kind: ItemKind, album: String?, fade: Double?,
-               id: ItemID = ItemID(), created: Date = Date(), replacing: [ItemRow] = []) throws -> ItemSummary {
+               id: ItemID = ItemID(), created: Date = Date(), modified: Date? = nil, replacing: [ItemRow] = []) throws -> ItemSummary {
         if fade != nil && album != nil {
             throw Nu11Error(.invalidArgument, "fade items cannot go into an album", remedy: .fadeOrAlbum)
         }
@@ -38,32 +39,51 @@ extension Vault {
         let domain: Domain = fade == nil ? mainDomain : .fade
         if let targetAlbum { try ProtectedFiles.makeDirectory(location.albumFolder(targetAlbum)) }
         var staged = [try stage(source, name: name, kind: kind, domain: domain, album: targetAlbum,
-                                fadeDeadline: fade.map { now + $0 }, id: id, created: created)]
+                                fadeDeadline: fade.map { now + $0 }, id: id, created: created, modified: modified)]
         try commit(&staged, replacing: replacing)
         return try summary(id: id, meta: staged[0].meta, domain: domain, kind: kind, album: targetAlbum)
     }
 
-    /// One page of items, in import order.
+    /// One page of items, in import order, or by capture date (`.taken`: photos by EXIF
+    /// date, other items by import time; the sealed metadata of every matching item is
+    /// opened to sort them).
     public func list(album: String? = nil, photosOnly: Bool = false, limit: Int = 100, after: String? = nil,
-                     kind: ItemKind = .file) throws -> ItemPage {
+                     kind: ItemKind = .file, order: ItemOrder = .imported) throws -> ItemPage {
         guard limit > 0 else {
             throw Nu11Error(.invalidArgument, "the page size must be at least 1", remedy: "pass a positive number")
         }
-        var afterSeq: Int64 = 0
+        var afterRow: ItemRow?
         if let after {
             guard let row = try index.item(ItemID(hex: after)), isVisible(row) else {
                 throw Nu11Error(.notFound, "no item \(after) to continue after", remedy: "copy the ID from the previous page")
             }
-            afterSeq = row.seq
+            afterRow = row
         }
         let filter: ItemID?? = try album.map { .some(try albumID(named: $0)) } ?? (photosOnly ? .some(nil) : .none)
         evictExpiredPreviews()
-        let rows = try visibleRows(kind: kind, album: filter, afterSeq: afterSeq, limit: limit + 1)
         let names = try albumNames()
-        let page = try rows.prefix(limit).map { row in
+        func summarize(_ row: ItemRow) throws -> ItemSummary {
             let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
             return summary(row: row, meta: meta, albumName: row.album.flatMap { names[$0] })
         }
+        if order == .taken {
+            var all = try visibleRows(kind: kind, album: filter, afterSeq: 0, limit: Int.max).map { (row: $0, item: try summarize($0)) }
+            all.sort { a, b in
+                let (x, y) = (a.item.taken ?? a.item.created, b.item.taken ?? b.item.created)
+                return x != y ? x < y : a.row.seq < b.row.seq
+            }
+            var start = 0
+            if let afterRow {
+                guard let i = all.firstIndex(where: { $0.row.id == afterRow.id }) else {
+                    throw Nu11Error(.notFound, "no item \(afterRow.id) to continue after", remedy: "copy the ID from the previous page")
+                }
+                start = i + 1
+            }
+            let page = all[start...].prefix(limit).map(\.item)
+            return ItemPage(items: page, next: all.count > start + limit ? page.last?.id : nil)
+        }
+        let rows = try visibleRows(kind: kind, album: filter, afterSeq: afterRow?.seq ?? 0, limit: limit + 1)
+        let page = try rows.prefix(limit).map(summarize)
         return ItemPage(items: page, next: rows.count > limit ? page.last?.id : nil)
     }
 
@@ -89,15 +109,20 @@ extension Vault {
         }
     }
 
-    /// Exports to a new file, all or nothing: a damaged item leaves no partial file.
-    public func export(_ ref: ItemRef, toFile path: String, overwrite: Bool = false) throws -> UInt64 {
+    /// Exports to a new file, all or nothing: a damaged item leaves no partial file. The
+    /// file gets the source's modification time back, when the import recorded it.
+    /// `stripLocation` removes the photo's location first (see `exportStripped`).
+    public func export(_ ref: ItemRef, toFile path: String, overwrite: Bool = false, stripLocation: Bool = false) throws -> UInt64 {
         if !overwrite && FileManager.default.fileExists(atPath: path) {
             throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
         }
+        let row = try row(ref)
+        let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         let writer = try AtomicFileWriter(destination: path)
         do {
             var sink = writer.sink
-            let n = try export(ref, to: &sink)
+            let n = stripLocation ? try exportStripped(row, meta: meta, to: &sink) : try export(ref, to: &sink)
+            writer.modificationTime = meta.modified?.timeIntervalSince1970
             try writer.commit()
             return n
         } catch {
@@ -129,7 +154,7 @@ extension Vault {
             })
         }
         let ids = Set(rows.map(\.id))
-        for id in ids { previewCache.remove(id) }
+        for id in ids { forgetCached(id) }
         let fadeChanged = state.fade.contains { ids.contains($0.id) }
         state.fade.removeAll { ids.contains($0.id) }
         afterCommit("finishing the deletion") { try finishDelete(rows: rows, secure: secure, saveFade: fadeChanged, marker: marker) }
@@ -204,12 +229,21 @@ extension Vault {
                     albumID: row.album?.hex, domain: "\(row.domain)", kind: row.kind == .note ? "note" : "file",
                     created: meta.created,
                     fadesAt: row.domain == .fade
-                        ? state.fade.first { $0.id == row.id }.map { Date(timeIntervalSince1970: $0.deadline) } : nil)
+                        ? state.fade.first { $0.id == row.id }.map { Date(timeIntervalSince1970: $0.deadline) } : nil,
+                    modified: meta.modified, width: meta.width, height: meta.height, taken: meta.taken,
+                    camera: meta.camera, gps: meta.gps, thumbnail: meta.thumbnail == true)
     }
 }
 
 /// Checks on what a user asks to import.
 public enum ImportSource {
+    /// The modification time of an open file (kept in the sealed metadata, restored on export).
+    static func modificationTime(_ fd: Int32) -> Date? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        return Date(timeIntervalSince1970: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9)
+    }
+
     /// Opens `path` for reading if it is a regular file; anything else is refused clearly.
     public static func openRegularFile(_ path: String) throws -> Int32 {
         var st = stat()

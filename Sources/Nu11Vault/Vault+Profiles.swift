@@ -103,7 +103,7 @@ extension Vault {
                 paths += albums.map { location.albumsFolder + "/\($0)/\(row.id.hex).n11" }
             }
         }
-        return paths
+        return paths + [location.thumbnailPath(row.id)]
     }
 
     /// Duress: silently destroy the primary vault — its slot (so the primary PIN opens

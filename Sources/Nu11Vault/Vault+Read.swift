@@ -31,11 +31,11 @@ extension Vault {
         evictExpiredPreviews()
         let row = try row(ref)
         try checkFade(row)
-        if let cached = previewCache.get(row.id), cached.count >= min(bytes, cached.count) {
+        if let cached = previewCache.get(CachedPart(id: row.id, part: .head)), cached.count >= min(bytes, cached.count) {
             return Array(cached.prefix(bytes))
         }
         let head = try read(row, offset: 0, count: bytes)
-        previewCache.set(row.id, head)
+        previewCache.set(CachedPart(id: row.id, part: .head), head)
         return head
     }
 
@@ -43,6 +43,6 @@ extension Vault {
     /// anyway: the read-time checks come first; this keeps their plaintext out of memory).
     func evictExpiredPreviews() {
         let current = now
-        for entry in state.fade where entry.deadline <= current { previewCache.remove(entry.id) }
+        for entry in state.fade where entry.deadline <= current { forgetCached(entry.id) }
     }
 }

@@ -37,10 +37,10 @@ public final class Vault {
         }
     }
     var pendingNotices: [String] = []
-    /// Decrypted previews, in memory only, bounded by the preview.cache_mib setting; keyed
-    /// by item, consulted only after the read-time checks, emptied on delete, fade expiry
-    /// and lock.
-    public private(set) lazy var previewCache = PreviewCache<ItemID>(capacityBytes: settings.previewCacheMiB << 20)
+    /// Decrypted previews and thumbnails (the seed's thumbnail LRU), in memory only, bounded
+    /// by the preview.cache_mib setting, zeroed on eviction; keyed by item and part,
+    /// consulted only after the read-time checks, emptied on delete, fade expiry and lock.
+    public private(set) lazy var previewCache = PreviewCache<CachedPart>(capacityBytes: settings.previewCacheMiB << 20)
 
     /// The domains this PIN sees: the primary PIN sees Vault and Fade; a backup PIN sees
     /// only Backup.

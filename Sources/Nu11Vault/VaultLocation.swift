@@ -9,6 +9,7 @@ import Nu11Storage
 ///     <vault>/Fade/<PhotoID>.n11
 ///     <vault>/Backup/<PhotoID>.n11
 ///     <vault>/Notes/{vault,fade}_<NoteID>.n11note
+///     <vault>/Thumbnails/<PhotoID>.n11thumb   (sealed grid tile + screen preview)
 ///     <vault>/index.sqlite
 ///
 /// Defaults follow the XDG base directories: `$XDG_DATA_HOME/nu11vlt` (else
@@ -44,8 +45,15 @@ public struct VaultLocation: Sendable, Equatable {
     var fadeFolder: String { vaultRoot + "/Fade" }
     var backupFolder: String { vaultRoot + "/Backup" }
     var notesFolder: String { vaultRoot + "/Notes" }
+    /// One fixed place per item ID, whatever its album or domain: an album move never
+    /// touches a thumbnail, and every shredding path finds it by the ID alone.
+    var thumbnailsFolder: String { vaultRoot + "/Thumbnails" }
 
-    var folders: [String] { [vaultRoot, vaultRoot + "/Vault", photosFolder, albumsFolder, fadeFolder, backupFolder, notesFolder] }
+    var folders: [String] {
+        [vaultRoot, vaultRoot + "/Vault", photosFolder, albumsFolder, fadeFolder, backupFolder, notesFolder, thumbnailsFolder]
+    }
+
+    func thumbnailPath(_ id: ItemID) -> String { thumbnailsFolder + "/\(id.hex).n11thumb" }
 
     func albumFolder(_ album: ItemID) -> String { albumsFolder + "/" + album.hex }
 

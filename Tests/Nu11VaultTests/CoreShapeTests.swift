@@ -108,7 +108,7 @@ struct TimePolicyTests {
         #expect(vault.previewCache.count == 2)
         clock.pass(61)
         #expect { _ = try vault.preview(fading.ref) } throws: { ($0 as? Nu11Error)?.code == .notFound }
-        #expect(vault.previewCache.get(try ItemID(hex: fading.id)) == nil, "the faded item's preview stayed cached")
+        #expect(vault.previewCache.get(CachedPart(id: try ItemID(hex: fading.id), part: .head)) == nil, "the faded item's preview stayed cached")
         #expect(!(try vault.list().items.map(\.id).contains(fading.id)))
         try vault.delete([kept.ref])
         #expect(vault.previewCache.count == 0, "a deleted item's preview stayed cached")

@@ -19,6 +19,8 @@ public struct Settings: Sendable, Equatable {
     public var previewCacheMiB: Int = 64
     /// Opt into backups of the vault and key store (removes CACHEDIR.TAG / nodump).
     public var allowBackups: Bool = false
+    /// Remove photos' locations (GPS) on every export and archive unless told otherwise.
+    public var stripLocation: Bool = false
 
     public init() {}
 
@@ -45,6 +47,8 @@ public struct Settings: Sendable, Equatable {
         Definition(key: "preview.cache_mib", summary: "size of the in-memory preview cache", allowed: "1 … 1024"),
         Definition(key: "backup.allow", summary: "let backup tools copy the vault and key store (not recommended)",
                    allowed: "true | false"),
+        Definition(key: "export.strip_location", summary: "remove photos' locations (GPS) on every export and archive export",
+                   allowed: "true | false"),
     ]
 
     public func value(_ key: String) throws -> String {
@@ -56,6 +60,7 @@ public struct Settings: Sendable, Equatable {
         case "pin.erase_after": "\(eraseAfterFailures)"
         case "preview.cache_mib": "\(previewCacheMiB)"
         case "backup.allow": allowBackups ? "true" : "false"
+        case "export.strip_location": stripLocation ? "true" : "false"
         default: throw Self.unknown(key)
         }
     }
@@ -93,6 +98,9 @@ public struct Settings: Sendable, Equatable {
         case "backup.allow":
             guard text == "true" || text == "false" else { throw bad() }
             allowBackups = text == "true"
+        case "export.strip_location":
+            guard text == "true" || text == "false" else { throw bad() }
+            stripLocation = text == "true"
         default: throw Self.unknown(key)
         }
     }

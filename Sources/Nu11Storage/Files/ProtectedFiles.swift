@@ -197,6 +197,9 @@ public final class AtomicFileWriter {
     private var prepared = false
     /// The temp file is removed by the signal handler if the process is interrupted.
     private let cleanupSlot: Int32
+    /// Set before `prepare` to give the file this modification time (an export restores
+    /// the original's).
+    public var modificationTime: Double?  // seconds since 1970
 
     public init(destination: String) throws {
         self.destination = destination
@@ -231,6 +234,13 @@ public final class AtomicFileWriter {
     public func prepare(durable: Bool = true) throws {
         guard !prepared else { return }
         do {
+            if let modificationTime {
+                let seconds = modificationTime.rounded(.down)
+                let nanos = Int((modificationTime - seconds) * 1e9)
+                let stamp = timespec(tv_sec: Int(seconds), tv_nsec: nanos)
+                var times = [stamp, stamp]
+                guard futimens(fd, &times) == 0 else { throw POSIX.error("set the modification time of", destination) }
+            }
             if durable { try POSIX.fsyncOrThrow(fd, destination) }
             guard close(fd) == 0 else { throw POSIX.error("close", destination) }
             fd = -1

@@ -78,20 +78,33 @@ struct List: ParsableCommand {
     var limit = 100
     @Option(name: .long, help: ArgumentHelp("Continue after this item ID.", valueName: "id"))
     var after: String?
+    @Option(name: .long, help: "imported (import order) or taken (capture date: EXIF, else the file's mtime).")
+    var sort: ItemOrder = .imported
+    @Flag(name: .long, help: "Draw the photos' grid tiles inline (terminals that speak the kitty graphics protocol).")
+    var thumbnails = false
     @OptionGroup var output: JSONOption
 
     func validate() throws {
         if limit < 1 { throw ValidationError("--limit must be at least 1") }
         if album != nil && photos { throw ValidationError("use either --album or --photos") }
+        if thumbnails && output.json { throw ValidationError("use either --thumbnails or --json") }
     }
 
     func run() throws {
         try Failure.run {
-            let page = try openVault(location, pin).list(album: album, photosOnly: photos, limit: limit, after: after)
-            if output.json {
+            let vault = try openVault(location, pin)
+            let page = try vault.list(album: album, photosOnly: photos, limit: limit, after: after, order: sort)
+            if thumbnails && KittyGraphics.terminalSpeaksIt {
+                var size = winsize()
+                let columns = ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
+                Output.stdout(Array(KittyGraphics.grid(page.items, vault: vault, columns: columns).utf8))
+            } else if output.json {
                 try Output.json(page.items)
             } else {
                 let formatter = ISO8601DateFormatter()
+                if thumbnails {
+                    Output.note("nu11vlt: this terminal does not speak the kitty graphics protocol; listing without tiles")
+                }
                 for item in page.items {
                     let where_ = (item.album.map { "[\($0)]" } ?? "") + (item.fadesAt.map { " (fades \(formatter.string(from: $0)))" } ?? "")
                     print("\(item.id)  \(Output.size(item.size).padding(toLength: 10, withPad: " ", startingAt: 0))  \(formatter.string(from: item.created))  \(Output.escaped(item.name + " " + where_).trimmingTrailingSpaces)")
@@ -113,17 +126,26 @@ struct Export: ParsableCommand {
     var output: String
     @Flag(name: .long, help: "Replace the output file if it exists.")
     var force = false
+    @Flag(name: .customLong("strip-location"), help: "Remove the photo's location (EXIF GPS, XMP) without re-encoding it; refused when it cannot be removed.")
+    var stripLocation = false
+    @Flag(name: .customLong("keep-location"), help: "Keep the location even when the export.strip_location setting is on.")
+    var keepLocation = false
     @Argument(help: "The item ID (see `nu11vlt list`), or a unique prefix of 4+ hex digits.", transform: ItemRef.parse)
     var id: ItemRef
+
+    func validate() throws {
+        if stripLocation && keepLocation { throw ValidationError("use either --strip-location or --keep-location") }
+    }
 
     func run() throws {
         try Failure.run {
             let vault = try openVault(location, pin)
+            let strip = stripLocation || (vault.stripsLocationByDefault && !keepLocation)
             if output == "-" {
                 var sink = FileDescriptorStream(fd: 1, label: "stdout")
-                try vault.export(id, to: &sink)
+                try vault.export(id, to: &sink, stripLocation: strip)
             } else {
-                _ = try vault.export(id, toFile: output, overwrite: force)
+                _ = try vault.export(id, toFile: output, overwrite: force, stripLocation: strip)
             }
         }
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import CNu11Sys
 import Foundation
 import Nu11Format
+import Nu11Media
 import Nu11Vault
 
 struct View: ParsableCommand {
@@ -29,9 +30,19 @@ struct View: ParsableCommand {
             let protocolName = env["TERM"] == "xterm-kitty" || env["KITTY_WINDOW_ID"] != nil ? "kitty"
                 : env["TERM_PROGRAM"] == "iTerm.app" ? "iterm2" : nil
             if !noInline && (inline || (env["NU11VLT_VIEWER"] == nil && protocolName != nil)) {
+                let name = protocolName ?? "kitty"
+                // First paint: the sealed screen preview (small, decrypted at once); then the
+                // full image replaces it (kitty: same image ID, cursor left in place).
+                let item = try vault.item(id)
+                if item.thumbnail, let preview = try? vault.thumbnail(id, size: .preview) {
+                    try InlineImage.show(preview.bytes, protocolName: name, imageID: 7, keepCursor: name == "kitty")
+                    if name != "kitty" { return }
+                }
                 var sink = MemorySink()
                 try vault.export(id, to: &sink)
-                try InlineImage.show(sink.bytes, protocolName: protocolName ?? "kitty")
+                var bytes = sink.bytes
+                defer { secureZero(&bytes) }
+                try InlineImage.show(bytes, protocolName: name, imageID: 7)
                 return
             }
             try ShmViewer.show(vault: vault, id: id, viewer: env["NU11VLT_VIEWER"])
@@ -40,24 +51,22 @@ struct View: ParsableCommand {
 }
 
 enum InlineImage {
-    static func show(_ bytes: [UInt8], protocolName: String) throws {
-        let encoded = Data(bytes).base64EncodedString()
-        var out = ""
+    /// kitty takes PNG only: images are re-encoded in memory (long side ≤ 2048 px).
+    static func show(_ bytes: [UInt8], protocolName: String, imageID: Int? = nil, keepCursor: Bool = false) throws {
         if protocolName == "iterm2" {
-            out = "\u{1B}]1337;File=inline=1;size=\(bytes.count):\(encoded)\u{07}\n"
-        } else {
-            let chunks = stride(from: 0, to: encoded.count, by: 4096).map { start -> Substring in
-                let a = encoded.index(encoded.startIndex, offsetBy: start)
-                let b = encoded.index(a, offsetBy: min(4096, encoded.count - start))
-                return encoded[a..<b]
-            }
-            for (i, chunk) in chunks.enumerated() {
-                let more = i < chunks.count - 1 ? 1 : 0
-                out += i == 0 ? "\u{1B}_Ga=T,f=100,m=\(more);\(chunk)\u{1B}\\" : "\u{1B}_Gm=\(more);\(chunk)\u{1B}\\"
-            }
-            out += "\n"
+            let encoded = Data(bytes).base64EncodedString()
+            Output.stdout(Array("\u{1B}]1337;File=inline=1;size=\(bytes.count):\(encoded)\u{07}\n".utf8))
+            return
         }
-        Output.stdout(Array(out.utf8))
+        var png: [UInt8]
+        do {
+            png = try bytes.withUnsafeBytes { try ImageCodec.png($0, maxSide: 2048) }
+        } catch {
+            throw Nu11Error(.invalidArgument, "the item is not an image nu11vlt can show inline (\((error as? ImageDecodeError)?.reason ?? "\(error)"))",
+                            remedy: .advice("pass --no-inline to hand it to a viewer"))
+        }
+        defer { secureZero(&png) }
+        Output.stdout(Array((KittyGraphics.escape(png: png, id: imageID, keepCursor: keepCursor) + (keepCursor ? "" : "\n")).utf8))
     }
 }
 

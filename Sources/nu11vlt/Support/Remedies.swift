@@ -29,6 +29,8 @@ enum Remedies {
         case .portableArchive: "export a --portable archive to move items between machines"
         case .importFolderRecursively: "pass -r to import folders recursively"
         case .importThroughStandardInput: "copy it to a regular file first, or pipe it to `nu11vlt import -`"
+        case .makeThumbnails: "run `nu11vlt thumbnails --missing` (only images get one)"
+        case .exportWithoutStripping: "export without --strip-location (and `settings set export.strip_location false`), or convert it to JPEG first"
         case .renameToUTF8: "rename it to UTF-8 (e.g. convmv -f latin1 -t utf8), or import it with `nu11vlt import --name NAME - < FILE`"
         }
     }

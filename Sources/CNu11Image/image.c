@@ -1,0 +1,194 @@
+/* The C face of libvips for Nu11VLT (see include/nu11image.h). libvips's API is variadic
+ * (NULL-terminated option lists), which Swift cannot call; everything here is a fixed
+ * signature. Images come from memory and results go to memory: nothing touches the disk. */
+#include "nu11image.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <vips/vips.h>
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int init_status = -1;
+static char init_error[256];
+
+static void copy_error(char *err, size_t errlen, const char *fallback) {
+    const char *msg = vips_error_buffer();
+    if (msg == NULL || msg[0] == '\0') msg = fallback;
+    if (err != NULL && errlen > 0) {
+        size_t n = 0;
+        /* The first line only: a one-line reason. */
+        while (msg[n] != '\0' && msg[n] != '\n' && n + 1 < errlen) {
+            err[n] = msg[n];
+            n++;
+        }
+        err[n] = '\0';
+    }
+    vips_error_clear();
+}
+
+static void silent_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    (void)domain; (void)level; (void)message; (void)data;
+}
+
+static void start(void) {
+    /* Never spill a decoded image to a temp file: operations that need the whole image
+     * keep it in memory (bounded by the pixel limit the caller passes) instead. This
+     * overrides any VIPS_DISC_THRESHOLD the environment sets; it is read once, below. */
+    g_setenv("VIPS_DISC_THRESHOLD", "16g", TRUE);
+    if (VIPS_INIT("nu11vlt") != 0) {
+        copy_error(init_error, sizeof init_error, "libvips did not start");
+        return;
+    }
+    (void)vips_get_disc_threshold();
+    /* Only the vetted loaders (JPEG, PNG, WebP, GIF, TIFF, HEIF): never ImageMagick,
+     * Matlab, FITS or the other loaders libvips marks untrusted. */
+    vips_block_untrusted_set(TRUE);
+    /* No operation cache: decoded pixels are not kept after a call returns. */
+    vips_cache_set_max(0);
+    vips_cache_set_max_mem(0);
+    vips_cache_set_max_files(0);
+    /* libvips and its loaders warn on stderr; a damaged image is reported by our caller. */
+    g_log_set_handler("VIPS", G_LOG_LEVEL_MASK, silent_log, NULL);
+    g_log_set_handler("GLib-GObject", G_LOG_LEVEL_WARNING, silent_log, NULL);
+    init_status = 0;
+}
+
+int nu11_image_init(char *err, size_t errlen) {
+    pthread_once(&once, start);
+    if (init_status != 0 && err != NULL && errlen > 0) {
+        strncpy(err, init_error, errlen - 1);
+        err[errlen - 1] = '\0';
+    }
+    return init_status;
+}
+
+static VipsImage *open_header(const void *buf, size_t len, char *err, size_t errlen) {
+    if (nu11_image_init(err, errlen) != 0) return NULL;
+    const char *loader = vips_foreign_find_load_buffer(buf, len);
+    if (loader == NULL) {
+        copy_error(err, errlen, "not an image format nu11vlt reads");
+        return NULL;
+    }
+    VipsImage *image = vips_image_new_from_buffer(buf, len, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    if (image == NULL) copy_error(err, errlen, "the image header cannot be read");
+    return image;
+}
+
+int nu11_image_header_read(const void *buf, size_t len, int64_t max_pixels,
+                           nu11_image_header *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    VipsImage *image = open_header(buf, len, err, errlen);
+    if (image == NULL) return -1;
+    int64_t w = vips_image_get_width(image), h = vips_image_get_height(image);
+    if (w <= 0 || h <= 0 || w * h > max_pixels) {
+        if (err != NULL && errlen > 0) {
+            g_snprintf(err, errlen, "%lld x %lld pixels is over the limit of %lld megapixels",
+                       (long long)w, (long long)h, (long long)(max_pixels / 1000000));
+        }
+        g_object_unref(image);
+        return -1;
+    }
+    out->orientation = vips_image_get_orientation(image);
+    gboolean swap = vips_image_get_orientation_swap(image);
+    out->width = (int)(swap ? h : w);
+    out->height = (int)(swap ? w : h);
+    out->has_alpha = vips_image_hasalpha(image) ? 1 : 0;
+    const char *loader = vips_foreign_find_load_buffer(buf, len);
+    g_strlcpy(out->loader, loader != NULL ? loader : "", sizeof out->loader);
+    g_object_unref(image);
+    return 0;
+}
+
+int nu11_image_exif(const void *buf, size_t len, void **exif, size_t *exif_len, char *err, size_t errlen) {
+    *exif = NULL;
+    *exif_len = 0;
+    VipsImage *image = open_header(buf, len, err, errlen);
+    if (image == NULL) return -1;
+    const void *data = NULL;
+    size_t n = 0;
+    if (vips_image_get_typeof(image, VIPS_META_EXIF_NAME) != 0 &&
+        vips_image_get_blob(image, VIPS_META_EXIF_NAME, &data, &n) == 0 && data != NULL && n > 0) {
+        *exif = g_malloc(n);
+        memcpy(*exif, data, n);
+        *exif_len = n;
+    }
+    g_object_unref(image);
+    return 0;
+}
+
+static int save(VipsImage *image, int webp, int quality, void **out, size_t *out_len) {
+    if (webp) return vips_webpsave_buffer(image, out, out_len, "Q", quality, "strip", TRUE, NULL);
+    return vips_jpegsave_buffer(image, out, out_len, "Q", quality, "strip", TRUE, NULL);
+}
+
+int nu11_image_thumbnails(const void *buf, size_t len, int preview_px, int grid_px, int quality,
+                          void **preview, size_t *preview_len, int *preview_w, int *preview_h,
+                          void **grid, size_t *grid_len, int *grid_w, int *grid_h,
+                          int *webp, char *err, size_t errlen) {
+    *preview = NULL; *grid = NULL; *preview_len = 0; *grid_len = 0;
+    if (nu11_image_init(err, errlen) != 0) return -1;
+    VipsImage *lazy = NULL, *big = NULL, *small = NULL;
+    int status = -1;
+    /* Shrink-on-load (JPEG by 2/4/8, HEIF thumbnails, WebP), auto-rotate by EXIF
+     * orientation, never enlarge; a truncated file is an error, not a grey band. */
+    if (vips_thumbnail_buffer((void *)buf, len, &lazy, preview_px, "height", preview_px,
+                              "size", VIPS_SIZE_DOWN, "option_string", "fail_on=truncated", NULL) != 0) {
+        copy_error(err, errlen, "the image cannot be decoded");
+        goto done;
+    }
+    /* Decoded once, in memory (the preview is small); the grid tile comes from it. */
+    big = vips_image_copy_memory(lazy);
+    if (big == NULL) { copy_error(err, errlen, "the image cannot be decoded"); goto done; }
+    if (vips_thumbnail_image(big, &small, grid_px, "height", grid_px, "size", VIPS_SIZE_DOWN,
+                             "no_rotate", TRUE, NULL) != 0) {
+        copy_error(err, errlen, "the grid tile cannot be made");
+        goto done;
+    }
+    *webp = vips_image_hasalpha(big) ? 1 : 0;
+    if (save(big, *webp, quality, preview, preview_len) != 0 || save(small, *webp, quality, grid, grid_len) != 0) {
+        copy_error(err, errlen, "the thumbnail cannot be encoded");
+        goto done;
+    }
+    *preview_w = vips_image_get_width(big);
+    *preview_h = vips_image_get_height(big);
+    *grid_w = vips_image_get_width(small);
+    *grid_h = vips_image_get_height(small);
+    status = 0;
+done:
+    if (status != 0) {
+        nu11_image_free(*preview, *preview_len);
+        nu11_image_free(*grid, *grid_len);
+        *preview = NULL; *grid = NULL; *preview_len = 0; *grid_len = 0;
+    }
+    if (small != NULL) g_object_unref(small);
+    if (big != NULL) g_object_unref(big);
+    if (lazy != NULL) g_object_unref(lazy);
+    return status;
+}
+
+int nu11_image_png(const void *buf, size_t len, int max_side, void **png, size_t *png_len, char *err, size_t errlen) {
+    *png = NULL;
+    *png_len = 0;
+    if (nu11_image_init(err, errlen) != 0) return -1;
+    VipsImage *image = NULL;
+    int status = -1;
+    if (vips_thumbnail_buffer((void *)buf, len, &image, max_side, "height", max_side, "size", VIPS_SIZE_DOWN,
+                              "option_string", "fail_on=truncated", NULL) != 0) {
+        copy_error(err, errlen, "the image cannot be decoded");
+        return -1;
+    }
+    if (vips_pngsave_buffer(image, png, png_len, "compression", 1, "strip", TRUE, NULL) != 0) {
+        copy_error(err, errlen, "the image cannot be encoded");
+    } else {
+        status = 0;
+    }
+    g_object_unref(image);
+    return status;
+}
+
+void nu11_image_free(void *p, size_t len) {
+    if (p == NULL) return;
+    volatile unsigned char *v = p;
+    for (size_t i = 0; i < len; i++) v[i] = 0;
+    g_free(p);
+}

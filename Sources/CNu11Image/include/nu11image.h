@@ -1,0 +1,45 @@
+#ifndef NU11VLT_IMAGE_H
+#define NU11VLT_IMAGE_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* A small C face for libvips, whose API is variadic: decoding from memory only, the
+ * trusted loaders only, no operation cache, never a temp file. Plain C types only. */
+
+/* Starts libvips once (thread-safe). Returns 0, or -1 with a message in err. */
+int nu11_image_init(char *err, size_t errlen);
+
+typedef struct {
+    int width;          /* as displayed (after EXIF orientation) */
+    int height;
+    int orientation;    /* EXIF orientation 1..8 (1 when absent) */
+    int has_alpha;
+    char loader[32];    /* e.g. "jpegload_buffer" */
+} nu11_image_header;
+
+/* Reads only the header of an image in memory. Refuses images of more than max_pixels
+ * pixels (decompression bombs) and formats outside the trusted loaders. */
+int nu11_image_header_read(const void *buf, size_t len, int64_t max_pixels,
+                           nu11_image_header *out, char *err, size_t errlen);
+
+/* The image's EXIF block (TIFF bytes), if any: *exif is NULL when there is none.
+ * Free with nu11_image_free. */
+int nu11_image_exif(const void *buf, size_t len, void **exif, size_t *exif_len, char *err, size_t errlen);
+
+/* Decodes with shrink-on-load, rotates upright, and encodes two thumbnails whose long
+ * side is at most preview_px and grid_px (never enlarged): JPEG, or WebP when the image
+ * has alpha (*webp = 1). Truncated or damaged images fail. Free outputs with
+ * nu11_image_free (which zeroes them). */
+int nu11_image_thumbnails(const void *buf, size_t len, int preview_px, int grid_px, int quality,
+                          void **preview, size_t *preview_len, int *preview_w, int *preview_h,
+                          void **grid, size_t *grid_len, int *grid_w, int *grid_h,
+                          int *webp, char *err, size_t errlen);
+
+/* Re-encodes an image as PNG (for terminals whose image protocol takes only PNG), its
+ * long side at most max_side (never enlarged), upright. */
+int nu11_image_png(const void *buf, size_t len, int max_side, void **png, size_t *png_len, char *err, size_t errlen);
+
+/* Zeroes and frees a buffer this library returned. */
+void nu11_image_free(void *p, size_t len);
+
+#endif

@@ -1,0 +1,105 @@
+import Foundation
+import Nu11Format
+import Nu11Media
+
+/// What the import learned about a photo, in the same pass as its encryption.
+struct PhotoFacts {
+    var format: ImageFormat
+    var width: Int
+    var height: Int
+    var taken: Date?
+    var camera: String?
+    var hasGPS: Bool
+    var thumbnails: ThumbnailPair?
+}
+
+extension ImageFormat {
+    var mimeType: String {
+        switch self {
+        case .jpeg: "image/jpeg"
+        case .png: "image/png"
+        case .gif: "image/gif"
+        case .webp: "image/webp"
+        case .tiff: "image/tiff"
+        case .heif: "image/heic"
+        }
+    }
+}
+
+/// Keeps a copy of what an import reads, while it is encrypted, when the first bytes say
+/// it is an image (and it is not too large): the thumbnails are made from that copy after
+/// the last chunk is sealed, so the file is read once. Memory only; zeroed when done.
+final class PhotoCapture {
+    /// Images larger than this import without a thumbnail (and say so).
+    static let maxBytes = 128 << 20
+    let name: String
+    private(set) var bytes: [UInt8] = []
+    private var decided = false
+    private(set) var format: ImageFormat?
+    private(set) var tooLarge = false
+
+    init(name: String) { self.name = name }
+
+    func take(_ chunk: UnsafeRawBufferPointer) {
+        if decided && format == nil || tooLarge { return }
+        bytes.append(contentsOf: chunk)
+        if !decided && bytes.count >= 16 { decide() }
+        if bytes.count > Self.maxBytes {
+            tooLarge = true
+            secureZero(&bytes)
+            bytes = []
+        }
+    }
+
+    private func decide() {
+        decided = true
+        format = ImageFormat.sniff(bytes)
+        if format == nil {
+            secureZero(&bytes)
+            bytes = []
+        }
+    }
+
+    /// Decodes the copy: image facts and thumbnails, or a one-line warning for a file that
+    /// looks like an image but cannot be one. Zeroes the copy.
+    func analyze() -> (facts: PhotoFacts?, warning: String?) {
+        if !decided { decide() }
+        defer {
+            secureZero(&bytes)
+            bytes = []
+        }
+        let suggested = ImageFormat.suggested(byName: name)
+        guard let format else {
+            guard let suggested else { return (nil, nil) }
+            return (nil, "\(name): not a \(suggested.displayName) image (its content is not an image format nu11vlt reads); imported as a plain file, without a thumbnail")
+        }
+        if tooLarge {
+            return (nil, "\(name): larger than \(Self.maxBytes >> 20) MiB, too large for a thumbnail; imported without one")
+        }
+        return bytes.withUnsafeBytes { raw in
+            do {
+                let header = try ImageCodec.header(raw)
+                let exif = (try? ImageCodec.exif(raw)).flatMap { $0 }.map(ExifSummary.parse)
+                let pair = try ImageCodec.thumbnails(raw)
+                return (PhotoFacts(format: format, width: header.width, height: header.height, taken: exif?.takenDate,
+                                   camera: exif?.camera, hasGPS: exif?.hasGPS ?? false, thumbnails: pair), nil)
+            } catch {
+                return (nil, "\(name): not decoded as a \(format.displayName) image (\((error as? ImageDecodeError)?.reason ?? "\(error)")); imported as a plain file, without a thumbnail")
+            }
+        }
+    }
+
+    deinit { secureZero(&bytes) }
+}
+
+/// A source that hands what it reads to a `PhotoCapture` too.
+struct CapturingSource<Base: ByteSource>: ByteSource {
+    var base: Base
+    let capture: PhotoCapture
+
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = try base.read(into: buffer)
+        if n > 0 { capture.take(UnsafeRawBufferPointer(rebasing: buffer[0..<n])) }
+        return n
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Nu11Format
+import Nu11Media
+import Nu11Storage
+
+/// Which of a photo's two thumbnails.
+public enum ThumbnailSize: String, Sendable, CaseIterable {
+    /// A grid tile, about 256 px on the long side.
+    case grid
+    /// A screen preview, about 1600 px on the long side.
+    case preview
+
+    var code: UInt8 { self == .grid ? 1 : 2 }
+}
+
+/// What the in-memory cache holds for an item: the head of its content, or a thumbnail.
+public struct CachedPart: Hashable, Sendable {
+    public enum Part: UInt8, Sendable { case head, grid, preview }
+    public var id: ItemID
+    public var part: Part
+
+    public init(id: ItemID, part: Part) {
+        self.id = id
+        self.part = part
+    }
+}
+
+/// The result of `thumbnails --missing`.
+public struct ThumbnailBackfill: Sendable, Codable {
+    public var checked = 0
+    public var made = 0
+    /// Items that are images but could not be decoded (named in `notices`).
+    public var failed = 0
+}
+
+extension Vault {
+    /// Seals a thumbnail pair into a temp file beside the others (not yet published).
+    func stageThumbnails(_ pair: ThumbnailPair, header: N11Header, itemKey: SecretBytes) throws -> AtomicFileWriter {
+        try ProtectedFiles.makeDirectory(location.thumbnailsFolder)
+        let sealed = try ThumbnailEnvelope.seal([pair.grid, pair.preview].enumerated().map { i, t in
+            ThumbnailEnvelope.Image(size: i == 0 ? ThumbnailSize.grid.code : ThumbnailSize.preview.code,
+                                    encoding: t.encoding.rawValue, width: t.width, height: t.height, bytes: t.bytes)
+        }, header: header, itemKey: itemKey)
+        let writer = try AtomicFileWriter(destination: location.thumbnailPath(header.itemID))
+        do {
+            var sink = writer.sink
+            try sink.write(sealed)
+            try writer.prepare(durable: false)
+        } catch {
+            writer.abort()
+            throw error
+        }
+        return writer
+    }
+
+    /// A photo's thumbnail, decrypted, from the in-memory LRU when present. The read-time
+    /// checks (visibility, fade deadline) come first, always.
+    public func thumbnail(_ ref: ItemRef, size: ThumbnailSize) throws -> EncodedThumbnail {
+        evictExpiredPreviews()
+        let row = try row(ref)
+        try checkFade(row)
+        let part: CachedPart.Part = size == .grid ? .grid : .preview
+        let key = CachedPart(id: row.id, part: part)
+        if let cached = previewCache.get(key), let decoded = Self.decodeCached(cached) { return decoded }
+        let images = try openThumbnails(row)
+        guard let image = images.first(where: { $0.size == size.code }),
+              let encoding = EncodedThumbnail.Encoding(rawValue: image.encoding) else {
+            throw Nu11Error(.corrupted, "item \(row.id): its thumbnail file lacks the \(size.rawValue) size",
+                            remedy: .check(reason: nil), item: row.id.hex)
+        }
+        let thumb = EncodedThumbnail(encoding: encoding, width: image.width, height: image.height, bytes: image.bytes)
+        previewCache.set(key, Self.encodeCached(thumb))
+        return thumb
+    }
+
+    /// Writes a thumbnail to a new file (0600, atomically).
+    public func exportThumbnail(_ ref: ItemRef, size: ThumbnailSize, toFile path: String, overwrite: Bool = false) throws {
+        if !overwrite && FileManager.default.fileExists(atPath: path) {
+            throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
+        }
+        try ProtectedFiles.writeAtomically(try thumbnail(ref, size: size).bytes, to: path)
+    }
+
+    /// Opens an item's sealed thumbnails (bound to its ID and key).
+    func openThumbnails(_ row: ItemRow) throws -> [ThumbnailEnvelope.Image] {
+        let path = location.thumbnailPath(row.id)
+        guard ProtectedFiles.exists(path) else {
+            throw Nu11Error(.notFound, "item \(row.id) has no thumbnail", remedy: .makeThumbnails, item: row.id.hex)
+        }
+        let key = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
+        do {
+            let sealed = try ProtectedFiles.read(path, limit: ThumbnailEnvelope.maxBytes + 4096)
+            return try ThumbnailEnvelope.open(sealed, expected: N11Header(kind: row.kind, domain: row.domain, itemID: row.id),
+                                              itemKey: key)
+        } catch let error as Nu11Error {
+            throw error.code == .io ? error : error.about("item \(row.id.hex)'s thumbnail")
+        }
+    }
+
+    /// Makes the thumbnails (and image facts) of visible photos that have none: items
+    /// imported before thumbnails existed. Each is decrypted into memory once.
+    public func makeMissingThumbnails(progress: (Int, Int) -> Void = { _, _ in }) throws -> ThumbnailBackfill {
+        var result = ThumbnailBackfill()
+        let rows = try visibleRows(kind: .file, album: .none, afterSeq: 0, limit: Int.max)
+        for (n, row) in rows.enumerated() {
+            progress(n, rows.count)
+            result.checked += 1
+            let key = try metadataKey(row.domain)
+            var meta = try ItemMetadata.open(row, key: key)
+            if meta.thumbnail == true && ProtectedFiles.exists(location.thumbnailPath(row.id)) { continue }
+            guard meta.size <= UInt64(PhotoCapture.maxBytes),
+                  ImageFormat.sniff(try read(row, offset: 0, count: 16)) != nil else { continue }
+            let capture = PhotoCapture(name: meta.name)
+            var sink = CaptureSink(capture: capture)
+            let (fd, itemKey) = try openItem(row)
+            defer { close(fd) }
+            try N11Envelope.open(from: FileDescriptorStream(fd: fd, label: row.id.hex), to: &sink,
+                                 expected: N11Header(kind: row.kind, domain: row.domain, itemID: row.id), itemKey: itemKey)
+            let (facts, warning) = capture.analyze()
+            if let warning { notice(warning) }
+            guard let facts, let pair = facts.thumbnails else {
+                result.failed += 1
+                continue
+            }
+            let writer = try stageThumbnails(pair, header: N11Header(kind: row.kind, domain: row.domain, itemID: row.id),
+                                              itemKey: itemKey)
+            try writer.publish(durable: true)
+            meta.apply(facts)
+            var updated = row
+            updated.meta = try meta.seal(id: row.id, album: row.album, key: key)
+            try index.updateItem(updated)
+            forgetCached(row.id)
+            result.made += 1
+        }
+        progress(rows.count, rows.count)
+        return result
+    }
+
+    /// Drops everything the cache holds for an item (its head and both thumbnails).
+    func forgetCached(_ id: ItemID) {
+        for part in [CachedPart.Part.head, .grid, .preview] { previewCache.remove(CachedPart(id: id, part: part)) }
+    }
+
+    private static func encodeCached(_ t: EncodedThumbnail) -> [UInt8] {
+        [t.encoding.rawValue, UInt8(t.width >> 8), UInt8(t.width & 0xFF), UInt8(t.height >> 8), UInt8(t.height & 0xFF)] + t.bytes
+    }
+
+    private static func decodeCached(_ b: [UInt8]) -> EncodedThumbnail? {
+        guard b.count > 5, let encoding = EncodedThumbnail.Encoding(rawValue: b[0]) else { return nil }
+        return EncodedThumbnail(encoding: encoding, width: Int(b[1]) << 8 | Int(b[2]), height: Int(b[3]) << 8 | Int(b[4]),
+                                bytes: Array(b[5...]))
+    }
+}
+
+/// Feeds decrypted content to a `PhotoCapture` (thumbnail backfill).
+struct CaptureSink: ByteSink {
+    let capture: PhotoCapture
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws { capture.take(bytes) }
+}
