@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs what a fresh Debian machine lacks to build and test Nu11VLT: the C libraries
-# (libsodium, SQLite, zlib headers) and the tools the tests call (sqlite3, faketime, tar).
+# (libsodium, SQLite, zlib headers, libvips) and the tools the tests call (sqlite3, faketime,
+# tar, ImageMagick, exiftool, heif-enc).
 set -eu
 missing=""
 pkg-config --exists libsodium 2>/dev/null || missing="$missing libsodium-dev"
@@ -15,11 +16,19 @@ command -v strace >/dev/null 2>&1 || missing="$missing strace"
 command -v script >/dev/null 2>&1 || missing="$missing bsdutils"
 command -v ps >/dev/null 2>&1 || missing="$missing procps"
 command -v cc >/dev/null 2>&1 || missing="$missing gcc"
+# Photos: libvips (decoding, with libheif), and the tools the photo tests and bench call.
+pkg-config --exists vips 2>/dev/null || missing="$missing libvips-dev"
+command -v vipsthumbnail >/dev/null 2>&1 || missing="$missing libvips-tools"
+command -v heif-enc >/dev/null 2>&1 || missing="$missing libheif-examples"
+command -v exiftool >/dev/null 2>&1 || missing="$missing libimage-exiftool-perl"
+[ -x /usr/bin/convert ] || missing="$missing imagemagick"
+[ -x /usr/bin/time ] || missing="$missing time"
 # The independent archive decrypter (tools/nu11vlt_decrypt.py) needs Python's cryptography and argon2-cffi.
-python3 -c 'import cryptography, argon2' 2>/dev/null || {
-  echo "installing: python3 cryptography argon2-cffi" >&2
-  python3 -m pip install -q cryptography argon2-cffi 2>/dev/null \
-    || python3 -m pip install -q --break-system-packages cryptography argon2-cffi >/dev/null
+# The photo tests make a 96-megapixel JPEG with Pillow (over ImageMagick's default policy).
+python3 -c 'import cryptography, argon2, PIL' 2>/dev/null || {
+  echo "installing: python3 cryptography argon2-cffi pillow" >&2
+  python3 -m pip install -q cryptography argon2-cffi pillow 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages cryptography argon2-cffi pillow >/dev/null
 }
 [ -z "$missing" ] && exit 0
 echo "installing:$missing" >&2

@@ -61,7 +61,10 @@ extension Vault {
             }
             if let problem = verify(row) {
                 var finding = CheckReport.Finding(item: row.id.hex, problem: problem)
-                if repair { finding.repaired = try quarantine(row) }
+                if repair && problem.hasPrefix(Self.thumbnailProblem) {
+                    // The item is sound; only its thumbnail goes aside (a new one can be made).
+                    finding.repaired = try moveToQuarantine(location.thumbnailPath(row.id)) + " (the thumbnail; make a new one from the item)"
+                } else if repair { finding.repaired = try quarantine(row) }
                 report.failures.append(finding)
             } else {
                 report.ok += 1
@@ -103,6 +106,8 @@ extension Vault {
         return report
     }
 
+    static let thumbnailProblem = "its thumbnail does not open for it: "
+
     /// nil when the item is sound, else what is wrong with it.
     func verify(_ row: ItemRow) -> String? {
         do {
@@ -117,6 +122,9 @@ extension Vault {
             var sink = NullSink()
             try N11Envelope.open(from: FileDescriptorStream(fd: fd, label: row.id.hex), to: &sink,
                                  expected: N11Header(kind: row.kind, domain: row.domain, itemID: row.id), itemKey: key)
+            if ProtectedFiles.exists(location.thumbnailPath(row.id)) {
+                do { _ = try openThumbnails(row) } catch let error as Nu11Error { return Self.thumbnailProblem + error.message }
+            }
             return nil
         } catch let error as Nu11Error {
             return error.message
@@ -142,7 +150,8 @@ extension Vault {
     /// Every regular file of the content folders.
     func contentFiles() throws -> [String] {
         var out: [String] = []
-        for folder in [location.photosFolder, location.fadeFolder, location.backupFolder, location.notesFolder] {
+        for folder in [location.photosFolder, location.fadeFolder, location.backupFolder, location.notesFolder,
+                       location.thumbnailsFolder] {
             out += ((try? ProtectedFiles.list(folder)) ?? []).map { folder + "/" + $0 }
         }
         for album in (try? ProtectedFiles.list(location.albumsFolder)) ?? [] {

@@ -24,10 +24,13 @@ extension Vault {
     /// travel as they are, wrapped again under this key store's Archive key.
     @discardableResult
     ///
+    /// `stripLocation` removes photos' locations from a portable archive (as `export
+    /// --strip-location` does); a secure archive carries the sealed files as they are.
+    ///
     /// Fade items stay out of portable archives unless `includeFade`: a copy cannot carry
     /// the deadline (whoever holds the archive and its password can keep the item forever).
     public func exportArchive(to path: String, password: SecretBytes?, parameters: KDFParameters, album: String? = nil,
-                              includeFade: Bool = false, overwrite: Bool = false,
+                              includeFade: Bool = false, overwrite: Bool = false, stripLocation: Bool = false,
                               progress: (Int, Int) -> Void = { _, _ in }) throws -> ArchiveInfo {
         if !overwrite && FileManager.default.fileExists(atPath: path) {
             throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
@@ -89,7 +92,15 @@ extension Vault {
                 defer { close(fd) }
                 let header = N11Header(kind: row.kind, domain: row.domain, itemID: row.id)
                 let size = ChunkedScheme.ciphertextLength(AES256GCMChunks.self, plaintextLength: payload)
-                if kind == .portable {
+                if kind == .portable && stripLocation && row.kind == .file {
+                    // Stripping keeps the size (in place), so the manifest's size holds.
+                    var plain = MemorySink()
+                    try exportStripped(row, meta: try ItemMetadata.open(row, key: metadataKey(row.domain)), to: &plain)
+                    let source = MemorySource(plain.bytes)
+                    let encryptor = try ChunkedStreamEncryptor<AES256GCMChunks, MemorySource>(
+                        source: source, key: key, context: ArchiveFormat.itemContext(entry))
+                    try zip.add(entry, size: size, from: PullBuffer(encryptor.next))
+                } else if kind == .portable {
                     let decryptor = try ChunkedDecryptor<N11Envelope.AEAD, FileDescriptorStream>(
                         source: positioned(fd: fd, label: row.id.hex, expected: header), key: itemKey, context: header.context)
                     let encryptor = try ChunkedStreamEncryptor<AES256GCMChunks, DecryptingSource<N11Envelope.AEAD, FileDescriptorStream>>(

@@ -41,10 +41,16 @@ struct ArchiveCommand: ParsableCommand {
         @Flag(name: .customLong("include-fade"),
               help: "Put fade items into a portable archive too. Their deadline cannot travel with a copy: whoever has the archive and its password keeps them.")
         var includeFade = false
+        @Flag(name: .customLong("strip-location"), help: "Remove photos' locations (portable archives; the export.strip_location setting makes it the default).")
+        var stripLocation = false
+        @Flag(name: .customLong("keep-location"), help: "Keep locations even when the export.strip_location setting is on.")
+        var keepLocation = false
         @OptionGroup var json: JSONOption
 
         func validate() throws {
             if portable == secure { throw ValidationError("choose --portable or --secure") }
+            if stripLocation && keepLocation { throw ValidationError("use either --strip-location or --keep-location") }
+            if stripLocation && secure { throw ValidationError("--strip-location is for --portable archives (a secure archive carries the sealed files as they are)") }
             if includeFade && secure { throw ValidationError("--include-fade is for --portable archives (secure archives carry fade items and their deadlines)") }
             if secure && (kdfMemory != nil || kdfIterations != nil || password.passwordFD != nil) {
                 throw ValidationError("--secure archives use the key store's Archive key, not a password")
@@ -67,7 +73,8 @@ struct ArchiveCommand: ParsableCommand {
                     Output.note("nu11vlt: warning: fade items go into the archive; their deadlines cannot be enforced on a copy")
                 }
                 let info = try vault.exportArchive(to: output, password: secret, parameters: parameters, album: album,
-                                                   includeFade: includeFade, overwrite: force) { done, total in
+                                                   includeFade: includeFade, overwrite: force,
+                                                   stripLocation: portable && (stripLocation || (vault.stripsLocationByDefault && !keepLocation))) { done, total in
                     if showProgress { Output.stderr("\rexporting \(done)/\(total)…") }
                 }
                 if showProgress { Output.stderr("\r\u{1B}[K") }
