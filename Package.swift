@@ -106,7 +106,7 @@ let package = Package(
         ),
         .testTarget(
             name: "Nu11MediaTests",
-            dependencies: ["Nu11Media"],
+            dependencies: ["Nu11Media", "Nu11Format"],
             swiftSettings: strict
         ),
         .testTarget(

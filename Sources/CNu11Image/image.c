@@ -62,11 +62,27 @@ int nu11_image_init(char *err, size_t errlen) {
     return init_status;
 }
 
+/* The loaders nu11vlt lets run, whatever libvips would pick: besides blocking the ones
+ * libvips marks untrusted, anything not on this list is refused by name. */
+static const char *const allowed_loaders[] = {
+    "VipsForeignLoadJpegBuffer", "VipsForeignLoadPngBuffer", "VipsForeignLoadNsgifBuffer",
+    "VipsForeignLoadWebpBuffer", "VipsForeignLoadTiffBuffer", "VipsForeignLoadHeifBuffer", NULL,
+};
+
+static int loader_allowed(const void *buf, size_t len) {
+    const char *loader = vips_foreign_find_load_buffer(buf, len);
+    if (loader == NULL) return 0;
+    for (int i = 0; allowed_loaders[i] != NULL; i++) {
+        if (strcmp(loader, allowed_loaders[i]) == 0) return 1;
+    }
+    return 0;
+}
+
 static VipsImage *open_header(const void *buf, size_t len, char *err, size_t errlen) {
     if (nu11_image_init(err, errlen) != 0) return NULL;
-    const char *loader = vips_foreign_find_load_buffer(buf, len);
-    if (loader == NULL) {
-        copy_error(err, errlen, "not an image format nu11vlt reads");
+    if (!loader_allowed(buf, len)) {
+        vips_error_clear();
+        if (err != NULL && errlen > 0) g_strlcpy(err, "not an image format nu11vlt reads", errlen);
         return NULL;
     }
     VipsImage *image = vips_image_new_from_buffer(buf, len, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
@@ -127,6 +143,11 @@ int nu11_image_thumbnails(const void *buf, size_t len, int preview_px, int grid_
                           int *webp, char *err, size_t errlen) {
     *preview = NULL; *grid = NULL; *preview_len = 0; *grid_len = 0;
     if (nu11_image_init(err, errlen) != 0) return -1;
+    if (!loader_allowed(buf, len)) {
+        vips_error_clear();
+        g_strlcpy(err, "not an image format nu11vlt reads", errlen);
+        return -1;
+    }
     VipsImage *lazy = NULL, *big = NULL, *small = NULL;
     int status = -1;
     /* Shrink-on-load (JPEG by 2/4/8, HEIF thumbnails, WebP), auto-rotate by EXIF
@@ -170,6 +191,11 @@ int nu11_image_png(const void *buf, size_t len, int max_side, void **png, size_t
     *png = NULL;
     *png_len = 0;
     if (nu11_image_init(err, errlen) != 0) return -1;
+    if (!loader_allowed(buf, len)) {
+        vips_error_clear();
+        g_strlcpy(err, "not an image format nu11vlt reads", errlen);
+        return -1;
+    }
     VipsImage *image = NULL;
     int status = -1;
     if (vips_thumbnail_buffer((void *)buf, len, &image, max_side, "height", max_side, "size", VIPS_SIZE_DOWN,

@@ -43,7 +43,17 @@ struct FaultTests {
         var verify: (CLI, Bool) throws -> String
     }
 
-    static let payload = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+    /// A real JPEG (made by ImageMagick), so the import also decodes it and seals thumbnails.
+    static let payload: Data = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("nu11-fault-\(getpid()).jpg").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/convert")
+        process.arguments = ["-size", "400x300", "plasma:fractal", "-quality", "85", path]
+        try? process.run()
+        process.waitUntilExit()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return FileManager.default.contents(atPath: path) ?? Data()
+    }()
 
     /// `nu11vlt args… --pin-fd 3` with the PIN on descriptor 3 (stdin stays free).
     static func withPinFD(_ cli: CLI, _ args: [String]) -> [String] {
@@ -110,9 +120,22 @@ struct FaultTests {
             command: { cli in stdin ? Self.withPinFD(cli, ["import", "-", "--name", "new.jpg"]) : [CLI.binary, "import", "--pin-stdin", cli.root + "/new.jpg"] },
             input: { cli in stdin ? Self.payload : Data((cli.pin + "\n").utf8) },
             verify: { cli, ok in
-                let new = try listed(cli).filter { ($0["name"] as? String) == "new.jpg" }
+                #expect(Self.payload.starts(with: [0xFF, 0xD8, 0xFF]), "the JPEG payload was not made (ImageMagick missing?)")
+                let all = try listed(cli)
+                let new = all.filter { ($0["name"] as? String) == "new.jpg" }
                 #expect(new.count == (ok ? 1 : 0), "import said \(ok ? "done" : "failed") but \(new.count) new item(s) exist")
-                if let id = new.first?["id"] as? String { try exports(cli, [id: Self.payload], pin: cli.pin, "the imported item") }
+                if let id = new.first?["id"] as? String {
+                    try exports(cli, [id: Self.payload], pin: cli.pin, "the imported item")
+                    if new.first?["thumbnail"] as? Bool == true {
+                        let t = try cli.run(["thumbnail", id, "-o", cli.root + "/tile.jpg"], pinStdin: true)
+                        #expect(t.code == 0, "the imported photo's thumbnail does not open: \(t.stderr)")
+                    }
+                }
+                // Thumbnails belong to listed items only: no orphan, no temp file.
+                let ids = Set(all.compactMap { $0["id"] as? String })
+                let thumbs = (try? FileManager.default.contentsOfDirectory(atPath: cli.vault + "/Thumbnails")) ?? []
+                #expect(thumbs.allSatisfy { ids.contains(String($0.prefix(32))) && $0.hasSuffix(".n11thumb") },
+                        "thumbnails left behind: \(thumbs)")
                 return cli.pin
             })
     }
