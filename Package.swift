@@ -20,6 +20,7 @@ let package = Package(
     products: [
         .library(name: "Nu11Vault", targets: ["Nu11Vault"]),
         .executable(name: "nu11vlt", targets: ["nu11vlt"]),
+        .executable(name: "nu11vlt-image-helper", targets: ["nu11vlt-image-helper"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
@@ -60,9 +61,22 @@ let package = Package(
             providers: [.apt(["libvips-dev"])]
         ),
         .target(name: "CNu11Image", dependencies: ["CVips"]),
+        // Pure Swift (no image library): formats, EXIF, location stripping, and the client of
+        // the image helper process.
         .target(
             name: "Nu11Media",
-            dependencies: ["Nu11Format", "CNu11Image"],
+            dependencies: ["Nu11Format", "CNu11Sys"],
+            swiftSettings: strict
+        ),
+        // libvips, linked only into the helper process (which holds no key).
+        .target(
+            name: "Nu11ImageCodec",
+            dependencies: ["Nu11Media", "CNu11Image"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "nu11vlt-image-helper",
+            dependencies: ["Nu11ImageCodec", "Nu11Media", "CNu11Image"],
             swiftSettings: strict
         ),
         .target(
@@ -106,7 +120,7 @@ let package = Package(
         ),
         .testTarget(
             name: "Nu11MediaTests",
-            dependencies: ["Nu11Media", "Nu11Format"],
+            dependencies: ["Nu11Media", "Nu11ImageCodec", "Nu11Format"],
             swiftSettings: strict
         ),
         .testTarget(

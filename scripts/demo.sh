@@ -15,12 +15,15 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 step "nu11vlt --help"
 "$BIN" --help | head -20
 
-step "generate three images (PPM) and a 100 KiB photo-sized file"
+step "generate three images (PPM), a phone-like JPEG (EXIF orientation, capture date, GPS) and a file that only claims to be a JPEG"
 mkdir photos
 for i in 1 2 3; do
   { printf 'P6\n64 48\n255\n'; head -c $((64 * 48 * 3)) /dev/urandom; } > "photos/image-$i.ppm"
 done
-head -c 102400 /dev/urandom > photos/big-photo.jpg
+convert -size 1200x900 plasma:fractal -quality 88 photos/big-photo.jpg
+exiftool -q -overwrite_original -Orientation#=6 -DateTimeOriginal="2025:08:01 18:30:00" -Make=Demo -Model="Demo Phone" \
+  -GPSLatitude=48.8584 -GPSLatitudeRef=N -GPSLongitude=2.2945 -GPSLongitudeRef=E photos/big-photo.jpg
+head -c 2048 /dev/urandom > photos/not-really.jpg
 ls -l photos
 
 step "init (Argon2id at the floor for a quick demo: 2 passes, 19 MiB; real vaults calibrate to ~0.5 s)"
@@ -29,7 +32,15 @@ n11 init --kdf-iterations 2 --kdf-memory 19
 step "album create Holidays; import two images into it and the rest into Photos"
 n11 album create Holidays
 n11 import --album Holidays photos/image-1.ppm photos/image-2.ppm
-n11 import photos/image-3.ppm photos/big-photo.jpg
+n11 import photos/image-3.ppm photos/big-photo.jpg photos/not-really.jpg   # the fake JPEG imports with a warning
+
+step "photos: sealed thumbnails made at import (decoded in a locked-down helper), EXIF facts, location stripped on export"
+PHOTO=$(n11 list --json | sed -n 's/.*"id" : "\([0-9a-f]*\)".*/\1/p' | sed -n 4p)
+n11 list --json --sort taken --limit 1 | grep -E '"(name|width|height|taken|camera|gps|thumbnail)"'
+n11 thumbnail "$PHOTO" --size grid -o tile.jpg && ls -l tile.jpg
+ls vault/Thumbnails
+n11 export "$PHOTO" --strip-location -o stripped.jpg
+echo "GPS tags before: $(exiftool -s -gps:all photos/big-photo.jpg | wc -l), after --strip-location: $(exiftool -s -gps:all stripped.jpg | wc -l) (same size: $(wc -c < photos/big-photo.jpg) = $(wc -c < stripped.jpg) bytes)"
 
 step "list (human and --json)"
 n11 list

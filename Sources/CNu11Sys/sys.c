@@ -183,6 +183,40 @@ int nu11_spawn_wait(char *const argv[], int *status) {
     return 0;
 }
 
+int nu11_spawn_piped(const char *path, int *to_child, int *from_child, int *pid_out) {
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC) != 0) return errno;
+    if (pipe2(out, O_CLOEXEC) != 0) { int e = errno; close(in[0]); close(in[1]); return e; }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t def;
+    sigemptyset(&def);
+    sigaddset(&def, SIGINT);
+    sigaddset(&def, SIGTERM);
+    sigaddset(&def, SIGHUP);
+    sigaddset(&def, SIGPIPE);
+    posix_spawnattr_setsigdefault(&attr, &def);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+    char *const argv[] = { (char *)path, NULL };
+    char *const envp[] = { NULL };  /* nothing of ours: no TMPDIR, no VIPS_* knobs */
+    pid_t pid;
+    int rc = posix_spawn(&pid, path, &actions, &attr, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    close(in[0]);
+    close(out[1]);
+    if (rc != 0) { close(in[1]); close(out[0]); return rc; }
+    *to_child = in[1];
+    *from_child = out[0];
+    *pid_out = (int)pid;
+    return 0;
+}
+
 int nu11_memfd(const char *name) {
 #if defined(__linux__)
     return memfd_create(name, 0);

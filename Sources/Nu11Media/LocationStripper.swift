@@ -55,7 +55,7 @@ public enum LocationStripper {
     /// Where the TIFF header of the file's EXIF block is, when it has a location to remove.
     static func exifPosition(in file: [UInt8], format: ImageFormat) throws(LocationStripError) -> Int? {
         if format == .tiff { return ExifSummary.parse(file).hasGPS ? 0 : nil }
-        let block = file.withUnsafeBytes { try? ImageCodec.exif($0) } ?? nil
+        let block = try readEXIF(file)
         guard let block, ExifSummary.parse(block).hasGPS else { return nil }
         let tiff = Array(block[TIFFStructure.tiffStart(in: block)...])
         let hits = occurrences(of: tiff, in: file, limit: 2)
@@ -63,6 +63,16 @@ public enum LocationStripper {
             throw LocationStripError(reason: "its EXIF block is stored in a way nu11vlt cannot edit in place (\(format.displayName)), so its location cannot be removed without re-encoding")
         }
         return hits[0]
+    }
+
+    /// The EXIF block as the decoder sees it (through the image helper). A helper that
+    /// cannot read the file means the location cannot be vouched for: refused.
+    static func readEXIF(_ file: [UInt8]) throws(LocationStripError) -> [UInt8]? {
+        do {
+            return try ImageHelper.shared.exif(file)
+        } catch {
+            throw LocationStripError(reason: "the image cannot be read to find its location (\(error.reason))")
+        }
     }
 
     static func occurrences(of needle: [UInt8], in hay: [UInt8], limit: Int) -> [Int] {
@@ -140,7 +150,7 @@ public enum LocationStripper {
     /// The result must carry no location nu11vlt can see: no EXIF GPS directory, no XMP
     /// GPS property with a value left.
     static func verify(_ file: [UInt8], format: ImageFormat) throws(LocationStripError) {
-        let block = format == .tiff ? file : (file.withUnsafeBytes { try? ImageCodec.exif($0) } ?? nil)
+        let block = format == .tiff ? file : try readEXIF(file)
         if let block, ExifSummary.parse(block).hasGPS {
             throw LocationStripError(reason: "a location is still present after stripping (\(format.displayName)); nothing was written")
         }

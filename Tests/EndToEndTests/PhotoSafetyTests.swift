@@ -135,6 +135,29 @@ struct PhotoSafetyTests {
         #expect(view.out.contains("i=7,C=1"), "the preview must leave the cursor for the full image to replace it")
     }
 
+    @Test("images are decoded in a helper without keys, locked down: no sockets, no writing, no exec; nu11vlt links no image library")
+    func helperLockedDown() throws {
+        let cli = try CLI()
+        let helper = (CLI.binary as NSString).deletingLastPathComponent + "/nu11vlt-image-helper"
+        let probe = try cli.spawn(helper, ["--probe"])
+        #expect(probe.code == 0 && probe.out.trimmingCharacters(in: .whitespacesAndNewlines) == "31",
+                "the helper's lock-down let something through (bits: 1 inet socket, 2 unix socket, 4 file write, 8 exec, 16 reading works): \(probe.out)")
+        let ldd = try cli.spawn("/usr/bin/ldd", [CLI.binary])
+        for lib in ["libvips", "libheif", "libjpeg", "libpng", "libwebp", "libtiff", "libcurl"] {
+            #expect(!ldd.out.contains(lib), "nu11vlt links \(lib)")
+        }
+        // The whole import, helper included, makes no network call.
+        try cli.initVault()
+        let land = try PhotoFixtures.orientedJPEGWithGPS(cli)
+        let strace = try #require(PhotoFixtures.tool("strace"))
+        let r = try cli.spawn(strace, ["-f", "-qq", "-e", "trace=network", "-o", cli.root + "/net", CLI.binary, "import", "--pin-stdin", land],
+                              input: Data((cli.pin + "\n").utf8))
+        #expect(r.code == 0)
+        let calls = try String(contentsOfFile: cli.root + "/net", encoding: .utf8).split(separator: "\n").filter { !$0.contains("exited with") }
+        #expect(calls.isEmpty, "network system calls: \(calls)")
+        #expect(try cli.listJSON().first?["thumbnail"] as? Bool == true, "the helper made no thumbnail")
+    }
+
     /// The PNG payloads of kitty graphics escapes (chunks joined).
     static func kittyImages(_ out: String) -> [[UInt8]] {
         var images: [[UInt8]] = []

@@ -2,6 +2,7 @@ import Foundation
 import Nu11Format
 import Testing
 @testable import Nu11Media
+import Nu11ImageCodec
 
 /// A little-endian TIFF/EXIF block: IFD0 {Make, Model, ExifIFD → DateTimeOriginal, GPS IFD →
 /// GPSLatitudeRef, GPSLatitude (3 rationals, out of line)}, then IFD1 offset 0.

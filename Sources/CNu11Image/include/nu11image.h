@@ -39,6 +39,12 @@ int nu11_image_thumbnails(const void *buf, size_t len, int preview_px, int grid_
  * long side at most max_side (never enlarged), upright. */
 int nu11_image_png(const void *buf, size_t len, int max_side, void **png, size_t *png_len, char *err, size_t errlen);
 
+/* The helper's lock-down (see sandbox.c): 0, or -1 with errno set. */
+int nu11_sandbox_enter(unsigned long long max_memory_bytes);
+/* Tries what the lock-down forbids; returns a bit set of what was refused (31 = all, and
+ * reading still works). */
+int nu11_sandbox_probe(void);
+
 /* Zeroes and frees a buffer this library returned. */
 void nu11_image_free(void *p, size_t len);
 

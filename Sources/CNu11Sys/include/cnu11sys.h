@@ -30,5 +30,9 @@ void nu11_cleanup_unregister(int slot);
 /// foreground, with the environment of this process; waits for it. Returns 0 and its wait
 /// status in *status, or an errno value if it could not start.
 int nu11_spawn_wait(char *const argv[], int *status);
+/// Starts `path` (no PATH search, an empty environment) with a pipe to its stdin and one
+/// from its stdout (both close-on-exec on our side), stderr to /dev/null. Returns 0, or an
+/// errno value.
+int nu11_spawn_piped(const char *path, int *to_child, int *from_child, int *pid_out);
 /// memfd_create without close-on-exec (so a child can open /proc/self/fd/N); -1 on error.
 int nu11_memfd(const char *name);

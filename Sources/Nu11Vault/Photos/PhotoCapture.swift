@@ -31,7 +31,7 @@ extension ImageFormat {
 /// the last chunk is sealed, so the file is read once. Memory only; zeroed when done.
 final class PhotoCapture {
     /// Images larger than this import without a thumbnail (and say so).
-    static let maxBytes = 128 << 20
+    static let maxBytes = ImageLimits.maxBytes
     let name: String
     private(set) var bytes: [UInt8] = []
     private var decided = false
@@ -76,16 +76,13 @@ final class PhotoCapture {
         if tooLarge {
             return (nil, "\(name): larger than \(Self.maxBytes >> 20) MiB, too large for a thumbnail; imported without one")
         }
-        return bytes.withUnsafeBytes { raw in
-            do {
-                let header = try ImageCodec.header(raw)
-                let exif = (try? ImageCodec.exif(raw)).flatMap { $0 }.map(ExifSummary.parse)
-                let pair = try ImageCodec.thumbnails(raw)
-                return (PhotoFacts(format: format, width: header.width, height: header.height, taken: exif?.takenDate,
-                                   camera: exif?.camera, hasGPS: exif?.hasGPS ?? false, thumbnails: pair), nil)
-            } catch {
-                return (nil, "\(name): not decoded as a \(format.displayName) image (\((error as? ImageDecodeError)?.reason ?? "\(error)")); imported as a plain file, without a thumbnail")
-            }
+        do {
+            let analysis = try ImageHelper.shared.analyze(bytes)
+            let exif = analysis.exif.map(ExifSummary.parse)
+            return (PhotoFacts(format: format, width: analysis.header.width, height: analysis.header.height, taken: exif?.takenDate,
+                               camera: exif?.camera, hasGPS: exif?.hasGPS ?? false, thumbnails: analysis.thumbnails), nil)
+        } catch {
+            return (nil, "\(name): not decoded as a \(format.displayName) image (\(error.reason)); imported as a plain file, without a thumbnail")
         }
     }
 

@@ -103,7 +103,7 @@ enum KittyGraphics {
             for item in slice {
                 if item.thumbnail, let ref = try? ItemRef.parse(item.id),
                    let tile = try? vault.thumbnail(ref, size: .grid),
-                   let png = tile.bytes.withUnsafeBytes({ try? ImageCodec.png($0, maxSide: ImageCodec.gridSize) }) {
+                   let png = try? ImageHelper.shared.png(tile.bytes, maxSide: ImageLimits.gridSize) {
                     out += escape(png: png, columns: 16, rows: 8, keepCursor: true) + "\u{1B}[17C"
                 } else {
                     out += "[\(item.type.hasPrefix("image/") ? "image" : "file")]".padding(toLength: 17, withPad: " ", startingAt: 0)

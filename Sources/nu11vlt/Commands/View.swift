@@ -60,7 +60,7 @@ enum InlineImage {
         }
         var png: [UInt8]
         do {
-            png = try bytes.withUnsafeBytes { try ImageCodec.png($0, maxSide: 2048) }
+            png = try ImageHelper.shared.png(bytes, maxSide: 2048)
         } catch {
             throw Nu11Error(.invalidArgument, "the item is not an image nu11vlt can show inline (\((error as? ImageDecodeError)?.reason ?? "\(error)"))",
                             remedy: .advice("pass --no-inline to hand it to a viewer"))

@@ -1,0 +1,133 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CNu11Sys
+import Foundation
+
+/// Decoding runs in another process: `nu11vlt-image-helper`, installed next to `nu11vlt`.
+/// It holds no key, gets nothing but the image bytes on a pipe, and locks itself down
+/// before it reads any (seccomp: no sockets, no files opened for writing, no exec; a
+/// memory limit; no core dumps). A bug in an image decoder then reaches neither the keys
+/// nor the disk nor the network. libvips (and what Debian links it with) is loaded only
+/// there; the `nu11vlt` binary links no image library at all.
+///
+/// One helper serves a whole command; if it dies (a hostile image, the memory limit), that
+/// image gets no thumbnail and the next request starts a new helper.
+public final class ImageHelper: @unchecked Sendable {
+    public static let shared = ImageHelper()
+    public static let executableName = "nu11vlt-image-helper"
+
+    private let lock = NSLock()
+    private var toChild: Int32 = -1
+    private var fromChild: Int32 = -1
+    private var pid: Int32 = 0
+    private var unavailable: String?
+
+    /// The helper next to the running executable (/proc/self/exe), or nil.
+    static func locate() -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        let exe = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let path = (exe as NSString).deletingLastPathComponent + "/" + executableName
+        return access(path, X_OK) == 0 ? path : nil
+    }
+
+    /// Decodes an image: its header, EXIF block and both thumbnails.
+    public func analyze(_ bytes: [UInt8]) throws(ImageDecodeError) -> ImageWire.Analysis {
+        try ImageWire.decodeAnalysis(request(.analyze, arg: 0, bytes))
+    }
+
+    /// The image's EXIF block, if it has one.
+    public func exif(_ bytes: [UInt8]) throws(ImageDecodeError) -> [UInt8]? {
+        let block = try request(.exif, arg: 0, bytes)
+        return block.isEmpty ? nil : block
+    }
+
+    /// The image as PNG, upright, its long side at most `maxSide`.
+    public func png(_ bytes: [UInt8], maxSide: Int) throws(ImageDecodeError) -> [UInt8] {
+        try request(.png, arg: UInt32(clamping: maxSide), bytes)
+    }
+
+    func request(_ op: ImageWire.Op, arg: UInt32, _ bytes: [UInt8]) throws(ImageDecodeError) -> [UInt8] {
+        lock.lock()
+        defer { lock.unlock() }
+        guard bytes.count <= Int(ImageWire.maxRequest) else {
+            throw ImageDecodeError(reason: "larger than \(ImageLimits.maxBytes >> 20) MiB")
+        }
+        try start()
+        var payload: [UInt8] = []
+        let ok: Bool
+        do {
+            try writeAll(ImageWire.requestHeader(op, arg: arg, length: bytes.count))
+            try writeAll(bytes)
+            var header = [UInt8](repeating: 0, count: ImageWire.responseHeaderSize)
+            try readAll(&header)
+            let parsed = ImageWire.parseResponseHeader(header)
+            guard parsed.length <= ImageWire.maxResponse else { throw ImageDecodeError(reason: "the image helper answered nonsense") }
+            payload = [UInt8](repeating: 0, count: Int(parsed.length))
+            try readAll(&payload)
+            ok = parsed.ok
+        } catch {
+            stop()
+            throw ImageDecodeError(reason: "the image decoder stopped on it (a damaged or hostile image, or over its memory limit)")
+        }
+        guard ok else { throw ImageDecodeError(reason: String(decoding: payload, as: UTF8.self)) }
+        return payload
+    }
+
+    private func start() throws(ImageDecodeError) {
+        if toChild >= 0 { return }
+        if let unavailable { throw ImageDecodeError(reason: unavailable) }
+        guard let path = Self.locate() else {
+            unavailable = "\(Self.executableName) is not installed next to nu11vlt, so images are not decoded"
+            throw ImageDecodeError(reason: unavailable ?? "")
+        }
+        // A helper that dies mid-request must not kill us with SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
+        var input: Int32 = -1, output: Int32 = -1, child: Int32 = 0
+        let rc = nu11_spawn_piped(path, &input, &output, &child)
+        guard rc == 0 else {
+            unavailable = "\(Self.executableName) cannot be started (\(String(cString: strerror(rc))))"
+            throw ImageDecodeError(reason: unavailable ?? "")
+        }
+        toChild = input
+        fromChild = output
+        pid = child
+    }
+
+    private func stop() {
+        if toChild >= 0 { close(toChild) }
+        if fromChild >= 0 { close(fromChild) }
+        toChild = -1
+        fromChild = -1
+        if pid > 0 {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
+        pid = 0
+    }
+
+    private func writeAll(_ bytes: [UInt8]) throws(ImageDecodeError) {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { write(toChild, $0.baseAddress.map { $0 + done }, bytes.count - done) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw ImageDecodeError(reason: "write") }
+            done += n
+        }
+    }
+
+    private func readAll(_ bytes: inout [UInt8]) throws(ImageDecodeError) {
+        var done = 0
+        let count = bytes.count
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { read(fromChild, $0.baseAddress.map { $0 + done }, count - done) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw ImageDecodeError(reason: "read") }
+            done += n
+        }
+    }
+
+    deinit { stop() }
+}

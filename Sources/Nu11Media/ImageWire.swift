@@ -1,0 +1,74 @@
+import Foundation
+import Nu11Format
+
+/// The pipe protocol between nu11vlt and `nu11vlt-image-helper` (all integers big-endian).
+///
+///     request:  op (1 analyze, 2 exif, 3 png) | arg u32 (png: max side) | length u64 | image bytes
+///     response: status (0 ok, 1 refused) | length u64 | payload
+///
+/// An analyze payload is `width u32 | height u32 | orientation u8 | alpha u8 | exif length
+/// u32 | exif | thumbnail bundle` (the `N11T` bundle of docs/FORMAT.md § 2.1, unsealed); a
+/// refusal's payload is a one-line reason in UTF-8.
+public enum ImageWire {
+    public enum Op: UInt8, Sendable { case analyze = 1, exif = 2, png = 3 }
+    public static let requestHeaderSize = 13
+    public static let responseHeaderSize = 9
+    /// Larger requests are refused by the helper before it reads them.
+    public static let maxRequest = UInt64(ImageLimits.maxBytes)
+    /// Larger responses are refused by the client (two thumbnails and an EXIF block).
+    public static let maxResponse = UInt64(64 << 20)
+
+    public struct Analysis: Sendable {
+        public var header: ImageHeader
+        public var exif: [UInt8]?
+        public var thumbnails: ThumbnailPair
+
+        public init(header: ImageHeader, exif: [UInt8]?, thumbnails: ThumbnailPair) {
+            self.header = header
+            self.exif = exif
+            self.thumbnails = thumbnails
+        }
+    }
+
+    static func be(_ v: UInt64, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(truncatingIfNeeded: v >> (8 * UInt64(n - 1 - $0))) } }
+
+    static func read(_ b: ArraySlice<UInt8>, _ n: Int) -> UInt64 {
+        b.prefix(n).reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    public static func requestHeader(_ op: Op, arg: UInt32, length: Int) -> [UInt8] {
+        [op.rawValue] + be(UInt64(arg), 4) + be(UInt64(length), 8)
+    }
+
+    public static func parseRequestHeader(_ b: [UInt8]) -> (op: Op?, arg: UInt32, length: UInt64) {
+        (Op(rawValue: b[0]), UInt32(read(b[1...], 4)), read(b[5...], 8))
+    }
+
+    public static func responseHeader(ok: Bool, length: Int) -> [UInt8] { [ok ? 0 : 1] + be(UInt64(length), 8) }
+
+    public static func parseResponseHeader(_ b: [UInt8]) -> (ok: Bool, length: UInt64) { (b[0] == 0, read(b[1...], 8)) }
+
+    public static func encode(_ a: Analysis) -> [UInt8] {
+        let exif = a.exif ?? []
+        let bundle = ThumbnailEnvelope.encode([a.thumbnails.grid, a.thumbnails.preview].enumerated().map { i, t in
+            ThumbnailEnvelope.Image(size: UInt8(i + 1), encoding: t.encoding.rawValue, width: t.width, height: t.height, bytes: t.bytes)
+        })
+        return be(UInt64(a.header.width), 4) + be(UInt64(a.header.height), 4) + [UInt8(a.header.orientation), a.header.hasAlpha ? 1 : 0]
+            + be(UInt64(exif.count), 4) + exif + bundle
+    }
+
+    public static func decodeAnalysis(_ p: [UInt8]) throws(ImageDecodeError) -> Analysis {
+        let bad = ImageDecodeError(reason: "the image helper answered nonsense")
+        guard p.count >= 14 else { throw bad }
+        let exifCount = Int(read(p[10...], 4))
+        guard 14 + exifCount <= p.count,
+              let images = try? ThumbnailEnvelope.decode(Array(p[(14 + exifCount)...])), images.count == 2,
+              let g = EncodedThumbnail.Encoding(rawValue: images[0].encoding),
+              let v = EncodedThumbnail.Encoding(rawValue: images[1].encoding) else { throw bad }
+        let header = ImageHeader(width: Int(read(p[0...], 4)), height: Int(read(p[4...], 4)), orientation: Int(p[8]), hasAlpha: p[9] != 0)
+        return Analysis(header: header, exif: exifCount > 0 ? Array(p[14..<(14 + exifCount)]) : nil,
+                        thumbnails: ThumbnailPair(
+                            grid: EncodedThumbnail(encoding: g, width: images[0].width, height: images[0].height, bytes: images[0].bytes),
+                            preview: EncodedThumbnail(encoding: v, width: images[1].width, height: images[1].height, bytes: images[1].bytes)))
+    }
+}
