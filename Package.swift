@@ -60,12 +60,13 @@ let package = Package(
             pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]
         ),
-        .target(name: "CNu11Image", dependencies: ["CVips"]),
+        .target(name: "CNu11Image", dependencies: ["CVips"], exclude: ["mutants.txt"]),
         // Pure Swift (no image library): formats, EXIF, location stripping, and the client of
         // the image helper process.
         .target(
             name: "Nu11Media",
             dependencies: ["Nu11Format", "CNu11Sys"],
+            exclude: ["mutants.txt"],
             swiftSettings: strict
         ),
         // libvips, linked only into the helper process (which holds no key).

@@ -32,7 +32,7 @@ public enum LocationStripper {
             return report
         }
         var changed: [Range<Int>] = []
-        if let base = try exifPosition(in: file, format: format) {
+        for base in try exifPositions(in: file, format: format) {
             guard var tiff = TIFFStructure(file, base: base) else {
                 throw LocationStripError(reason: "its EXIF block is damaged, so its location cannot be removed safely")
             }
@@ -41,6 +41,14 @@ public enum LocationStripper {
                 changed += ranges
                 report.removedGPS = true
             }
+        }
+        // Every other EXIF block in the file ("Exif\0\0" + a TIFF header): a second APP1
+        // segment, a copy in another box — the decoder reads only one of them.
+        for base in exifBlocks(in: file) {
+            guard var tiff = TIFFStructure(file, base: base), let ranges = try tiff.removeGPS() else { continue }
+            file = tiff.bytes
+            changed += ranges
+            report.removedGPS = true
         }
         let xmp = blankXMPLocation(&file)
         if !xmp.isEmpty {
@@ -52,17 +60,18 @@ public enum LocationStripper {
         return report
     }
 
-    /// Where the TIFF header of the file's EXIF block is, when it has a location to remove.
-    static func exifPosition(in file: [UInt8], format: ImageFormat) throws(LocationStripError) -> Int? {
-        if format == .tiff { return ExifSummary.parse(file).hasGPS ? 0 : nil }
+    /// Where the TIFF header of the file's EXIF block is (every copy of it), when it has a
+    /// location to remove.
+    static func exifPositions(in file: [UInt8], format: ImageFormat) throws(LocationStripError) -> [Int] {
+        if format == .tiff { return ExifSummary.parse(file).hasGPS ? [0] : [] }
         let block = try readEXIF(file)
-        guard let block, ExifSummary.parse(block).hasGPS else { return nil }
+        guard let block, ExifSummary.parse(block).hasGPS else { return [] }
         let tiff = Array(block[TIFFStructure.tiffStart(in: block)...])
-        let hits = occurrences(of: tiff, in: file, limit: 2)
-        guard hits.count == 1 else {
+        let hits = occurrences(of: tiff, in: file, limit: 64)
+        guard !hits.isEmpty else {
             throw LocationStripError(reason: "its EXIF block is stored in a way nu11vlt cannot edit in place (\(format.displayName)), so its location cannot be removed without re-encoding")
         }
-        return hits[0]
+        return hits
     }
 
     /// The EXIF block as the decoder sees it (through the image helper). A helper that
@@ -72,6 +81,14 @@ public enum LocationStripper {
             return try ImageHelper.shared.exif(file)
         } catch {
             throw LocationStripError(reason: "the image cannot be read to find its location (\(error.reason))")
+        }
+    }
+
+    /// Where the TIFF headers of "Exif\0\0"-prefixed blocks start.
+    static func exifBlocks(in file: [UInt8]) -> [Int] {
+        let marker = Array("Exif".utf8) + [0, 0]
+        return occurrences(of: marker, in: file, limit: 64).map { $0 + marker.count }.filter { p in
+            p + 4 <= file.count && (file[p..<(p + 4)].elementsEqual([0x49, 0x49, 0x2A, 0x00]) || file[p..<(p + 4)].elementsEqual([0x4D, 0x4D, 0x00, 0x2A]))
         }
     }
 
@@ -151,7 +168,8 @@ public enum LocationStripper {
     /// GPS property with a value left.
     static func verify(_ file: [UInt8], format: ImageFormat) throws(LocationStripError) {
         let block = format == .tiff ? file : try readEXIF(file)
-        if let block, ExifSummary.parse(block).hasGPS {
+        let others = exifBlocks(in: file).map { Array(file[$0...]) }
+        if ([block].compactMap { $0 } + others).contains(where: { ExifSummary.parse($0).hasGPS }) {
             throw LocationStripError(reason: "a location is still present after stripping (\(format.displayName)); nothing was written")
         }
         var copy = file

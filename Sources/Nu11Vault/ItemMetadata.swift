@@ -49,9 +49,9 @@ struct ItemMetadata: Codable, Sendable {
     static func legacyAAD(_ id: ItemID) -> [UInt8] { Array("nu11vlt item meta v1".utf8) + id.bytes }
 
     /// Sealed sizes say nothing about name lengths: the JSON is padded with spaces to the
-    /// next of 256, 512, 1024, … bytes.
+    /// next of 512, 1024, 2048, … bytes (512 holds a long name with a photo's facts).
     static func padded(_ plain: [UInt8]) -> [UInt8] {
-        var bucket = 256
+        var bucket = 512
         while bucket < plain.count { bucket *= 2 }
         return plain + [UInt8](repeating: 0x20, count: bucket - plain.count)
     }

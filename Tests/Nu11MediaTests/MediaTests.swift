@@ -126,6 +126,36 @@ struct MediaTests {
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
     }
 
+    /// An 8×8 JPEG made by ImageMagick (`convert -size 8x8 xc:red -quality 50`), without its SOI.
+    static let tinyJPEGBody: [UInt8] = {
+        let hex = "ffe000104a46494600010100000100010000ffdb004300100b0c0e0c0a100e0d0e1211101318281a181616183123251d283a333d3c3933383740485c4e404457453738506d51575f626768673e4d71797064785c656763ffdb0043011112121815182f1a1a2f634238426363636363636363636363636363636363636363636363636363636363636363636363636363636363636363636363636363ffc00011080008000803012200021101031101ffc4001500010100000000000000000000000000000005ffc40014100100000000000000000000000000000000ffc4001501010100000000000000000000000000000506ffc40014110100000000000000000000000000000000ffda000c03010002110311003f008a00b5e3ffd9"
+        var out: [UInt8] = []
+        var i = hex.startIndex
+        while i < hex.endIndex {
+            let j = hex.index(i, offsetBy: 2)
+            out.append(UInt8(hex[i..<j], radix: 16) ?? 0)
+            i = j
+        }
+        return out
+    }()
+
+    @Test("a JPEG with two EXIF segments loses the location from both, in place (the decoder reads only the first)")
+    func twoExifSegments() throws {
+        let tiff = exifBlock()
+        let app1 = [0xFF, 0xE1, UInt8((tiff.count + 8) >> 8), UInt8((tiff.count + 8) & 0xFF)] + Array("Exif".utf8) + [0, 0] + tiff
+        let original = [0xFF, 0xD8] + app1 + app1 + Self.tinyJPEGBody
+        var file = original
+        let report = try LocationStripper.strip(&file)
+        #expect(report.removedGPS && file.count == original.count)
+        let blocks = LocationStripper.exifBlocks(in: file)
+        #expect(blocks.count == 2)
+        for base in blocks {
+            let summary = ExifSummary.parse(Array(file[base...]))
+            #expect(!summary.hasGPS && summary.camera == "Canon EOS R5 Test", "a block kept its location")
+        }
+        #expect(Array(file.suffix(Self.tinyJPEGBody.count)) == Self.tinyJPEGBody, "the image data changed")
+    }
+
     @Test("libvips refuses what is not a vetted image format, and a bomb before decoding a pixel")
     func codecRefusals() {
         let pdf = Array("%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n".utf8)

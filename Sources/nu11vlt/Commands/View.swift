@@ -33,10 +33,10 @@ struct View: ParsableCommand {
                 let name = protocolName ?? "kitty"
                 // First paint: the sealed screen preview (small, decrypted at once); then the
                 // full image replaces it (kitty: same image ID, cursor left in place).
+                // (iTerm2 cannot replace an inline image in place: it gets the full image only.)
                 let item = try vault.item(id)
-                if item.thumbnail, let preview = try? vault.thumbnail(id, size: .preview) {
-                    try InlineImage.show(preview.bytes, protocolName: name, imageID: 7, keepCursor: name == "kitty")
-                    if name != "kitty" { return }
+                if name == "kitty", item.thumbnail, let preview = try? vault.thumbnail(id, size: .preview) {
+                    try InlineImage.show(preview.bytes, protocolName: name, imageID: 7, keepCursor: true)
                 }
                 var sink = MemorySink()
                 try vault.export(id, to: &sink)
