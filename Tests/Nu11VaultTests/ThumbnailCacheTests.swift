@@ -1,0 +1,51 @@
+import Foundation
+import Nu11Format
+import Testing
+@testable import Nu11Vault
+
+/// The seed's thumbnail LRU: decrypted thumbnails in memory, byte-bounded, consulted only
+/// after the read-time checks, gone on delete, fade expiry and lock.
+@Suite("thumbnail cache")
+struct ThumbnailCacheTests {
+    /// A real JPEG, made by ImageMagick for the test.
+    func jpeg(_ t: TestVault, _ name: String) throws -> String {
+        let path = t.root + "/" + name
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/convert")
+        process.arguments = ["-size", "640x480", "plasma:fractal", "-quality", "80", path]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "ImageMagick could not make \(name)")
+        return path
+    }
+
+    @Test("a thumbnail is served from memory once read; delete, fade expiry and lock drop it")
+    func cache() throws {
+        let t = try TestVault()
+        t.close()
+        let clock = TestClock()
+        let vault = try LockedVault(t.location, clock: clock).unlock(pin: secret("test-pin"))
+        let kept = try vault.importFile(at: try jpeg(t, "k.jpg"))
+        let fading = try vault.importFile(at: try jpeg(t, "f.jpg"), fade: 60)
+        #expect(kept.thumbnail && kept.width == 640 && kept.height == 480)
+        let tile = try vault.thumbnail(kept.ref, size: .grid)
+        #expect(tile.width == 256 && tile.height == 192 && tile.encoding == .jpeg)
+        _ = try vault.thumbnail(fading.ref, size: .preview)
+        #expect(vault.previewCache.count == 2)
+        // Served from memory: the sealed file is no longer needed for a second read.
+        try FileManager.default.removeItem(atPath: t.location.thumbnailPath(try ItemID(hex: kept.id)))
+        #expect(try vault.thumbnail(kept.ref, size: .grid) == tile)
+        #expect(throws: Nu11Error.self) { _ = try vault.thumbnail(kept.ref, size: .preview) }
+        // Fade expiry: refused first, and the cached bytes are dropped.
+        clock.pass(61)
+        #expect { _ = try vault.thumbnail(fading.ref, size: .preview) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        #expect(vault.previewCache.get(CachedPart(id: try ItemID(hex: fading.id), part: .preview)) == nil)
+        try vault.delete([kept.ref])
+        #expect(vault.previewCache.count == 0, "a deleted item's thumbnail stayed cached")
+        let again = try vault.importFile(at: try jpeg(t, "a.jpg"))
+        _ = try vault.thumbnail(again.ref, size: .grid)
+        #expect(vault.previewCache.count == 1)
+        vault.lock()
+        #expect(vault.previewCache.count == 0)
+    }
+}
