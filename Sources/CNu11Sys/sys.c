@@ -158,18 +158,23 @@ void nu11_cleanup_unregister(int slot) {
     if (slot >= 0 && slot < NU11_SLOTS) nu11_used[slot] = 0;
 }
 
-int nu11_spawn_wait(char *const argv[], int *status) {
-    pid_t pid;
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    /* Default signal handling in the child (ours would clean up in the wrong process). */
+/* Default signal handling in a child (ours would clean up in the wrong process). */
+static void default_signals(posix_spawnattr_t *attr, int with_pipe) {
     sigset_t def;
     sigemptyset(&def);
     sigaddset(&def, SIGINT);
     sigaddset(&def, SIGTERM);
     sigaddset(&def, SIGHUP);
-    posix_spawnattr_setsigdefault(&attr, &def);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+    if (with_pipe) sigaddset(&def, SIGPIPE);
+    posix_spawnattr_setsigdefault(attr, &def);
+    posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF);
+}
+
+int nu11_spawn_wait(char *const argv[], int *status) {
+    pid_t pid;
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    default_signals(&attr, 0);
     int rc = posix_spawnp(&pid, argv[0], NULL, &attr, argv, environ);
     posix_spawnattr_destroy(&attr);
     if (rc != 0) return rc;
@@ -194,14 +199,7 @@ int nu11_spawn_piped(const char *path, int *to_child, int *from_child, int *pid_
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
-    sigset_t def;
-    sigemptyset(&def);
-    sigaddset(&def, SIGINT);
-    sigaddset(&def, SIGTERM);
-    sigaddset(&def, SIGHUP);
-    sigaddset(&def, SIGPIPE);
-    posix_spawnattr_setsigdefault(&attr, &def);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+    default_signals(&attr, 1);
     char *const argv[] = { (char *)path, NULL };
     char *const envp[] = { NULL };  /* nothing of ours: no TMPDIR, no VIPS_* knobs */
     pid_t pid;

@@ -77,15 +77,19 @@ extension Vault {
                                    if let warning { notice(warning) }
                                    return size
                                })
-        if let pair = photo?.thumbnails {
-            do {
-                staged.thumbnailWriter = try stageThumbnails(pair, header: N11Header(kind: kind, domain: domain, itemID: id), itemKey: itemKey)
-            } catch {
-                staged.writer.abort()
-                throw error
-            }
-        }
+        try attachThumbnails(&staged, photo: photo, header: N11Header(kind: kind, domain: domain, itemID: id), itemKey: itemKey)
         return staged
+    }
+
+    /// Seals a staged photo's thumbnails beside it (nothing for other files).
+    func attachThumbnails(_ staged: inout StagedItem, photo: PhotoFacts?, header: N11Header, itemKey: SecretBytes) throws {
+        guard let pair = photo?.thumbnails else { return }
+        do {
+            staged.thumbnailWriter = try stageThumbnails(pair, header: header, itemKey: itemKey)
+        } catch {
+            staged.writer.abort()
+            throw error
+        }
     }
 
     /// Makes `staged` visible, in the one order the crash and power-loss tests prove:

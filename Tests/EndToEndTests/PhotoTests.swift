@@ -118,4 +118,37 @@ struct PhotoTests {
         let kept = try #require(mtime(cli.root + "/kept.jpg")), source = try #require(mtime(land))
         #expect(abs(kept.timeIntervalSince(source)) < 0.001, "mtime \(kept) vs \(source)")
     }
+
+    @Test("archives carry photos: thumbnails are made again on import (portable and secure); a portable archive can drop locations")
+    func archives() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let land = try PhotoFixtures.orientedJPEGWithGPS(cli)
+        _ = try cli.importIDs([land])
+        for kind in ["--portable", "--secure"] {
+            let file = cli.root + "/a\(kind).nu11vlt"
+            let extra = kind == "--portable" ? [kind, "--strip-location"] : [kind]
+            #expect(try cli.exportArchive(file, extra: extra).code == 0)
+            let other = try CLI(pin: cli.pin)
+            try other.initVault()
+            if kind == "--secure" {
+                // A secure archive opens only with its own key store: import into a copy of this one.
+                try FileManager.default.removeItem(atPath: other.keystore)
+                try FileManager.default.removeItem(atPath: other.vault)
+                try FileManager.default.copyItem(atPath: cli.keystore, toPath: other.keystore)
+                try FileManager.default.copyItem(atPath: cli.vault, toPath: other.vault)
+                _ = try other.run(["delete", try #require(try other.listJSON().first?["id"] as? String)], pinStdin: true)
+            }
+            let r = try other.importArchive(file)
+            #expect(r.code == 0, "\(kind) import: \(r.stderr)")
+            let item = try #require(try other.listJSON().first { ($0["name"] as? String) == "land.jpg" })
+            #expect(item["thumbnail"] as? Bool == true && item["width"] as? Int == 200, "\(kind): \(item)")
+            let id = try #require(item["id"] as? String)
+            #expect(try other.run(["thumbnail", id, "-o", other.root + "/t.jpg"], pinStdin: true).code == 0)
+            let out = other.root + "/out.jpg"
+            #expect(try other.run(["export", id, "--keep-location", "-o", out], pinStdin: true).code == 0)
+            let gps = try PhotoFixtures.run(other, "exiftool", ["-s", "-gps:all", out]).out
+            #expect(gps.contains("GPSLatitude") == (kind == "--secure"), "\(kind): location after the round trip: \(gps)")
+        }
+    }
 }

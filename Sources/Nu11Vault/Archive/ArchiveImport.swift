@@ -73,6 +73,12 @@ extension Vault {
         let albumRows = try newAlbums.map { name, id in AlbumRow(id: id, domain: mainDomain, name: try sealAlbumName(name, id: id)) }
         try commit(&staged, albums: albumRows)
         succeeded = true
+        if header.kind == .secure {
+            // A secure archive carries sealed content only: its photos' thumbnails are made
+            // now (each decrypted in memory once), after the commit point.
+            let rows = staged.map(\.row)
+            afterCommit("making the imported photos' thumbnails") { _ = try makeMissingThumbnails(rows: rows) }
+        }
         let names = try albumNames()
         return staged.map { summary(row: $0.row, meta: $0.meta, albumName: $0.row.album.flatMap { names[$0] }) }
     }
@@ -146,15 +152,26 @@ extension Vault {
         let domain: Domain = item.fadeDeadline == nil ? mainDomain : .fade
         let itemKey = SecretBytes(randomCount: 32)
         let header = N11Header(kind: kind, domain: domain, itemID: id)
-        return try stage(id: id, kind: kind, domain: domain, album: album, fadeDeadline: item.fadeDeadline, itemKey: itemKey,
-                         metadata: { _ in meta }) { sink in
+        // Photos get their thumbnails from the same pass (the plaintext is in hand here).
+        let capture = kind == .file ? PhotoCapture(name: item.name) : nil
+        var photo: PhotoFacts?
+        var staged = try stage(id: id, kind: kind, domain: domain, album: album, fadeDeadline: item.fadeDeadline, itemKey: itemKey,
+                               metadata: { _ in
+                                   var m = meta
+                                   if let photo { m.apply(photo) }
+                                   return m
+                               }) { sink in
             try sink.write(header.encoded())
             let encryptor = try ChunkedPushEncryptor<N11Envelope.AEAD>(key: itemKey, context: header.context)
+            func forward(_ plain: [UInt8]) throws {
+                plain.withUnsafeBytes { capture?.take($0) }
+                try encryptor.feed(plain) { try sink.write($0) }
+            }
             do {
                 try zip.stream(item.entry) { data in
-                    try decryptor.feed(data) { plain in try encryptor.feed(plain) { try sink.write($0) } }
+                    try decryptor.feed(data, output: forward)
                 }
-                try decryptor.finish { plain in try encryptor.feed(plain) { try sink.write($0) } }
+                try decryptor.finish(output: forward)
                 try encryptor.finish { try sink.write($0) }
             } catch let error as Nu11Error {
                 throw error.code == .io ? error : Nu11Error(.corrupted, "\(zip.path): item '\(item.name)' failed authentication: \(error.message)",
@@ -163,7 +180,14 @@ extension Vault {
             guard encryptor.plaintextLength == item.size else {
                 throw ZipReader.reject(zip.path, "item '\(item.name)' has another size than its manifest declares")
             }
+            if let capture {
+                let (facts, warning) = capture.analyze()
+                photo = facts
+                if let warning { notice(warning) }
+            }
             return item.size
         }
+        try attachThumbnails(&staged, photo: photo, header: header, itemKey: itemKey)
+        return staged
     }
 }

@@ -100,8 +100,12 @@ extension Vault {
     /// Makes the thumbnails (and image facts) of visible photos that have none: items
     /// imported before thumbnails existed. Each is decrypted into memory once.
     public func makeMissingThumbnails(progress: (Int, Int) -> Void = { _, _ in }) throws -> ThumbnailBackfill {
+        try makeMissingThumbnails(rows: visibleRows(kind: .file, album: .none, afterSeq: 0, limit: Int.max), progress: progress)
+    }
+
+    func makeMissingThumbnails(rows: [ItemRow], progress: (Int, Int) -> Void = { _, _ in }) throws -> ThumbnailBackfill {
         var result = ThumbnailBackfill()
-        let rows = try visibleRows(kind: .file, album: .none, afterSeq: 0, limit: Int.max)
+        let rows = rows.filter { $0.kind == .file }
         for (n, row) in rows.enumerated() {
             progress(n, rows.count)
             result.checked += 1
