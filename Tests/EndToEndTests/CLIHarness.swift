@@ -119,7 +119,8 @@ final class CLI {
         let r = try run(["list", "--json"] + extra, pinStdin: true)
         #expect(r.code == 0, "list failed: \(r.stderr)")
         // Not JSON, or not an array, is a failure: an empty result must never pass by accident.
-        return try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [[String: Any]], "list --json gave: \(r.out)")
+        let document = try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any], "list --json gave: \(r.out)")
+        return try #require(document["items"] as? [[String: Any]], "list --json has no items array: \(r.out)")
     }
 }
 

@@ -81,7 +81,7 @@ struct CrashTests {
         func listing() throws -> [String: String] {
             let r = try run(["list", "--json", "--limit", "100000"])
             #expect(r.code == 0, "the PIN no longer opens the vault: \(r.stderr)")
-            let array = (try? JSONSerialization.jsonObject(with: r.stdout) as? [[String: Any]]) ?? []
+            let array = ((try? JSONSerialization.jsonObject(with: r.stdout) as? [String: Any])?["items"] as? [[String: Any]]) ?? []
             var out: [String: String] = [:]
             for e in array { if let n = e["name"] as? String, let id = e["id"] as? String { out[n] = id } }
             return out
@@ -165,7 +165,7 @@ struct CrashTests {
             guard let id = try m.listing()[name] else { continue }
             try m.killed(["fade", "set", id, "1h", "--pin-stdin"], input: m.pin + "\n")
             let r = try m.run(["list", "--json", "--limit", "100000"])
-            let entries = ((try? JSONSerialization.jsonObject(with: r.stdout) as? [[String: Any]]) ?? []).filter { $0["name"] as? String == name }
+            let entries = (((try? JSONSerialization.jsonObject(with: r.stdout) as? [String: Any])?["items"] as? [[String: Any]]) ?? []).filter { $0["name"] as? String == name }
             #expect(entries.count == 1, "fade set trial \(trial): \(entries.count) copies listed")
             try m.verify("fade set trial \(trial)", inFlight: [])
         }

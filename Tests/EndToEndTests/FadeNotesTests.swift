@@ -118,7 +118,7 @@ struct FadeNotesTests {
             (try? FileManager.default.contentsOfDirectory(atPath: cli.vault + "/Vault/Albums/" + $0))?.isEmpty ?? true
         })
         #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == Data(bytes))
-        #expect(try cli.run(["list", "--json"], pinStdin: true).out.contains("fadesAt"))
+        #expect(try cli.listJSON().first { $0["id"] as? String == id }?["fadesAt"] is String, "no deadline listed")
         expectCleanError(try cli.run(["fade", "set", id, "soon"], pinStdin: true), code: 64, mentions: "duration")
         Thread.sleep(forTimeInterval: 2.5)
         expectCleanError(try cli.run(["export", id, "-o", "-"], pinStdin: true), code: 4)

@@ -108,7 +108,8 @@ struct FaultTests {
     func listed(_ cli: CLI, _ args: [String] = ["list"]) throws -> [[String: Any]] {
         let r = try cli.run(args + ["--json"], pinStdin: true)
         #expect(r.code == 0, "list: \(r.stderr)")
-        return try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [[String: Any]], "not a JSON array: \(r.out)")
+        let document = try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any]
+        return try #require(document?["items"] as? [[String: Any]], "not a JSON array: \(r.out)")
     }
 
     func importScenario(stdin: Bool) -> Scenario {

@@ -119,7 +119,8 @@ struct PhotoSafetyTests {
         #expect(try cli.listJSON().compactMap { $0["id"] as? String } == ids)
         #expect(try cli.listJSON(["--sort", "taken"]).compactMap { $0["id"] as? String } == [ids[1], ids[0]])
         let page = try cli.run(["list", "--sort", "taken", "--limit", "1", "--json"], pinStdin: true)
-        #expect(page.stderr.contains("--after \(ids[1])"), "paging by capture date: \(page.stderr)")
+        let document = try JSONSerialization.jsonObject(with: page.stdout) as? [String: Any]
+        #expect(document?["next"] as? String == ids[1], "paging by capture date: \(page.out)")
         let grid = try cli.run(["list", "--thumbnails"], pinStdin: true, environment: ["TERM": "xterm-kitty"])
         #expect(grid.code == 0)
         let tiles = grid.out.components(separatedBy: "\u{1B}_Ga=T,f=100").count - 1

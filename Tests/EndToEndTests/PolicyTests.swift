@@ -26,8 +26,8 @@ struct PolicyTests {
         #expect(try cli.run(["settings", "get", "backup.allow"]).out == "false\n")
         // --fade default uses the setting.
         let id = try cli.importIDs([cli.file("d.jpg", [1])], extra: ["--fade", "default"])[0]
-        let json = try cli.run(["list", "--json"], pinStdin: true).out
-        #expect(json.contains(id) && json.contains("fadesAt"))
+        let listed = try cli.listJSON().first { $0["id"] as? String == id }
+        #expect(listed?["fadesAt"] is String, "the default fade gave no deadline: \(String(describing: listed))")
     }
 
     @Test("the failed-PIN delay survives restarts and deleting the counter file")

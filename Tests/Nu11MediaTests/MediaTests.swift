@@ -141,9 +141,13 @@ struct MediaTests {
 
     @Test("a JPEG with two EXIF segments loses the location from both, in place (the decoder reads only the first)")
     func twoExifSegments() throws {
-        let tiff = exifBlock()
-        let app1 = [0xFF, 0xE1, UInt8((tiff.count + 8) >> 8), UInt8((tiff.count + 8) & 0xFF)] + Array("Exif".utf8) + [0, 0] + tiff
-        let original = [0xFF, 0xD8] + app1 + app1 + Self.tinyJPEGBody
+        func app1(_ tiff: [UInt8]) -> [UInt8] {
+            [0xFF, 0xE1, UInt8((tiff.count + 8) >> 8), UInt8((tiff.count + 8) & 0xFF)] + Array("Exif".utf8) + [0, 0] + tiff
+        }
+        // The second copy differs (another camera), so it is not found by the first one's bytes.
+        var other = exifBlock()
+        if let r = LocationStripper.occurrences(of: Array("EOS R5".utf8), in: other, limit: 1).first { other[r + 5] = UInt8(ascii: "6") }
+        let original = [0xFF, 0xD8] + app1(exifBlock()) + app1(other) + Self.tinyJPEGBody
         var file = original
         let report = try LocationStripper.strip(&file)
         #expect(report.removedGPS && file.count == original.count)
@@ -151,7 +155,7 @@ struct MediaTests {
         #expect(blocks.count == 2)
         for base in blocks {
             let summary = ExifSummary.parse(Array(file[base...]))
-            #expect(!summary.hasGPS && summary.camera == "Canon EOS R5 Test", "a block kept its location")
+            #expect(!summary.hasGPS && summary.camera?.hasPrefix("Canon EOS R") == true, "a block kept its location")
         }
         #expect(Array(file.suffix(Self.tinyJPEGBody.count)) == Self.tinyJPEGBody, "the image data changed")
     }
@@ -195,6 +199,14 @@ struct ThumbnailEnvelopeTests {
         #expect(throws: Nu11Error.self) { try ThumbnailEnvelope.open(sealed, expected: N11Header(kind: .file, domain: .vault, itemID: ItemID()), itemKey: key) }
         #expect(throws: Nu11Error.self) { try ThumbnailEnvelope.open(sealed, expected: header, itemKey: SecretBytes(randomCount: 32)) }
         #expect(throws: Nu11Error.self) { try ThumbnailEnvelope.open(sealed, expected: N11Header(kind: .file, domain: .fade, itemID: header.itemID), itemKey: key) }
+        // A header edited in place (another ID or domain, same key) fails: the header is the context.
+        for (offset, flip) in [(8, UInt8(0x5A)), (6, Domain.vault.rawValue ^ Domain.fade.rawValue)] {
+            var edited = sealed
+            edited[offset] ^= flip
+            var expected = try N11Header.parse(edited.prefix(N11Header.byteCount))
+            expected.version = N11Header.currentVersion
+            #expect(throws: Nu11Error.self) { try ThumbnailEnvelope.open(edited, expected: expected, itemKey: key) }
+        }
         // Not the item's content: the same key and header under the item context fail.
         var sink = MemorySink()
         #expect(throws: Nu11Error.self) { try N11Envelope.open(from: MemorySource(sealed), to: &sink, expected: header, itemKey: key) }

@@ -65,8 +65,12 @@ struct Import: ParsableCommand {
 
 struct List: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List items, a page at a time, in import order.",
-        discussion: "When more items remain, the ID to pass to --after is printed on stderr.")
+        abstract: "List items, a page at a time, in import order (or by capture date).",
+        discussion: """
+            Times are local. When more items remain, the ID to pass to --after is printed on \
+            stderr; --all (or --limit 0) lists everything. --json prints one document: \
+            {"items": [...], "next": ID or null} (times in UTC; docs/JSON.md).
+            """)
 
     @OptionGroup var location: LocationOptions
     @OptionGroup var pin: PINOptions
@@ -74,8 +78,10 @@ struct List: ParsableCommand {
     var album: String?
     @Flag(name: .long, help: "Only the items in Photos (not in an album).")
     var photos = false
-    @Option(name: .long, help: ArgumentHelp("Items per page.", valueName: "n"))
+    @Option(name: .long, help: ArgumentHelp("Items per page (0: all).", valueName: "n"))
     var limit = 100
+    @Flag(name: .long, help: "Every item, no paging.")
+    var all = false
     @Option(name: .long, help: ArgumentHelp("Continue after this item ID.", valueName: "id"))
     var after: String?
     @Option(name: .long, help: "imported (import order) or taken (capture date: EXIF, else the file's mtime).")
@@ -85,7 +91,8 @@ struct List: ParsableCommand {
     @OptionGroup var output: JSONOption
 
     func validate() throws {
-        if limit < 1 { throw ValidationError("--limit must be at least 1") }
+        if limit < 0 { throw ValidationError("--limit must be 0 (all) or more") }
+        if all && limit != 100 && limit != 0 { throw ValidationError("use either --all or --limit") }
         if album != nil && photos { throw ValidationError("use either --album or --photos") }
         if thumbnails && output.json { throw ValidationError("use either --thumbnails or --json") }
     }
@@ -93,15 +100,17 @@ struct List: ParsableCommand {
     func run() throws {
         try Failure.run {
             let vault = try openVault(location, pin)
-            let page = try vault.list(album: album, photosOnly: photos, limit: limit, after: after, order: sort)
+            let everything = all || limit == 0
+            let page = try vault.list(album: album, photosOnly: photos, limit: everything ? Int.max / 2 : limit, after: after, order: sort)
             if thumbnails && KittyGraphics.terminalSpeaksIt {
                 var size = winsize()
                 let columns = ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
                 Output.stdout(Array(KittyGraphics.grid(page.items, vault: vault, columns: columns).utf8))
             } else if output.json {
-                try Output.json(page.items)
+                try Output.json(ListDocument(items: page.items, next: page.next))
+                return
             } else {
-                let formatter = ISO8601DateFormatter()
+                let formatter = Output.localTime
                 if thumbnails {
                     Output.note("nu11vlt: this terminal does not speak the kitty graphics protocol; listing without tiles")
                 }
@@ -113,6 +122,20 @@ struct List: ParsableCommand {
             if let next = page.next { Output.note("more items: nu11vlt list --after \(next)") }
         }
     }
+}
+
+/// `list --json`: the complete result as one document.
+struct ListDocument: Encodable {
+    var items: [ItemSummary]
+    var next: String?
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(items, forKey: .items)
+        try c.encode(next, forKey: .next)  // null on the last page
+    }
+
+    enum CodingKeys: String, CodingKey { case items, next }
 }
 
 struct Export: ParsableCommand {

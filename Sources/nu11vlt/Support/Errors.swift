@@ -45,6 +45,15 @@ enum Output {
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
+    /// Human output shows local time, to the minute (JSON keeps UTC, ISO 8601).
+    static var localTime: DateFormatter {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone.current
+        f.dateFormat = "yyyy-MM-dd HH:mm"
+        return f
+    }
+
     static func note(_ message: String) {
         stderr(message + "\n")
     }
