@@ -37,14 +37,32 @@ extension Vault {
         guard row.domain == mainDomain else {
             throw Nu11Error(.invalidArgument, "item \(ref) cannot fade", item: ref.digits)
         }
+        return try reencrypt(row, into: .fade, fadeDeadline: now + seconds)
+    }
+
+    /// Cancels a fade: the item becomes permanent again (in Photos), re-encrypted as a new
+    /// item through the one commit path, like `setFade` the other way. Returns its new ID.
+    @discardableResult
+    public func cancelFade(_ ref: ItemRef) throws -> ItemID {
+        let row = try row(ref)
+        guard row.domain == .fade else {
+            throw Nu11Error(.invalidArgument, "item \(ref) does not fade", remedy: .advice("nothing to cancel"), item: ref.digits)
+        }
+        try checkFade(row)
+        return try reencrypt(row, into: mainDomain, fadeDeadline: nil)
+    }
+
+    /// Re-encrypts an item into another domain as a new item (new ID and key: the domain is
+    /// part of the envelope's identity); the old one is removed at the same commit point.
+    private func reencrypt(_ row: ItemRow, into domain: Domain, fadeDeadline: Double?) throws -> ItemID {
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         let (fd, oldKey) = try openItem(row)
         defer { close(fd) }
         let expected = N11Header(kind: row.kind, domain: row.domain, itemID: row.id)
         let decryptor = try ChunkedDecryptor<N11Envelope.AEAD, FileDescriptorStream>(
             source: try positioned(fd: fd, label: row.id.hex, expected: expected), key: oldKey, context: expected.context)
-        var staged = [try stage(DecryptingSource(decryptor: decryptor), name: meta.name, kind: row.kind, domain: .fade, album: nil,
-                                fadeDeadline: now + seconds, created: meta.created, type: meta.type)]
+        var staged = [try stage(DecryptingSource(decryptor: decryptor), name: meta.name, kind: row.kind, domain: domain, album: nil,
+                                fadeDeadline: fadeDeadline, created: meta.created, type: meta.type, modified: meta.modified)]
         try commit(&staged, replacing: [row])
         return staged[0].row.id
     }

@@ -273,7 +273,11 @@ public enum ImportSource {
 
     /// The regular files under `folder` (symlinks are not followed). A name that is not
     /// UTF-8 stops everything before anything is imported: nothing is skipped silently.
-    static func walk(_ folder: String, into found: inout [String]) throws {
+    /// What a recursive import leaves out: system litter, never photos (said on stderr).
+    public static let skippedFiles: Set<String> = [".DS_Store", "Thumbs.db"]
+    public static let skippedFolders: Set<String> = [".thumbnails"]
+
+    static func walk(_ folder: String, into found: inout [String], skipped: inout [String]) throws {
         guard let dir = opendir(folder) else {
             throw Nu11Error(.io, "\(folder): cannot list: \(String(cString: strerror(errno)))", remedy: "check its permissions", item: folder)
         }
@@ -291,8 +295,10 @@ public enum ImportSource {
             var st = stat()
             guard lstat(full, &st) == 0 else { continue }
             switch st.st_mode & S_IFMT {
+            case S_IFREG where skippedFiles.contains(name): skipped.append(full)
             case S_IFREG: found.append(full)
-            case S_IFDIR: try walk(full, into: &found)
+            case S_IFDIR where skippedFolders.contains(name): skipped.append(full + "/")
+            case S_IFDIR: try walk(full, into: &found, skipped: &skipped)
             default: break
             }
         }
@@ -301,6 +307,12 @@ public enum ImportSource {
     /// Expands folders (when `recursive`) into the regular files under them, sorted; checks
     /// every path before anything is imported.
     public static func expand(_ paths: [String], recursive: Bool) throws -> [String] {
+        var skipped: [String] = []
+        return try expand(paths, recursive: recursive, skipped: &skipped)
+    }
+
+    /// As `expand`, reporting what a folder walk left out (`skippedFiles`, `skippedFolders`).
+    public static func expand(_ paths: [String], recursive: Bool, skipped: inout [String]) throws -> [String] {
         var out: [String] = []
         for path in paths {
             if path == "-" { out.append(path); continue }
@@ -313,7 +325,7 @@ public enum ImportSource {
                     throw Nu11Error(.invalidArgument, "\(path) is a folder", remedy: .importFolderRecursively, item: path)
                 }
                 var found: [String] = []
-                try walk(path, into: &found)
+                try walk(path, into: &found, skipped: &skipped)
                 out += found.sorted()
             } else {
                 let fd = try openRegularFile(path)

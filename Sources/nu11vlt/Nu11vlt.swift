@@ -27,6 +27,10 @@ struct Nu11vlt: ParsableCommand {
             Failure.printError("argument \(bad.index) is not UTF-8 text (\(bad.shown)); a file name in another encoding cannot be named here (hint: rename it, e.g. with convmv, or pipe it: nu11vlt import --name NAME - < FILE)")
             Foundation.exit(64)
         }
+        if let unknown = CommandNames.unknown(Array(CommandLine.arguments.dropFirst())) {
+            Failure.printError(unknown)
+            Foundation.exit(64)
+        }
         do {
             var command = try parseAsRoot()
             try command.run()
@@ -41,5 +45,42 @@ struct Nu11vlt: ParsableCommand {
             Failure.printError(text.contains("(hint:") ? text : "\(text) (hint: see `nu11vlt help` or add --help to the command)")
             Foundation.exit(code.rawValue)
         }
+    }
+}
+
+/// "Did you mean …?" for a mistyped command, and `help NOSUCH` as an error (exit 64).
+enum CommandNames {
+    static var known: [String] { Nu11vlt.configuration.subcommands.map { $0._commandName } }
+
+    /// The one-line error for an unknown command (or `help` topic), or nil.
+    static func unknown(_ args: [String]) -> String? {
+        guard var word = args.first, !word.hasPrefix("-") else { return nil }
+        var what = "command"
+        if word == "help" {
+            guard args.count > 1, !args[1].hasPrefix("-") else { return nil }
+            word = args[1]
+            what = "help topic"
+        }
+        guard !known.contains(word) else { return nil }
+        let near = known.filter { distance($0, word) <= 2 || ($0.hasPrefix(word) && word.count >= 2) }
+        let hint = near.isEmpty ? "see `nu11vlt help` for the commands" : "did you mean " + near.map { "`\($0)`" }.joined(separator: " or ") + "?"
+        return "unknown \(what) '\(word)' (hint: \(hint))"
+    }
+
+    /// Levenshtein distance (both words are short).
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        var row = Array(0...b.count)
+        for i in 1...a.count {
+            var previous = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return row[b.count]
     }
 }

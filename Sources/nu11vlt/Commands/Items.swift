@@ -8,7 +8,7 @@ struct Import: ParsableCommand {
         abstract: "Encrypt files into the vault and print their new IDs.",
         discussion: """
             Each item is all-or-nothing. `-` reads one item from stdin (name it with --name). \
-            Folders need -r. The source files are left in place: delete them yourself when you \
+            Folders need -r (which skips .DS_Store, Thumbs.db and .thumbnails folders, and says so). The source files are left in place: delete them yourself when you \
             are sure (nu11vlt never deletes what it did not create).
             """)
 
@@ -41,7 +41,12 @@ struct Import: ParsableCommand {
     func run() throws {
         try Failure.run {
             let album = try albumFD.map { try PINReader.readName(fd: $0, what: "album name") } ?? self.album
-            let files = try ImportSource.expand(paths, recursive: recursive)
+            var skipped: [String] = []
+            let files = try ImportSource.expand(paths, recursive: recursive, skipped: &skipped)
+            if !skipped.isEmpty {
+                let shown = skipped.prefix(3).map { Output.escaped($0) }.joined(separator: ", ") + (skipped.count > 3 ? ", …" : "")
+                Output.note("nu11vlt: skipped \(skipped.count) system file(s) and folder(s) (.DS_Store, Thumbs.db, .thumbnails/): \(shown)")
+            }
             let vault = try openVault(location, pin)
             let fadeFor = try fadeSeconds(fade, settings: vault.settings)
             var imported: [ItemSummary] = []
@@ -156,8 +161,22 @@ struct Export: ParsableCommand {
     @Argument(help: "The item ID (see `nu11vlt list`), or a unique prefix of 4+ hex digits.", transform: ItemRef.parse)
     var id: ItemRef
 
+    /// What needs no PIN is checked before the prompt.
     func validate() throws {
         if stripLocation && keepLocation { throw ValidationError("use either --strip-location or --keep-location") }
+        if output == "-" {
+            if isatty(1) == 1 { throw ValidationError("refusing to write an item's bytes to the terminal; redirect stdout or pass -o FILE") }
+            return
+        }
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: output, isDirectory: &isFolder) {
+            if isFolder.boolValue { throw ValidationError("\(output) is a folder; give a file path (e.g. \(output)/photo.jpg)") }
+            if !force { throw ValidationError("\(output) already exists; choose another -o path or pass --force") }
+        }
+        let parent = (output as NSString).deletingLastPathComponent
+        if !parent.isEmpty && !FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder) {
+            throw ValidationError("the folder \(parent) does not exist; create it first or choose another -o path")
+        }
     }
 
     func run() throws {

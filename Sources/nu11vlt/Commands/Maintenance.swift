@@ -15,17 +15,24 @@ struct Fade: ParsableCommand {
 
     struct Set: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Make an item fade after DURATION (30s, 10m, 24h, 7d, or default); a fade item gets the new deadline.")
+            abstract: "Make an item fade after DURATION (30s, 10m, 24h, 7d, or default); a fade item gets the new deadline; `off` cancels its fade.")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @Argument(help: "The item or note ID (or a unique prefix of 4+ hex digits).", transform: ItemRef.parse) var id: ItemRef
         @Argument(help: "How long from now.") var duration: String
 
-        func validate() throws { if duration != "default" { try Failure.usage { _ = try DurationText.parse(duration) } } }
+        func validate() throws {
+            if duration != "default" && duration != "off" { try Failure.usage { _ = try DurationText.parse(duration) } }
+        }
 
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin)
+                if duration == "off" {
+                    let kept = try vault.cancelFade(id)
+                    print("\(kept.hex) is permanent again (re-encrypted as a new item: the ID changed from \(id))")
+                    return
+                }
                 guard let seconds = try fadeSeconds(duration, settings: vault.settings) else { return }
                 let faded = try vault.setFade(id, seconds: seconds)
                 print("\(faded.hex) fades at \(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: vault.now + seconds)))")

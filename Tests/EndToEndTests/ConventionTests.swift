@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+/// Issue 17 (part): discovery and safety rails.
+@Suite("CLI conventions")
+struct ConventionTests {
+    @Test("a mistyped command gets “did you mean”, `help nosuch` fails with 64, and neither asks for a PIN")
+    func discovery() throws {
+        let cli = try CLI()
+        for (args, mentions) in [(["imprt", "x.jpg"], "did you mean `import`?"), (["lst"], "did you mean `list`?"),
+                                 (["help", "nosuch"], "unknown help topic 'nosuch'"), (["zzzzzz"], "nu11vlt help")] {
+            let r = try cli.run(args)
+            expectCleanError(r, code: 64, mentions: mentions)
+            #expect(!r.stderr.contains("PIN"))
+        }
+        #expect(try cli.run(["help", "import"]).code == 0)
+    }
+
+    @Test("export refuses a terminal, a folder, a missing folder and an existing file before the PIN prompt")
+    func exportRails() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let id = try cli.importIDs([cli.file("a.bin", [1, 2, 3])])[0]
+        // No PIN on stdin: each refusal must come before the prompt.
+        expectCleanError(try cli.run(["export", id, "-o", cli.root]), code: 64, mentions: "is a folder")
+        expectCleanError(try cli.run(["export", id, "-o", cli.root + "/missing/a.bin"]), code: 64, mentions: "does not exist")
+        expectCleanError(try cli.run(["export", id, "-o", cli.root + "/a.bin"]), code: 64, mentions: "--force")
+        // A terminal on stdout (script(1) gives it a pty).
+        let script = try #require(PhotoFixtures.tool("script"))
+        let tty = try cli.spawn(script, ["-qec", "\(CLI.binary) export \(id) -o -", "/dev/null"])
+        #expect(tty.code == 64 && tty.out.contains("refusing to write"), "export to a terminal: \(tty.out)")
+        #expect(try cli.run(["export", id, "-o", cli.root + "/a.bin", "--force"], pinStdin: true).code == 0)
+    }
+
+    @Test("`fade set ID off` makes a fade item permanent again; a permanent item has nothing to cancel")
+    func fadeOff() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let id = try cli.importIDs([cli.file("f.bin", [9, 9])], extra: ["--fade", "1h"])[0]
+        let r = try cli.run(["fade", "set", id, "off"], pinStdin: true)
+        #expect(r.code == 0, "fade set off: \(r.stderr)")
+        let items = try cli.listJSON()
+        #expect(items.count == 1 && items[0]["fadesAt"] is NSNull && items[0]["domain"] as? String == "vault", "\(items)")
+        let kept = try #require(items[0]["id"] as? String)
+        #expect(try cli.run(["export", kept, "-o", "-"], pinStdin: true).stdout == Data([9, 9]))
+        expectCleanError(try cli.run(["fade", "set", kept, "off"], pinStdin: true), code: 64, mentions: "does not fade")
+        #expect(try cli.run(["check"], pinStdin: true).code == 0)
+    }
+
+    @Test("-r skips .DS_Store, Thumbs.db and .thumbnails folders and says what it skipped")
+    func recursiveSkips() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let dir = cli.root + "/camera"
+        try FileManager.default.createDirectory(atPath: dir + "/.thumbnails", withIntermediateDirectories: true)
+        _ = cli.file("camera/IMG_1.jpg", [1])
+        _ = cli.file("camera/.DS_Store", [2])
+        _ = cli.file("camera/Thumbs.db", [3])
+        _ = cli.file("camera/.thumbnails/IMG_1.png", [4])
+        let r = try cli.run(["import", "-r", dir], pinStdin: true)
+        #expect(r.code == 0)
+        #expect(r.stderr.contains("skipped 3 system file(s)"), "\(r.stderr)")
+        #expect(try cli.listJSON().compactMap { $0["name"] as? String } == ["IMG_1.jpg"])
+    }
+}
