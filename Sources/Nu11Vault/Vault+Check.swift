@@ -8,6 +8,13 @@ public struct CheckReport: Sendable, Codable {
         public var item: String
         public var problem: String
         public var repaired: String?
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(item, forKey: .item)
+            try c.encode(problem, forKey: .problem)
+            try c.encode(repaired, forKey: .repaired)  // null when not repaired
+        }
     }
 
     public var itemsChecked = 0

@@ -30,7 +30,8 @@ struct BadInputTests {
         expectCleanError(try cli.run(["import", "--album", "Nope", good], pinStdin: true), code: 4, mentions: "Nope")
         expectCleanError(try cli.run(["list", "--album", "Nope"], pinStdin: true), code: 4, mentions: "Nope")
         expectCleanError(try cli.run(["album", "rename", "Nope", "X"], pinStdin: true), code: 4)
-        expectCleanError(try cli.run(["list", "--limit", "0"], pinStdin: true), code: 64)
+        // `--limit 0` means all (issue 17); a negative page size is refused.
+        expectCleanError(try cli.run(["list", "--limit", "-1"], pinStdin: true), code: 64)
         expectCleanError(try cli.run(["import"], pinStdin: true), code: 64)
         expectCleanError(try cli.run(["init", "--kdf-memory", "8"], pinStdin: true), code: 64, mentions: "19")
         expectCleanError(try cli.run(["frobnicate"]), code: 64)

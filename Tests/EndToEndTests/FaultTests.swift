@@ -108,8 +108,9 @@ struct FaultTests {
     func listed(_ cli: CLI, _ args: [String] = ["list"]) throws -> [[String: Any]] {
         let r = try cli.run(args + ["--json"], pinStdin: true)
         #expect(r.code == 0, "list: \(r.stderr)")
-        let document = try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any]
-        return try #require(document?["items"] as? [[String: Any]], "not a JSON array: \(r.out)")
+        // `list` prints {"items": …}; `note list` an array.
+        let parsed = try JSONSerialization.jsonObject(with: r.stdout)
+        return try #require((parsed as? [String: Any])?["items"] as? [[String: Any]] ?? parsed as? [[String: Any]], "not a JSON array: \(r.out)")
     }
 
     func importScenario(stdin: Bool) -> Scenario {
