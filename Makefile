@@ -1,7 +1,7 @@
 # Nu11VLT — two commands on a fresh machine:
 #   make demo   builds everything and walks a throwaway vault through the main features
 #   make test   runs the whole test suite
-.PHONY: demo test build release vectors clean bench fuzz mutants
+.PHONY: demo test build release vectors clean bench fuzz mutants install
 
 build:
 	@scripts/ensure-deps.sh
@@ -18,6 +18,19 @@ test:
 release:
 	@scripts/ensure-deps.sh
 	swift build -c release
+
+# Installs nu11vlt, its image helper (next to it), the man page (generated from the
+# command definitions) and bash/zsh/fish completions under PREFIX (default ~/.local).
+PREFIX ?= $(HOME)/.local
+install: release
+	swift package --disable-sandbox plugin generate-manual >/dev/null
+	install -d $(PREFIX)/bin $(PREFIX)/share/man/man1 $(PREFIX)/share/bash-completion/completions \
+	  $(PREFIX)/share/zsh/site-functions $(PREFIX)/share/fish/vendor_completions.d
+	install -m 0755 .build/release/nu11vlt .build/release/nu11vlt-image-helper $(PREFIX)/bin/
+	install -m 0644 .build/plugins/GenerateManual/outputs/nu11vlt/nu11vlt.1 $(PREFIX)/share/man/man1/
+	.build/release/nu11vlt --generate-completion-script bash > $(PREFIX)/share/bash-completion/completions/nu11vlt
+	.build/release/nu11vlt --generate-completion-script zsh > $(PREFIX)/share/zsh/site-functions/_nu11vlt
+	.build/release/nu11vlt --generate-completion-script fish > $(PREFIX)/share/fish/vendor_completions.d/nu11vlt.fish
 
 # Regenerate the project's own test vectors (deterministic; needs Python's cryptography
 # and Debian's argon2).
@@ -47,4 +60,4 @@ fuzz:
 # by the tests named for it (scratch copy and build in .build-mutants/).
 mutants:
 	@scripts/ensure-deps.sh
-	python3 scripts/mutants.py
+	python3 scripts/mutants.py $(ARGS)

@@ -23,6 +23,7 @@ command -v heif-enc >/dev/null 2>&1 || missing="$missing libheif-examples"
 command -v exiftool >/dev/null 2>&1 || missing="$missing libimage-exiftool-perl"
 [ -x /usr/bin/convert ] || missing="$missing imagemagick"
 [ -x /usr/bin/time ] || missing="$missing time"
+command -v fish >/dev/null 2>&1 || missing="$missing fish"   # the completion test loads the fish script
 # The independent archive decrypter (tools/nu11vlt_decrypt.py) needs Python's cryptography and argon2-cffi.
 # The photo tests make a 96-megapixel JPEG with Pillow (over ImageMagick's default policy).
 python3 -c 'import cryptography, argon2, PIL' 2>/dev/null || {

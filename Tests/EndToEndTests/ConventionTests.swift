@@ -62,4 +62,22 @@ struct ConventionTests {
         #expect(r.stderr.contains("skipped 3 system file(s)"), "\(r.stderr)")
         #expect(try cli.listJSON().compactMap { $0["name"] as? String } == ["IMG_1.jpg"])
     }
+
+    @Test("completion scripts load in bash and fish, complete commands, and complete paths for import, -o and --vault")
+    func completions() throws {
+        let cli = try CLI()
+        for shell in ["bash", "zsh", "fish"] {
+            let r = try cli.run(["--generate-completion-script", shell])
+            #expect(r.code == 0 && r.out.count > 1000, "\(shell) completion: \(r.stderr)")
+            try r.stdout.write(to: URL(fileURLWithPath: cli.root + "/c.\(shell)"))
+        }
+        let bash = try cli.spawn("/bin/bash", ["-c", "source \(cli.root)/c.bash && complete -p nu11vlt && declare -f _nu11vlt_import"])
+        #expect(bash.code == 0 && bash.out.contains("-F _nu11vlt nu11vlt"), "bash: \(bash.out) \(bash.stderr)")
+        #expect(bash.out.contains("__nu11vlt_add_completions -f"), "import does not complete file paths: \(bash.out)")
+        let fishPath = try #require(PhotoFixtures.tool("fish"), "fish is not installed (scripts/ensure-deps.sh installs it)")
+        _ = cli.file("holiday.jpg", [1])
+        let fish = try cli.spawn(fishPath, ["-c", "source \(cli.root)/c.fish; complete -C 'nu11vlt imp'; complete -C 'nu11vlt import holi'; complete -C 'nu11vlt export -o holi'"])
+        #expect(fish.code == 0 && fish.out.contains("import\t"), "fish: \(fish.out) \(fish.stderr)")
+        #expect(fish.out.components(separatedBy: "holiday.jpg").count - 1 == 2, "fish does not complete paths: \(fish.out)")
+    }
 }

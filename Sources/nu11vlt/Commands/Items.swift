@@ -26,7 +26,7 @@ struct Import: ParsableCommand {
                                             valueName: "duration"))
     var fade: String?
     @OptionGroup var output: JSONOption
-    @Argument(help: ArgumentHelp("Files or folders to import, or - for stdin.", valueName: "path"))
+    @Argument(help: ArgumentHelp("Files or folders to import, or - for stdin.", valueName: "path"), completion: .file())
     var paths: [String]
 
     func validate() throws {
@@ -150,7 +150,7 @@ struct Export: ParsableCommand {
 
     @OptionGroup var location: LocationOptions
     @OptionGroup var pin: PINOptions
-    @Option(name: .short, help: ArgumentHelp("Where to write: a path, or - for stdout.", valueName: "path"))
+    @Option(name: .short, help: ArgumentHelp("Where to write: a path, or - for stdout.", valueName: "path"), completion: .file())
     var output: String
     @Flag(name: .long, help: "Replace the output file if it exists.")
     var force = false

@@ -15,7 +15,8 @@ struct Thumbnail: ParsableCommand {
     @OptionGroup var location: LocationOptions
     @OptionGroup var pin: PINOptions
     @Option(name: .long, help: "grid (≈256 px) or preview (≈1600 px).") var size: ThumbnailSize = .grid
-    @Option(name: .short, help: ArgumentHelp("Where to write: a path, or - for stdout.", valueName: "path")) var output: String
+    @Option(name: .short, help: ArgumentHelp("Where to write: a path, or - for stdout.", valueName: "path"), completion: .file())
+    var output: String
     @Flag(name: .long, help: "Replace the output file if it exists.") var force = false
     @Argument(help: "The item ID (or a unique prefix of 4+ hex digits).", transform: ItemRef.parse) var id: ItemRef
 

@@ -6,11 +6,11 @@ import Nu11Vault
 /// Where the vault and key store are. Environment variables may name paths, never secrets.
 struct LocationOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The vault folder (default: $NU11VLT_VAULT, else $XDG_DATA_HOME/nu11vlt).",
-                                            valueName: "dir"))
+                                            valueName: "dir"), completion: .directory)
     var vault: String?
 
     @Option(name: .long, help: ArgumentHelp("The key store folder, outside the vault (default: $NU11VLT_KEYSTORE, else $XDG_STATE_HOME/nu11vlt).",
-                                            valueName: "dir"))
+                                            valueName: "dir"), completion: .directory)
     var keystore: String?
 
     var location: VaultLocation { VaultLocation.resolve(vault: vault, keyStore: keystore) }
