@@ -23,15 +23,18 @@ extension Vault {
 
     /// Imports whatever `source` yields (stdin, for `-`) under `name`.
     @discardableResult
+    /// `refuseEmpty`: an empty stream (e.g. nothing piped to `import -`) imports nothing and
+    /// fails, rather than storing an empty item.
     public func importStream(_ source: some ByteSource, name: String, album: String? = nil,
-                             fade: Double? = nil) throws -> ItemSummary {
-        try store(source, name: name, kind: .file, album: album, fade: fade)
+                             fade: Double? = nil, refuseEmpty: Bool = false) throws -> ItemSummary {
+        try store(source, name: name, kind: .file, album: album, fade: fade, refuseEmpty: refuseEmpty)
     }
 
     /// Encrypts one item into place (files and notes alike), through the one commit path;
     /// `replacing` rows (a note's old version) are removed at the same commit point.
     func store(_ source: some ByteSource, name: String, kind: ItemKind, album: String?, fade: Double?,
-               id: ItemID = ItemID(), created: Date = Date(), modified: Date? = nil, replacing: [ItemRow] = []) throws -> ItemSummary {
+               id: ItemID = ItemID(), created: Date = Date(), modified: Date? = nil, replacing: [ItemRow] = [],
+               refuseEmpty: Bool = false) throws -> ItemSummary {
         if fade != nil && album != nil {
             throw Nu11Error(.invalidArgument, "fade items cannot go into an album", remedy: .fadeOrAlbum)
         }
@@ -40,6 +43,12 @@ extension Vault {
         if let targetAlbum { try ProtectedFiles.makeDirectory(location.albumFolder(targetAlbum)) }
         var staged = [try stage(source, name: name, kind: kind, domain: domain, album: targetAlbum,
                                 fadeDeadline: fade.map { now + $0 }, id: id, created: created, modified: modified)]
+        if refuseEmpty && staged[0].meta.size == 0 {
+            staged[0].writer.abort()
+            staged[0].thumbnailWriter?.abort()
+            throw Nu11Error(.invalidArgument, "standard input was empty: nothing was imported",
+                            remedy: .advice("pipe the content in, e.g. `cat FILE | nu11vlt import --name NAME -`"))
+        }
         try commit(&staged, replacing: replacing)
         return try summary(id: id, meta: staged[0].meta, domain: domain, kind: kind, album: targetAlbum)
     }

@@ -80,4 +80,17 @@ struct ConventionTests {
         #expect(fish.code == 0 && fish.out.contains("import\t"), "fish: \(fish.out) \(fish.stderr)")
         #expect(fish.out.components(separatedBy: "holiday.jpg").count - 1 == 2, "fish does not complete paths: \(fish.out)")
     }
+
+    @Test("error messages: a non-archive, empty stdin, --name without -")
+    func messages() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let photo = cli.file("photo.jpg", [0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3])
+        expectCleanError(try cli.run(["archive", "inspect", photo]), code: 64, mentions: "is not a Nu11VLT archive")
+        let empty = try cli.runPinFD(["import", "--name", "x.txt", "-"], stdin: Data())
+        expectCleanError(empty, code: 64, mentions: "standard input was empty")
+        #expect(try cli.listJSON().isEmpty, "an empty item was stored")
+        expectCleanError(try cli.run(["import", "--name", "other.jpg", photo], pinStdin: true), code: 64, mentions: "--name")
+        #expect(try cli.listJSON().isEmpty)
+    }
 }

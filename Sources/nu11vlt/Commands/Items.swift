@@ -36,6 +36,9 @@ struct Import: ParsableCommand {
         if let fade, fade != "default" { try Failure.usage { _ = try DurationText.parse(fade) } }
         if fade != nil && (album != nil || albumFD != nil) { throw ValidationError("fade items cannot go into an album") }
         if album != nil && albumFD != nil { throw ValidationError("use either --album or --album-fd") }
+        if name != "stdin" && !paths.contains("-") {
+            throw ValidationError("--name names the item read from stdin (-); files keep their own names")
+        }
     }
 
     func run() throws {
@@ -52,7 +55,8 @@ struct Import: ParsableCommand {
             var imported: [ItemSummary] = []
             let progress = Output.stderrIsTerminal && files.count > 1
             if files.contains("-") {
-                let item = try vault.importStream(FileDescriptorStream(fd: 0, label: "stdin"), name: name, album: album, fade: fadeFor)
+                let item = try vault.importStream(FileDescriptorStream(fd: 0, label: "stdin"), name: name, album: album, fade: fadeFor,
+                                                  refuseEmpty: true)
                 imported.append(item)
                 if !output.json { print("\(item.id)  \(Output.escaped(item.name))") }
             }
