@@ -93,4 +93,27 @@ struct ConventionTests {
         expectCleanError(try cli.run(["import", "--name", "other.jpg", photo], pinStdin: true), code: 64, mentions: "--name")
         #expect(try cli.listJSON().isEmpty)
     }
+
+    @Test("progress: one redrawn line on a terminal (items, bytes), cleared before a warning; nothing with --quiet or off a terminal")
+    func progress() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let files = (0..<3).map { cli.file("p\($0).bin", [UInt8](repeating: UInt8($0), count: 3 << 20)) } + [cli.file("fake.jpg", [1, 2])]
+        try Data((cli.pin + "\n").utf8).write(to: URL(fileURLWithPath: cli.root + "/pin"))
+        let script = try #require(PhotoFixtures.tool("script"))
+        func onTerminal(_ extra: String) throws -> String {
+            let command = "\(CLI.binary) import --pin-fd 3 \(extra) \(files.joined(separator: " ")) 3<\(cli.root)/pin"
+            let r = try cli.spawn(script, ["-qec", command, "/dev/null"])
+            #expect(r.code == 0, "\(r.out)")
+            return r.out
+        }
+        let shown = try onTerminal("")
+        #expect(shown.contains("\r\u{1B}[Kimporting "), "no progress line: \(shown.debugDescription)")
+        #expect(shown.contains("of 9.0 MiB"), "no byte counts: \(shown.debugDescription)")
+        #expect(shown.contains("\r\u{1B}[Knu11vlt: warning: fake.jpg"), "the warning glued onto the progress line: \(shown.debugDescription)")
+        let quiet = try onTerminal("--quiet")
+        #expect(!quiet.contains("importing "), "--quiet still drew progress")
+        let piped = try cli.run(["import"] + files, pinStdin: true)
+        #expect(piped.code == 0 && !piped.stderr.contains("importing") && !piped.stderr.contains("\r"), "progress off a terminal: \(piped.stderr)")
+    }
 }

@@ -46,6 +46,7 @@ struct ArchiveCommand: ParsableCommand {
         @Flag(name: .customLong("keep-location"), help: "Keep locations even when the export.strip_location setting is on.")
         var keepLocation = false
         @OptionGroup var json: JSONOption
+        @OptionGroup var quiet: QuietOption
 
         func validate() throws {
             if portable == secure { throw ValidationError("choose --portable or --secure") }
@@ -68,16 +69,17 @@ struct ArchiveCommand: ParsableCommand {
                     secret = try PINReader.readNew(prompt: "Archive password: ", from: password.source)
                     if kdfMemory == nil && kdfIterations == nil { parameters = try Argon2id.calibrate() }
                 }
-                let showProgress = Output.stderrIsTerminal
+                var line: ProgressLine?
                 if includeFade {
                     Output.note("nu11vlt: warning: fade items go into the archive; their deadlines cannot be enforced on a copy")
                 }
                 let info = try vault.exportArchive(to: output, password: secret, parameters: parameters, album: album,
                                                    includeFade: includeFade, overwrite: force,
                                                    stripLocation: portable && (stripLocation || (vault.stripsLocationByDefault && !keepLocation))) { done, total in
-                    if showProgress { Output.stderr("\rexporting \(done)/\(total)…") }
+                    if line == nil { line = ProgressLine("exporting", items: total, quiet: quiet.quiet) }
+                    line?.update(items: done)
                 }
-                if showProgress { Output.stderr("\r\u{1B}[K") }
+                line?.finish()
                 if json.json { try Output.json(info) } else { print("exported \(info.items) item(s) to \(output) (\(info.kind))") }
             }
         }
@@ -93,6 +95,7 @@ struct ArchiveCommand: ParsableCommand {
         @Option(name: .long, help: "Which vault to import into: vault or backup (must be the one the PIN opens).")
         var into: String?
         @OptionGroup var json: JSONOption
+        @OptionGroup var quiet: QuietOption
         @Argument(help: "The archive file.") var file: String
 
         func validate() throws {
@@ -104,12 +107,13 @@ struct ArchiveCommand: ParsableCommand {
                 // Reject a malformed archive before asking for anything.
                 _ = try Vault.inspectArchive(file)
                 let vault = try openVault(location, pin)
-                let showProgress = Output.stderrIsTerminal
+                var line: ProgressLine?
                 let items = try vault.importArchive(from: file, into: into.map { $0 == "backup" ? .backup : .vault },
                                                     password: { try PINReader.read(prompt: "Archive password: ", from: password.source) }) { done, total in
-                    if showProgress { Output.stderr("\rimporting \(done)/\(total)…") }
+                    if line == nil { line = ProgressLine("importing", items: total, quiet: quiet.quiet) }
+                    line?.update(items: done)
                 }
-                if showProgress { Output.stderr("\r\u{1B}[K") }
+                line?.finish()
                 if json.json { return try Output.json(items) }
                 for item in items { print("\(item.id)  \(Output.escaped(item.name))") }
                 Output.note("imported \(items.count) item(s)")

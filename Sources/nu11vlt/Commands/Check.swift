@@ -17,15 +17,17 @@ struct Check: ParsableCommand {
     @OptionGroup var pin: PINOptions
     @Flag(name: .long, help: "Quarantine damaged items and clean up leftovers.") var repair = false
     @OptionGroup var output: JSONOption
+    @OptionGroup var quiet: QuietOption
 
     func run() throws {
         try Failure.run {
             let vault = try openVault(location, pin)
-            let progress = Output.stderrIsTerminal
+            var line: ProgressLine?
             let report = try vault.check(repair: repair) { done, total in
-                if progress { Output.stderr("\rchecking \(done)/\(total)…") }
+                if line == nil { line = ProgressLine("checking", items: total, quiet: quiet.quiet) }
+                line?.update(items: done)
             }
-            if progress { Output.stderr("\r\u{1B}[K") }
+            line?.finish()
             if output.json {
                 try Output.json(report)
             } else {

@@ -26,6 +26,7 @@ struct Import: ParsableCommand {
                                             valueName: "duration"))
     var fade: String?
     @OptionGroup var output: JSONOption
+    @OptionGroup var quiet: QuietOption
     @Argument(help: ArgumentHelp("Files or folders to import, or - for stdin.", valueName: "path"), completion: .file())
     var paths: [String]
 
@@ -53,7 +54,6 @@ struct Import: ParsableCommand {
             let vault = try openVault(location, pin)
             let fadeFor = try fadeSeconds(fade, settings: vault.settings)
             var imported: [ItemSummary] = []
-            let progress = Output.stderrIsTerminal && files.count > 1
             if files.contains("-") {
                 let item = try vault.importStream(FileDescriptorStream(fd: 0, label: "stdin"), name: name, album: album, fade: fadeFor,
                                                   refuseEmpty: true)
@@ -61,10 +61,17 @@ struct Import: ParsableCommand {
                 if !output.json { print("\(item.id)  \(Output.escaped(item.name))") }
             }
             let regular = files.filter { $0 != "-" }
-            let batch = try vault.importFiles(regular, album: album, fade: fadeFor) { done, total in
-                if progress { Output.stderr("\rimporting \(done)/\(total)…") }
+            let sizes = regular.map { path -> UInt64 in
+                var st = stat()
+                return stat(path, &st) == 0 ? UInt64(st.st_size) : 0
             }
-            if progress { Output.stderr("\r\u{1B}[K") }
+            var done: [UInt64] = [0]
+            for size in sizes { done.append((done.last ?? 0) + size) }
+            let line = ProgressLine("importing", items: regular.count, bytes: done.last ?? 0, quiet: quiet.quiet)
+            let batch = try vault.importFiles(regular, album: album, fade: fadeFor) { n, _ in
+                line.update(items: n, bytes: done[min(n, done.count - 1)])
+            }
+            line.finish()
             if !output.json { for item in batch { print("\(item.id)  \(Output.escaped(item.name))") } }
             imported += batch
             if output.json { try Output.json(imported) }

@@ -47,6 +47,7 @@ struct Thumbnails: ParsableCommand {
     @OptionGroup var pin: PINOptions
     @Flag(name: .long, help: "Make the missing thumbnails (required: the only mode).") var missing = false
     @OptionGroup var output: JSONOption
+    @OptionGroup var quiet: QuietOption
 
     func validate() throws {
         if !missing { throw ValidationError("say what to do: --missing makes the thumbnails photos lack") }
@@ -54,11 +55,12 @@ struct Thumbnails: ParsableCommand {
 
     func run() throws {
         try Failure.run {
-            let progress = Output.stderrIsTerminal
+            var line: ProgressLine?
             let result = try openVault(location, pin).makeMissingThumbnails { done, total in
-                if progress { Output.stderr("\rthumbnails \(done)/\(total)…") }
+                if line == nil { line = ProgressLine("making thumbnails", items: total, quiet: quiet.quiet) }
+                line?.update(items: done)
             }
-            if progress { Output.stderr("\r\u{1B}[K") }
+            line?.finish()
             if output.json {
                 try Output.json(result)
             } else {

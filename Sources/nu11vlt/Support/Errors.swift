@@ -55,6 +55,7 @@ enum Output {
     }
 
     static func note(_ message: String) {
+        ProgressLine.clearForNotice()
         stderr(message + "\n")
     }
 
