@@ -11,7 +11,12 @@ extension Vault {
     /// renames durable, and one index transaction (WAL, synchronous=FULL) commits every row.
     /// A crash before the index commit leaves the batch absent (the next command undoes it
     /// from the marker); after it, the batch is complete.
+    ///
+    /// `vanished`: when given, a file that no longer exists when its turn comes (deleted or
+    /// moved after the command started) is reported through it and skipped, and the rest
+    /// of the batch goes on; without it the import fails there, as before.
     public func importFiles(_ paths: [String], album: String? = nil, fade: Double? = nil,
+                            vanished: ((String) -> Void)? = nil,
                             progress: (Int, Int) -> Void = { _, _ in }) throws -> [ItemSummary] {
         if fade != nil && album != nil {
             throw Nu11Error(.invalidArgument, "fade items cannot go into an album", remedy: .fadeOrAlbum)
@@ -25,7 +30,13 @@ extension Vault {
         defer { for s in batch where !s.published { s.writer.abort(); s.thumbnailWriter?.abort(); s.keyWriter?.abort() } }
         for (n, path) in paths.enumerated() {
             progress(n, paths.count)
-            let fd = try ImportSource.openRegularFile(path)
+            let fd: Int32
+            do {
+                fd = try ImportSource.openRegularFile(path)
+            } catch let error as Nu11Error where error.code == .notFound && vanished != nil {
+                vanished?(path)
+                continue
+            }
             defer { close(fd) }
             let staged = try stage(FileDescriptorStream(fd: fd, label: path), name: (path as NSString).lastPathComponent,
                                    kind: .file, domain: domain, album: targetAlbum, fadeDeadline: fade.map { now + $0 },

@@ -116,4 +116,31 @@ struct ConventionTests {
         let piped = try cli.run(["import"] + files, pinStdin: true)
         #expect(piped.code == 0 && !piped.stderr.contains("importing") && !piped.stderr.contains("\r"), "progress off a terminal: \(piped.stderr)")
     }
+
+    @Test("a file that vanishes mid-import is reported, the rest is imported, and the exit says how many")
+    func vanished() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let files = (0..<3).map { cli.file("v\($0).bin", [UInt8($0)]) }
+        // nu11vlt checks the paths, then waits for the PIN on stdin: the file goes meanwhile.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
+        process.arguments = ["import", "--pin-stdin"] + files
+        process.environment = cli.environment
+        let input = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 1.0)
+        try FileManager.default.removeItem(atPath: files[1])
+        input.fileHandleForWriting.write(Data((cli.pin + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 4, "exit \(process.terminationStatus): \(stderr)")
+        #expect(stderr.contains("v1.bin vanished before it was imported") && stderr.contains("1 of 3 file(s) vanished"), "\(stderr)")
+        #expect(try cli.listJSON().compactMap { $0["name"] as? String }.sorted() == ["v0.bin", "v2.bin"])
+        #expect(try cli.run(["check"], pinStdin: true).code == 0)
+    }
 }

@@ -68,13 +68,21 @@ struct Import: ParsableCommand {
             var done: [UInt64] = [0]
             for size in sizes { done.append((done.last ?? 0) + size) }
             let line = ProgressLine("importing", items: regular.count, bytes: done.last ?? 0, quiet: quiet.quiet)
-            let batch = try vault.importFiles(regular, album: album, fade: fadeFor) { n, _ in
+            var gone: [String] = []
+            let batch = try vault.importFiles(regular, album: album, fade: fadeFor, vanished: { path in
+                gone.append(path)
+                Output.note("nu11vlt: warning: \(Output.escaped(path)) vanished before it was imported; skipped")
+            }) { n, _ in
                 line.update(items: n, bytes: done[min(n, done.count - 1)])
             }
             line.finish()
             if !output.json { for item in batch { print("\(item.id)  \(Output.escaped(item.name))") } }
             imported += batch
             if output.json { try Output.json(imported) }
+            if !gone.isEmpty {
+                throw Nu11Error(.notFound, "\(gone.count) of \(regular.count) file(s) vanished during the import; the other \(batch.count) were imported",
+                                remedy: .advice("check what moved or deleted them, and import them again"))
+            }
         }
     }
 }
