@@ -143,4 +143,15 @@ struct ConventionTests {
         #expect(try cli.listJSON().compactMap { $0["name"] as? String }.sorted() == ["v0.bin", "v2.bin"])
         #expect(try cli.run(["check"], pinStdin: true).code == 0)
     }
+
+    @Test("skeleton status gives the time left as a person reads it")
+    func skeletonDuration() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        #expect(try cli.run(["skeleton", "enable", "--interval", "7d"], pinStdin: true).code == 0)
+        let r = try cli.run(["skeleton", "status"])
+        #expect(r.code == 0)
+        #expect(r.out.range(of: #"time left: (6d 23h 59m|7d 0h 0m) \(until \d{4}-\d\d-\d\d \d\d:\d\d\)"#, options: .regularExpression) != nil,
+                "\(r.out)")
+    }
 }

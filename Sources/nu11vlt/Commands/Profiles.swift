@@ -116,7 +116,8 @@ struct Skeleton: ParsableCommand {
                     return print("Skeleton Switch: off")
                 }
                 print("Skeleton Switch: armed, interval \(interval)\(status.secure == true ? ", secure wipe" : "")")
-                print("time left: \(DurationText.format(Double(left))) (\(left) s)")
+                let deadline = Date(timeIntervalSinceNow: Double(left))
+                print("time left: \(Output.humanDuration(left)) (until \(Output.localTime.string(from: deadline)))")
             }
         }
     }

@@ -54,6 +54,14 @@ enum Output {
         return f
     }
 
+    /// A duration for people: "6d 23h 59m", "3h 5m", "42s".
+    static func humanDuration(_ seconds: Int) -> String {
+        guard seconds >= 60 else { return "\(max(0, seconds))s" }
+        let parts = [(seconds / 86400, "d"), (seconds % 86400 / 3600, "h"), (seconds % 3600 / 60, "m")]
+        let shown = parts.drop { $0.0 == 0 }
+        return shown.map { "\($0.0)\($0.1)" }.joined(separator: " ")
+    }
+
     static func note(_ message: String) {
         ProgressLine.clearForNotice()
         stderr(message + "\n")
