@@ -1,4 +1,5 @@
 import Foundation
+import Nu11Format
 
 /// What nu11vlt decodes, and the limits it decodes within. The decoding itself runs in a
 /// separate process without keys (`nu11vlt-image-helper`, see `ImageHelper`).
@@ -113,3 +114,25 @@ public struct ImageDecodeError: Error, Sendable, CustomStringConvertible {
     public var description: String { reason }
 }
 
+
+/// The thumbnails as the sealed bundle holds them (docs/FORMAT.md § 2.1): size 1 is the
+/// grid tile, size 2 the screen preview.
+extension ThumbnailPair {
+    public static let gridCode: UInt8 = 1
+    public static let previewCode: UInt8 = 2
+
+    public var bundleImages: [ThumbnailEnvelope.Image] {
+        [(Self.gridCode, grid), (Self.previewCode, preview)].map { code, t in
+            ThumbnailEnvelope.Image(size: code, encoding: t.encoding.rawValue, width: t.width, height: t.height, bytes: t.bytes)
+        }
+    }
+}
+
+extension EncodedThumbnail {
+    /// The bundle's image of the given size, or nil when it is absent or of an unknown encoding.
+    public init?(_ images: [ThumbnailEnvelope.Image], size: UInt8) {
+        guard let image = images.first(where: { $0.size == size }),
+              let encoding = Encoding(rawValue: image.encoding) else { return nil }
+        self.init(encoding: encoding, width: image.width, height: image.height, bytes: image.bytes)
+    }
+}

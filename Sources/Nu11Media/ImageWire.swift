@@ -50,9 +50,7 @@ public enum ImageWire {
 
     public static func encode(_ a: Analysis) -> [UInt8] {
         let exif = a.exif ?? []
-        let bundle = ThumbnailEnvelope.encode([a.thumbnails.grid, a.thumbnails.preview].enumerated().map { i, t in
-            ThumbnailEnvelope.Image(size: UInt8(i + 1), encoding: t.encoding.rawValue, width: t.width, height: t.height, bytes: t.bytes)
-        })
+        let bundle = ThumbnailEnvelope.encode(a.thumbnails.bundleImages)
         return be(UInt64(a.header.width), 4) + be(UInt64(a.header.height), 4) + [UInt8(a.header.orientation), a.header.hasAlpha ? 1 : 0]
             + be(UInt64(exif.count), 4) + exif + bundle
     }
@@ -63,12 +61,10 @@ public enum ImageWire {
         let exifCount = Int(read(p[10...], 4))
         guard 14 + exifCount <= p.count,
               let images = try? ThumbnailEnvelope.decode(Array(p[(14 + exifCount)...])), images.count == 2,
-              let g = EncodedThumbnail.Encoding(rawValue: images[0].encoding),
-              let v = EncodedThumbnail.Encoding(rawValue: images[1].encoding) else { throw bad }
+              let grid = EncodedThumbnail(images, size: ThumbnailPair.gridCode),
+              let preview = EncodedThumbnail(images, size: ThumbnailPair.previewCode) else { throw bad }
         let header = ImageHeader(width: Int(read(p[0...], 4)), height: Int(read(p[4...], 4)), orientation: Int(p[8]), hasAlpha: p[9] != 0)
         return Analysis(header: header, exif: exifCount > 0 ? Array(p[14..<(14 + exifCount)]) : nil,
-                        thumbnails: ThumbnailPair(
-                            grid: EncodedThumbnail(encoding: g, width: images[0].width, height: images[0].height, bytes: images[0].bytes),
-                            preview: EncodedThumbnail(encoding: v, width: images[1].width, height: images[1].height, bytes: images[1].bytes)))
+                        thumbnails: ThumbnailPair(grid: grid, preview: preview))
     }
 }

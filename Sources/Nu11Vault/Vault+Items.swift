@@ -22,9 +22,9 @@ extension Vault {
     }
 
     /// Imports whatever `source` yields (stdin, for `-`) under `name`.
-    @discardableResult
     /// `refuseEmpty`: an empty stream (e.g. nothing piped to `import -`) imports nothing and
     /// fails, rather than storing an empty item.
+    @discardableResult
     public func importStream(_ source: some ByteSource, name: String, album: String? = nil,
                              fade: Double? = nil, refuseEmpty: Bool = false) throws -> ItemSummary {
         try store(source, name: name, kind: .file, album: album, fade: fade, refuseEmpty: refuseEmpty)
@@ -107,7 +107,10 @@ extension Vault {
     /// item is damaged the error names it (and the sink may hold an authenticated prefix).
     @discardableResult
     public func export(_ ref: ItemRef, to sink: inout some ByteSink) throws -> UInt64 {
-        let row = try row(ref)
+        try export(row(ref), to: &sink)
+    }
+
+    func export(_ row: ItemRow, to sink: inout some ByteSink) throws -> UInt64 {
         let (fd, key) = try openItem(row)
         defer { close(fd) }
         do {
@@ -130,7 +133,7 @@ extension Vault {
         let writer = try AtomicFileWriter(destination: path)
         do {
             var sink = writer.sink
-            let n = stripLocation ? try exportStripped(row, meta: meta, to: &sink) : try export(ref, to: &sink)
+            let n = stripLocation ? try exportStripped(row, meta: meta, to: &sink) : try export(row, to: &sink)
             writer.modificationTime = meta.modified?.timeIntervalSince1970
             try writer.commit()
             return n

@@ -10,7 +10,7 @@ public enum ThumbnailSize: String, Sendable, CaseIterable {
     /// A screen preview, about 1600 px on the long side.
     case preview
 
-    var code: UInt8 { self == .grid ? 1 : 2 }
+    var code: UInt8 { self == .grid ? ThumbnailPair.gridCode : ThumbnailPair.previewCode }
 }
 
 /// What the in-memory cache holds for an item: the head of its content, or a thumbnail.
@@ -37,10 +37,7 @@ extension Vault {
     /// Seals a thumbnail pair into a temp file beside the others (not yet published).
     func stageThumbnails(_ pair: ThumbnailPair, header: N11Header, itemKey: SecretBytes) throws -> AtomicFileWriter {
         try ProtectedFiles.makeDirectory(location.thumbnailsFolder)
-        let sealed = try ThumbnailEnvelope.seal([pair.grid, pair.preview].enumerated().map { i, t in
-            ThumbnailEnvelope.Image(size: i == 0 ? ThumbnailSize.grid.code : ThumbnailSize.preview.code,
-                                    encoding: t.encoding.rawValue, width: t.width, height: t.height, bytes: t.bytes)
-        }, header: header, itemKey: itemKey)
+        let sealed = try ThumbnailEnvelope.seal(pair.bundleImages, header: header, itemKey: itemKey)
         let writer = try AtomicFileWriter(destination: location.thumbnailPath(header.itemID))
         do {
             var sink = writer.sink
@@ -62,13 +59,10 @@ extension Vault {
         let part: CachedPart.Part = size == .grid ? .grid : .preview
         let key = CachedPart(id: row.id, part: part)
         if let cached = previewCache.get(key), let decoded = Self.decodeCached(cached) { return decoded }
-        let images = try openThumbnails(row)
-        guard let image = images.first(where: { $0.size == size.code }),
-              let encoding = EncodedThumbnail.Encoding(rawValue: image.encoding) else {
+        guard let thumb = EncodedThumbnail(try openThumbnails(row), size: size.code) else {
             throw Nu11Error(.corrupted, "item \(row.id): its thumbnail file lacks the \(size.rawValue) size",
                             remedy: .check(reason: nil), item: row.id.hex)
         }
-        let thumb = EncodedThumbnail(encoding: encoding, width: image.width, height: image.height, bytes: image.bytes)
         previewCache.set(key, Self.encodeCached(thumb))
         return thumb
     }
