@@ -51,7 +51,8 @@ public struct LockedVault: Sendable {
         }
         for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
         let lock = try FileLock(path: location.lockPath)
-        let (store, _) = try KeyStore.create(root: location.keyStoreRoot, pin: pin, parameters: parameters)
+        let (store, _) = try KeyStore.create(root: location.keyStoreRoot, pin: pin, parameters: parameters,
+                                          created: UInt64(max(0, clock.wallTime())))
         var state = DeviceState(now: 0)
         _ = EffectiveTime.advance(&state, clock: clock)
         state.settingsSaved = true
@@ -168,7 +169,13 @@ public struct LockedVault: Sendable {
             let vault = Vault(location: location, keyStore: keyStore, index: index, unlocked: unlocked, lock: lock,
                               state: state, settings: settings, now: now, clock: clock)
             if let lateNotice { vault.pendingNotices.append(lateNotice) }
+            try vault.resumeRotation()
             if unlocked.keys.role == .duress { try vault.runDuress() }
+            if vault.rotationDue && !index.isReadOnly {
+                do { try vault.rekey() } catch {
+                    vault.pendingNotices.append("the keys are due for rotation (keys.rotate_days) but it failed (\(Vault.describe(error))); the next unlock tries again")
+                }
+            }
             return vault
         }
     }

@@ -42,7 +42,7 @@ extension Vault {
         guard pin.count >= 4 else {
             throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: "use at least 4 characters")
         }
-        let backup = DomainKeys.generate(role: .backup)
+        let backup = DomainKeys.generate(role: .backup, created: UInt64(max(0, now)))
         try keyStore.sealSlot(1, keys: backup, pin: pin)
         try keyStore.clearSlot(2)
         // Everything of a former backup vault is unreadable now: shred its leftovers.
@@ -73,8 +73,11 @@ extension Vault {
         state.duressLockedUntil = now + DeviceState.delay(afterFailures: attempts)
         try saveState()  // counted before the PIN is tried
         let own = try keys
-        _ = try keyStore.sealSlotIfFree(2, keys: DomainKeys(role: .duress, main: own.main, fade: own.fade, archive: own.archive),
-                                        pin: pin)
+        _ = try keyStore.sealSlotIfFree(2, keys: own.withRole(.duress), pin: pin)
+        // The duress slot holds the current keys now: the chain of past rotations that led an
+        // older duress slot here is not needed any more (removed whatever the answer above,
+        // so the files do not tell it either).
+        try keyStore.removeForwards(leadingTo: own)
     }
 
     /// Crypto-shreds rows that this vault cannot open (keys first), with their files.

@@ -86,8 +86,12 @@ public final class Vault {
 
     var keys: DomainKeys { get throws { try held.keys } }
 
-    /// Replaces the held slot after it was re-sealed (PIN change).
-    func replaceHeld(_ keys: UnlockedKeys) { unlocked = keys }
+    /// Replaces the held slot after it was re-sealed (PIN change, key rotation); the
+    /// metadata subkeys of the old keys are dropped.
+    func replaceHeld(_ keys: UnlockedKeys) {
+        unlocked = keys
+        metadataKeys.removeAll()
+    }
 
     static func applyBackupExclusion(_ location: VaultLocation, settings: Settings) throws {
         for folder in [location.vaultRoot, location.keyStoreRoot] {
@@ -114,21 +118,31 @@ public final class Vault {
         return try keyStore.kdfDiffers(parameters) ? parameters : nil
     }
 
-    /// Re-seals this PIN's slot under `new`. No item key and no content is touched.
+    /// Re-seals this PIN's slot under `new` and, unless `rotate` is false, rotates the
+    /// vault's domain keys with it (every item key record re-wrapped and every index row
+    /// re-sealed, no content touched), so an old copy of the key store opened with the old
+    /// PIN opens nothing added after the change.
     /// Applies the kdf.* settings when they are set (non-zero); a cost change re-seals every
     /// slot in use, so `others` must hold the other PINs of this key store (see
     /// `KeyStore.changePIN`).
     /// The current PIN is not needed again: the slot opens with the key-encryption key the
     /// unlock derived, so only the new PIN (and, for a cost change, the others) is stretched.
-    public func changePIN(new: SecretBytes, others: [SecretBytes] = []) throws {
+    public func changePIN(new: SecretBytes, others: [SecretBytes] = [], rotate: Bool = true,
+                          progress: @escaping (RekeyProgress) -> Void = { _ in }) throws {
         try LockedVault.validateNewPIN(new)
         let parameters = try pendingKDFCost()
         let current = try held
-        var changed: UnlockedKeys?
-        try commitStep("the PIN change") {
-            changed = try keyStore.changePIN(unlocked: current, new: new, parameters: parameters, others: others)
+        guard rotate else {
+            var changed: UnlockedKeys?
+            try commitStep("the PIN change") {
+                changed = try keyStore.changePIN(unlocked: current, new: new, parameters: parameters, others: others)
+            }
+            if let changed { replaceHeld(changed) }
+            return
         }
-        if let changed { replaceHeld(changed) }
+        try self.rotate(to: current.keys.rotated(created: UInt64(max(0, now))), progress: progress) { keys in
+            try keyStore.changePIN(unlocked: current, new: new, parameters: parameters, others: others, replacing: keys)
+        }
     }
 
     /// A pragma as the program's own index connection sees it.

@@ -11,19 +11,39 @@ public struct DomainKeys: Sendable {
     public let main: SecretBytes
     public let fade: SecretBytes
     public let archive: SecretBytes
+    /// When the main and fade keys were made (seconds since 1970; 0 for keys sealed before
+    /// this was recorded). `keys.rotate_days` rotates keys older than its period.
+    public let created: UInt64
 
-    public init(role: Role, main: SecretBytes, fade: SecretBytes, archive: SecretBytes) {
+    public init(role: Role, main: SecretBytes, fade: SecretBytes, archive: SecretBytes, created: UInt64 = 0) {
         self.role = role
         self.main = main
         self.fade = fade
         self.archive = archive
+        self.created = created
     }
 
     /// Fresh random keys.
-    public static func generate(role: Role) -> DomainKeys {
+    public static func generate(role: Role, created: UInt64 = 0) -> DomainKeys {
         DomainKeys(role: role, main: SecretBytes(randomCount: 32), fade: SecretBytes(randomCount: 32),
-                   archive: SecretBytes(randomCount: 32))
+                   archive: SecretBytes(randomCount: 32), created: created)
     }
+
+    /// The successor of these keys for a rotation: new main and fade keys (and so new
+    /// metadata subkeys), the same archive key (it wraps nothing kept in the vault, and
+    /// secure archives already written must still import), the same role.
+    public func rotated(created: UInt64) -> DomainKeys {
+        DomainKeys(role: role, main: SecretBytes(randomCount: 32), fade: SecretBytes(randomCount: 32),
+                   archive: archive, created: created)
+    }
+
+    /// The same keys under another role (the duress slot holds the backup vault's keys).
+    public func withRole(_ role: Role) -> DomainKeys {
+        DomainKeys(role: role, main: main, fade: fade, archive: archive, created: created)
+    }
+
+    /// Whether both hold the same main key (constant time).
+    public func sameKeys(as other: DomainKeys) -> Bool { main.constantTimeEquals(other.main) }
 
     public func key(for domain: Domain) -> SecretBytes {
         switch domain {
@@ -46,6 +66,7 @@ public struct DomainKeys: Sendable {
                     UnsafeMutableRawBufferPointer(rebasing: out[(1 + 32 * i)..<(33 + 32 * i)]).copyMemory(from: src)
                 }
             }
+            for i in 0..<8 { out[97 + i] = UInt8(truncatingIfNeeded: created >> (56 - 8 * i)) }
         }
     }
 
@@ -55,7 +76,8 @@ public struct DomainKeys: Sendable {
             func key(_ i: Int) -> SecretBytes {
                 SecretBytes(copying: UnsafeRawBufferPointer(rebasing: b[(1 + 32 * i)..<(33 + 32 * i)]))
             }
-            return DomainKeys(role: role, main: key(0), fade: key(1), archive: key(2))
+            let created = (0..<8).reduce(UInt64(0)) { $0 << 8 | UInt64(b[97 + $1]) }
+            return DomainKeys(role: role, main: key(0), fade: key(1), archive: key(2), created: created)
         }
     }
 }
@@ -93,7 +115,9 @@ public enum DeviceKeyRecord {
 ///     8   4   KDF passes, big-endian
 ///     12  4   KDF memory in KiB, big-endian
 ///     16  16  KDF salt
-///     32  3 × 156  slots: KeyWrap(payload of 128 bytes), associated data = bytes 0..<32 || slot index
+///     32  3 × 156  slots: KeyWrap(payload of 128 bytes: role, main, fade and archive keys,
+///                  then the keys' creation time as 8 big-endian bytes, then zeros),
+///                  associated data = bytes 0..<32 || slot index
 ///                  (for slots 1 and 2 with the flags byte read as 0)
 ///
 /// There are always three slots. A slot no PIN opens is 156 random bytes, so the file does

@@ -21,6 +21,11 @@ public struct Settings: Sendable, Equatable {
     public var allowBackups: Bool = false
     /// Remove photos' locations (GPS) on every export and archive unless told otherwise.
     public var stripLocation: Bool = false
+    /// Rotate a vault's domain keys at the first unlock once they are this many days old;
+    /// 0 = never (a PIN change and `rekey` rotate anyway).
+    public var rotateDays: Int = 0
+    /// Bound of each vault's audit log, in KiB; older entries are compacted into a checkpoint.
+    public var logMaxKiB: Int = 1024
 
     public init() {}
 
@@ -49,6 +54,10 @@ public struct Settings: Sendable, Equatable {
                    allowed: "true | false"),
         Definition(key: "export.strip_location", summary: "remove photos' locations (GPS) on every export and archive export",
                    allowed: "true | false"),
+        Definition(key: "keys.rotate_days", summary: "rotate the vault's keys at the first unlock after this many days (0 = never)",
+                   allowed: "0, or 1 … 3650"),
+        Definition(key: "log.max_kib", summary: "size bound of each vault's audit log; older entries become a checkpoint",
+                   allowed: "64 … 65536"),
     ]
 
     public func value(_ key: String) throws -> String {
@@ -61,6 +70,8 @@ public struct Settings: Sendable, Equatable {
         case "preview.cache_mib": "\(previewCacheMiB)"
         case "backup.allow": allowBackups ? "true" : "false"
         case "export.strip_location": stripLocation ? "true" : "false"
+        case "keys.rotate_days": "\(rotateDays)"
+        case "log.max_kib": "\(logMaxKiB)"
         default: throw Self.unknown(key)
         }
     }
@@ -101,6 +112,8 @@ public struct Settings: Sendable, Equatable {
         case "export.strip_location":
             guard text == "true" || text == "false" else { throw bad() }
             stripLocation = text == "true"
+        case "keys.rotate_days": rotateDays = try int(0...3650)
+        case "log.max_kib": logMaxKiB = try int(64...65536)
         default: throw Self.unknown(key)
         }
     }

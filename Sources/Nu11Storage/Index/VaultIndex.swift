@@ -123,11 +123,11 @@ public final class VaultIndex: Sendable {
         }
     }
 
-    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try queue.write(body) } catch let error as DatabaseError { throw Self.translate(error, path: path) }
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try queue.read(body) } catch let error as DatabaseError { throw Self.translate(error, path: path) }
     }
 
@@ -309,7 +309,7 @@ public final class VaultIndex: Sendable {
         try POSIX.afterEffect { try checkpoint() }
     }
 
-    private static func itemRow(_ row: Row) throws -> ItemRow {
+    static func itemRow(_ row: Row) throws -> ItemRow {
         guard let kind = ItemKind(rawValue: row["kind"]), let domain = Domain(rawValue: row["domain"]) else {
             throw Nu11Error(.corrupted, "the index holds an invalid row", remedy: .check(reason: nil))
         }

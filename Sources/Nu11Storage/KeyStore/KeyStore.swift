@@ -20,7 +20,7 @@ public final class KeyStore: Sendable {
     public var exists: Bool { POSIX.exists(masterPath) }
 
     /// Creates a key store with fresh primary domain keys sealed under `pin`.
-    public static func create(root: String, pin: SecretBytes, parameters: KDFParameters) throws -> (KeyStore, UnlockedKeys) {
+    public static func create(root: String, pin: SecretBytes, parameters: KDFParameters, created: UInt64 = 0) throws -> (KeyStore, UnlockedKeys) {
         try parameters.validateChosen()
         let store = KeyStore(root: root)
         guard !store.exists else {
@@ -31,7 +31,7 @@ public final class KeyStore: Sendable {
         try ProtectedFiles.makeDirectory(store.itemsPath)
         let device = try store.deviceKey(createIfMissing: true)
         var record = MasterRecord(parameters: parameters)
-        let keys = DomainKeys.generate(role: .primary)
+        let keys = DomainKeys.generate(role: .primary, created: created)
         let kek = try record.deriveKEK(pin: pin, deviceKey: device)
         try record.seal(keys, slot: 0, kek: kek)
         try ProtectedFiles.writeAtomically(record.encoded(), to: store.masterPath)
@@ -67,11 +67,13 @@ public final class KeyStore: Sendable {
 
     /// The same, for a caller that holds its slot's key-encryption key from the unlock (no
     /// Argon2id run for the current PIN). Returns the slot unlocked under the new PIN.
+    /// `replacing`: new domain keys for this slot (a rotation that commits with the PIN change).
     public func changePIN(unlocked current: UnlockedKeys, new: SecretBytes, parameters: KDFParameters? = nil,
-                          others: [SecretBytes] = []) throws -> UnlockedKeys {
+                          others: [SecretBytes] = [], replacing: DomainKeys? = nil) throws -> UnlockedKeys {
         var record = try readMaster()
         let device = try deviceKey()
-        let (slot, keys) = try record.open(kek: current.kek)
+        let (slot, opened) = try record.open(kek: current.kek)
+        let keys = replacing ?? opened
         var reseal: [(slot: Int, keys: DomainKeys, pin: SecretBytes)] = [(slot, keys, new)]
         if let parameters, parameters != record.parameters {
             try parameters.validateChosen()
@@ -191,4 +193,10 @@ public struct UnlockedKeys: Sendable {
     public let slot: Int
     public let keys: DomainKeys
     public let kek: SecretBytes
+
+    public init(slot: Int, keys: DomainKeys, kek: SecretBytes) {
+        self.slot = slot
+        self.keys = keys
+        self.kek = kek
+    }
 }

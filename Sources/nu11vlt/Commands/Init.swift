@@ -101,7 +101,12 @@ struct Pin: ParsableCommand {
 
     struct Change: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change the PIN or passphrase. Keys are re-wrapped; no content is re-encrypted.")
+            abstract: "Change the PIN or passphrase and rotate the vault's keys; no content is re-encrypted.",
+            discussion: """
+                The vault's domain keys are rotated with the PIN (as `nu11vlt rekey`), so an old \
+                copy of the key store opened with the old PIN opens nothing added after the change. \
+                --keep-keys only re-seals the PIN's slot (faster on a very large vault).
+                """)
 
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
@@ -113,6 +118,9 @@ struct Pin: ParsableCommand {
                 help: ArgumentHelp("When a new KDF cost applies: read the other PINs of this key store (backup, duress; the primary one when changing another) from this descriptor, one per line, an empty line or the end for none. Every slot is re-sealed at the new cost; a slot whose PIN is not given stops opening.",
                                    valueName: "k"))
         var otherPinsFD: Int32?
+        @Flag(name: .customLong("keep-keys"), help: "Keep the vault's domain keys (only re-seal the PIN's slot).")
+        var keepKeys = false
+        @OptionGroup var quiet: QuietOption
 
         func validate() throws {
             if let fd = newPinFD, fd < 0 { throw ValidationError("--new-pin-fd must be a file descriptor number") }
@@ -143,8 +151,10 @@ struct Pin: ParsableCommand {
                 let new = try PINReader.readNew(prompt: "New PIN or passphrase: ",
                                                 from: newPinFD.map { .fd($0) } ?? .terminal)
                 let others = try vault.pendingKDFCost() == nil ? [] : try otherPINs()
-                try vault.changePIN(new: new, others: others)
-                print("PIN changed")
+                let line = RekeyProgressLine(quiet: quiet.quiet)
+                try vault.changePIN(new: new, others: others, rotate: !keepKeys, progress: line.update)
+                line.finish()
+                print(keepKeys ? "PIN changed" : "PIN changed; the vault's keys were rotated")
             }
         }
     }

@@ -1,0 +1,37 @@
+import Foundation
+import GRDB
+import Nu11Format
+
+extension VaultIndex {
+    /// Re-seals rows of `domains` page by page: `transform` returns a row's new sealed
+    /// metadata, or nil to leave it. Each page of up to 1,000 rows is one transaction, so
+    /// every row holds its old sealed value or its new one at every instant. Returns how
+    /// many rows changed.
+    @discardableResult
+    public func resealRows(domains: [Domain], progress: (Int) -> Void = { _ in },
+                           _ transform: (ItemRow) throws -> [UInt8]?) throws -> Int {
+        var cursor: Int64 = 0
+        var changed = 0
+        var seen = 0
+        while true {
+            let page = try items(domains: domains, afterSeq: cursor, limit: 1000)
+            guard let last = page.last else { break }
+            var updates: [(ItemID, [UInt8])] = []
+            for row in page {
+                if let meta = try transform(row) { updates.append((row.id, meta)) }
+            }
+            if !updates.isEmpty {
+                try write { db in
+                    for (id, meta) in updates {
+                        try db.execute(sql: "UPDATE item SET meta = ? WHERE id = ?", arguments: [Data(meta), id.hex])
+                    }
+                }
+            }
+            changed += updates.count
+            seen += page.count
+            progress(seen)
+            cursor = last.seq
+        }
+        return changed
+    }
+}

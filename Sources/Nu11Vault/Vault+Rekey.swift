@@ -1,0 +1,138 @@
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// Where a key rotation is.
+public struct RekeyProgress: Sendable {
+    public enum Phase: String, Sendable { case keyRecords = "key records", rows = "index rows" }
+    public var phase: Phase
+    public var done: Int
+    public var total: Int
+}
+
+/// What a key rotation changed.
+public struct RekeyReport: Sendable, Codable, Equatable {
+    public var keyRecords: Int
+    public var rows: Int
+    public var albums: Int
+    /// Whether the rotation finished one an earlier command left unfinished.
+    public var resumed: Bool
+}
+
+/// Key rotation (docs/FORMAT.md §1.4). New main and fade keys for the vault this PIN opens;
+/// every item key record re-wrapped, every index row and album name re-sealed under the
+/// new metadata subkeys; no content re-encrypted. The steps, each crash-safe:
+///
+/// 1. a forward record (old keys → new keys, under a subkey of the old) is written durably;
+/// 2. key records are re-wrapped in durable batches, rows re-sealed a page per transaction
+///    — every record and row opens under the old keys or the new ones at every instant;
+/// 3. the slot is re-sealed with the new keys (the commit point);
+/// 4. the primary vault's forward record is removed. A backup vault's stays: the duress
+///    slot holds a copy of the backup keys and follows it at its next use.
+///
+/// A rotation interrupted anywhere is finished by the next unlock (`resumeRotation`),
+/// before anything reads the vault.
+extension Vault {
+    /// `nu11vlt rekey`.
+    @discardableResult
+    public func rekey(progress: @escaping (RekeyProgress) -> Void = { _ in }) throws -> RekeyReport {
+        let current = try held
+        return try rotate(to: current.keys.rotated(created: UInt64(max(0, now))), progress: progress) { keys in
+            try keyStore.resealSlot(current.slot, keys: keys, kek: current.kek)
+            return UnlockedKeys(slot: current.slot, keys: keys, kek: current.kek)
+        }
+    }
+
+    /// Whether `keys.rotate_days` asks for a rotation now (keys of unknown age count as due).
+    var rotationDue: Bool {
+        guard settings.rotateDays > 0, let keys = try? keys else { return false }
+        return Double(keys.created) + Double(settings.rotateDays) * 86400 <= now
+    }
+
+    @discardableResult
+    func rotate(to new: DomainKeys, progress: @escaping (RekeyProgress) -> Void,
+                commit: (DomainKeys) throws -> UnlockedKeys) throws -> RekeyReport {
+        guard !index.isReadOnly else {
+            throw Nu11Error(.io, "the vault cannot be written here, so its keys cannot be rotated",
+                            remedy: "run this where the vault folder is writable")
+        }
+        let current = try held
+        try keyStore.writeForward(from: current.keys, to: new)
+        let report = try migrate(from: [current.keys], to: new, progress: progress)
+        do {
+            replaceHeld(try commit(new))
+        } catch let error as Nu11Error where error.tookEffect {
+            notice("done, but the key rotation may not survive a power cut yet (\(error.message))")
+            lock()
+            return report
+        } catch {
+            // The PIN change was refused after the records moved: finish the rotation under the
+            // current PIN, then report the refusal.
+            try keyStore.resealSlot(current.slot, keys: new, kek: current.kek)
+            replaceHeld(UnlockedKeys(slot: current.slot, keys: new, kek: current.kek))
+            if role == .primary { try? keyStore.removeForward(from: current.keys) }
+            throw error
+        }
+        if role == .primary {
+            afterCommit("removing the key rotation record") { try keyStore.removeForward(from: current.keys) }
+        }
+        return report
+    }
+
+    /// Finishes a rotation an earlier command left unfinished, and follows rotations made
+    /// through another slot (the duress slot after a backup rotation): the slot is then
+    /// re-sealed with the current keys.
+    func resumeRotation() throws {
+        let current = try held
+        var chain = [current.keys]
+        while chain.count < 64, let last = chain.last, let next = try keyStore.forward(from: last) { chain.append(next) }
+        guard chain.count > 1, let newest = chain.last, !index.isReadOnly else { return }
+        let final = newest.withRole(current.keys.role)
+        var report = try migrate(from: Array(chain.dropLast()), to: final, progress: { _ in })
+        report.resumed = true
+        try keyStore.resealSlot(current.slot, keys: final, kek: current.kek)
+        replaceHeld(UnlockedKeys(slot: current.slot, keys: final, kek: current.kek))
+        if role == .primary {
+            for old in chain.dropLast() { try keyStore.removeForward(from: old) }
+        }
+    }
+
+    /// Steps 2 of a rotation, idempotent: whatever already opens under `new` is left alone.
+    func migrate(from olds: [DomainKeys], to new: DomainKeys, progress: @escaping (RekeyProgress) -> Void) throws -> RekeyReport {
+        let domains = visibleDomains
+        let records = try keyStore.rewrapItemKeys(domains: domains, from: olds, to: new) { done, total in
+            progress(RekeyProgress(phase: .keyRecords, done: done, total: total))
+        }
+        func metaKeys(_ keys: DomainKeys) -> [Domain: SecretBytes] {
+            Dictionary(uniqueKeysWithValues: domains.map { ($0, Subkey.derive(from: keys.key(for: $0), purpose: "index metadata")) })
+        }
+        let newMeta = metaKeys(new)
+        let oldMeta = olds.map(metaKeys)
+        let total = try index.count(domains: domains).items
+        let rows = try index.resealRows(domains: domains, progress: { progress(RekeyProgress(phase: .rows, done: $0, total: total)) }) { row in
+            guard let key = newMeta[row.domain], (try? ItemMetadata.open(row, key: key)) == nil else { return nil }
+            for old in oldMeta {
+                if let oldKey = old[row.domain], let meta = try? ItemMetadata.open(row, key: oldKey) {
+                    return try meta.seal(id: row.id, album: row.album, key: key)
+                }
+            }
+            return nil
+        }
+        var albums = 0
+        let albumKey = newMeta[mainDomain]
+        for album in try index.albums(domains: [mainDomain]) {
+            guard let albumKey, (try? SmallSeal.open(album.name, key: albumKey, associatedData: Self.albumAAD(album.id))) == nil else {
+                continue
+            }
+            for old in oldMeta {
+                guard let oldKey = old[mainDomain],
+                      var plain = try? SmallSeal.open(album.name, key: oldKey, associatedData: Self.albumAAD(album.id)) else { continue }
+                defer { secureZero(&plain) }
+                try index.renameAlbum(album.id, name: SmallSeal.seal(plain, key: albumKey, associatedData: Self.albumAAD(album.id)))
+                albums += 1
+                break
+            }
+        }
+        return RekeyReport(keyRecords: records, rows: rows, albums: albums, resumed: false)
+    }
+}
