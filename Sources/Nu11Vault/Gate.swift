@@ -88,6 +88,11 @@ enum Gate {
             state.fade.removeAll { expired.contains($0.id) }
             report.shredded = expired.map(\.hex).sorted()
         }
+        var journal = report.warnings.map { AuditEntry(time: now, event: "warning", detail: $0) }
+        if !report.shredded.isEmpty {
+            journal.append(AuditEntry(time: now, event: "fade expired", count: report.shredded.count, items: report.shredded))
+        }
+        DeviceJournal.record(keyStore, journal, now: now)
         if state != original {
             do { try keyStore.saveState(state) } catch let error as Nu11Error where error.code == .io && onlyTimeChanged(state, original) {
                 // Only the time anchor changed; a read-only or full key store keeps the old one.
@@ -175,7 +180,7 @@ enum Gate {
     static func sweepLeftovers(_ location: VaultLocation, keyStore: KeyStore) -> [String] {
         var folders = location.folders + [location.vaultRoot + "/Quarantine"]
         folders += ((try? ProtectedFiles.list(location.albumsFolder)) ?? []).map { location.albumsFolder + "/" + $0 }
-        folders += [keyStore.root, keyStore.root + "/items", keyStore.root + "/pending"]
+        folders += [keyStore.root, keyStore.root + "/items", keyStore.root + "/pending", keyStore.root + "/forward", keyStore.root + "/log"]
         return folders.flatMap { ProtectedFiles.removeLeftovers(in: $0) }
     }
 

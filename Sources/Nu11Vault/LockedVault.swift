@@ -51,7 +51,7 @@ public struct LockedVault: Sendable {
         }
         for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
         let lock = try FileLock(path: location.lockPath)
-        let (store, _) = try KeyStore.create(root: location.keyStoreRoot, pin: pin, parameters: parameters,
+        let (store, unlocked) = try KeyStore.create(root: location.keyStoreRoot, pin: pin, parameters: parameters,
                                           created: UInt64(max(0, clock.wallTime())))
         var state = DeviceState(now: 0)
         _ = EffectiveTime.advance(&state, clock: clock)
@@ -60,6 +60,8 @@ public struct LockedVault: Sendable {
         try store.saveSettings(Settings())
         try Pairing.bind(location, keyStore: store, index: VaultIndex(path: location.indexPath))
         try Vault.applyBackupExclusion(location, settings: Settings())
+        try AuditTrail.append([AuditEntry(time: state.latestSeen, event: "init")], keys: unlocked.keys, keyStore: store,
+                              maxBytes: Settings().logMaxKiB << 10, now: state.latestSeen)
         withExtendedLifetime(lock) {}
         return LockedVault(location, clock: clock)
     }
@@ -171,8 +173,12 @@ public struct LockedVault: Sendable {
             if let lateNotice { vault.pendingNotices.append(lateNotice) }
             try vault.resumeRotation()
             if unlocked.keys.role == .duress { try vault.runDuress() }
+            vault.auditUnlock()
             if vault.rotationDue && !index.isReadOnly {
-                do { try vault.rekey() } catch {
+                do {
+                    let report = try vault.rekey()
+                    vault.audit("rekey", count: report.keyRecords, detail: "keys.rotate_days")
+                } catch {
                     vault.pendingNotices.append("the keys are due for rotation (keys.rotate_days) but it failed (\(Vault.describe(error))); the next unlock tries again")
                 }
             }
@@ -200,6 +206,7 @@ public struct LockedVault: Sendable {
         do {
             return (try keyStore.unlock(pin: pin), recorded ? counted : state)
         } catch let error as Nu11Error where error == .wrongPIN {
+            DeviceJournal.record(keyStore, [AuditEntry(time: now, event: "wrong PIN", detail: "\(counted.failures) in a row")], now: now)
             if settings.eraseAfterFailures > 0 && counted.failures >= settings.eraseAfterFailures {
                 try Wipe.run(location, secure: settings.deletionMode == .secure)
                 throw Nu11Error(.authenticationFailed,

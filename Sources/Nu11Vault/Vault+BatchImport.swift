@@ -51,6 +51,7 @@ extension Vault {
         }
         results += try commitBatch(&batch)
         progress(paths.count, paths.count)
+        audit("import", ids: results.map(\.id))
         return results
     }
 

@@ -110,6 +110,8 @@ extension Vault {
             }
             report.warnings.append(finding)
         }
+        audit(repair ? "check and repair" : "check", count: report.itemsChecked,
+              detail: "\(report.failures.count) damaged, \(report.warnings.count) warning(s)")
         return report
     }
 

@@ -32,12 +32,15 @@ extension Vault {
             try checkFade(row)
             if let i = state.fade.firstIndex(where: { $0.id == row.id }) { state.fade[i].deadline = now + seconds }
             try saveState()
+            audit("fade set", count: 1, items: [row.id])
             return row.id
         }
         guard row.domain == mainDomain else {
             throw Nu11Error(.invalidArgument, "item \(ref) cannot fade", item: ref.digits)
         }
-        return try reencrypt(row, into: .fade, fadeDeadline: now + seconds)
+        let id = try reencrypt(row, into: .fade, fadeDeadline: now + seconds)
+        audit("fade set", count: 1, items: [row.id], detail: "now \(id.hex)")
+        return id
     }
 
     /// Cancels a fade: the item becomes permanent again (in Photos), re-encrypted as a new
@@ -49,7 +52,9 @@ extension Vault {
             throw Nu11Error(.invalidArgument, "item \(ref) does not fade", remedy: .advice("nothing to cancel"), item: ref.digits)
         }
         try checkFade(row)
-        return try reencrypt(row, into: mainDomain, fadeDeadline: nil)
+        let id = try reencrypt(row, into: mainDomain, fadeDeadline: nil)
+        audit("fade cancel", count: 1, items: [row.id], detail: "now \(id.hex)")
+        return id
     }
 
     /// Re-encrypts an item into another domain as a new item (new ID and key: the domain is

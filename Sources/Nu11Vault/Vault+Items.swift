@@ -17,8 +17,10 @@ extension Vault {
         let fd = try ImportSource.openRegularFile(path)
         defer { close(fd) }
         let name = (path as NSString).lastPathComponent
-        return try store(FileDescriptorStream(fd: fd, label: path), name: name, kind: .file, album: album, fade: fade,
-                         modified: ImportSource.modificationTime(fd))
+        let item = try store(FileDescriptorStream(fd: fd, label: path), name: name, kind: .file, album: album, fade: fade,
+                             modified: ImportSource.modificationTime(fd))
+        audit("import", ids: [item.id])
+        return item
     }
 
     /// Imports whatever `source` yields (stdin, for `-`) under `name`.
@@ -27,7 +29,9 @@ extension Vault {
     @discardableResult
     public func importStream(_ source: some ByteSource, name: String, album: String? = nil,
                              fade: Double? = nil, refuseEmpty: Bool = false) throws -> ItemSummary {
-        try store(source, name: name, kind: .file, album: album, fade: fade, refuseEmpty: refuseEmpty)
+        let item = try store(source, name: name, kind: .file, album: album, fade: fade, refuseEmpty: refuseEmpty)
+        audit("import", ids: [item.id])
+        return item
     }
 
     /// Encrypts one item into place (files and notes alike), through the one commit path;
@@ -107,7 +111,10 @@ extension Vault {
     /// item is damaged the error names it (and the sink may hold an authenticated prefix).
     @discardableResult
     public func export(_ ref: ItemRef, to sink: inout some ByteSink) throws -> UInt64 {
-        try export(row(ref), to: &sink)
+        let row = try row(ref)
+        let n = try export(row, to: &sink)
+        audit("export", count: 1, items: [row.id])
+        return n
     }
 
     func export(_ row: ItemRow, to sink: inout some ByteSink) throws -> UInt64 {
@@ -136,6 +143,7 @@ extension Vault {
             let n = stripLocation ? try exportStripped(row, meta: meta, to: &sink) : try export(row, to: &sink)
             writer.modificationTime = meta.modified?.timeIntervalSince1970
             try writer.commit()
+            audit("export", count: 1, items: [row.id])
             return n
         } catch {
             writer.abort()
@@ -152,7 +160,9 @@ extension Vault {
     public func delete(_ refs: [ItemRef], secure: Bool? = nil) throws {
         var seen = Set<ItemID>()
         let rows = try refs.map { try row($0) }.filter { seen.insert($0.id).inserted }
-        try delete(rows: rows, secure: secure ?? (settings.deletionMode == .secure))
+        let mode = secure ?? (settings.deletionMode == .secure)
+        try delete(rows: rows, secure: mode)
+        audit("delete", count: rows.count, items: rows.map(\.id), detail: mode ? "secure" : "standard")
     }
 
     func delete(rows: [ItemRow], secure: Bool) throws {

@@ -22,6 +22,7 @@ extension Vault {
             throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
         }
         let item = try store(MemorySource(body), name: title, kind: .note, album: nil, fade: fade)
+        audit("note add", ids: [item.id])
         return note(item)
     }
 
@@ -39,7 +40,8 @@ extension Vault {
     public func noteBody(_ ref: ItemRef) throws -> [UInt8] {
         let row = try noteRow(ref)
         var sink = MemorySink()
-        try export(ItemRef(row.id), to: &sink)
+        _ = try export(row, to: &sink)
+        audit("note show", count: 1, items: [row.id])
         return sink.bytes
     }
 
@@ -59,6 +61,7 @@ extension Vault {
         let fade = row.domain == .fade ? state.fade.first { $0.id == row.id }.map { max(1, $0.deadline - now) } : nil
         let item = try store(MemorySource(body), name: title ?? meta.name, kind: .note, album: nil, fade: fade,
                              created: meta.created, replacing: [row])
+        audit("note edit", count: 1, items: [row.id], detail: "now \(item.id)")
         return note(item)
     }
 

@@ -45,6 +45,7 @@ extension Vault {
         let backup = DomainKeys.generate(role: .backup, created: UInt64(max(0, now)))
         try keyStore.sealSlot(1, keys: backup, pin: pin)
         try keyStore.clearSlot(2)
+        audit("backup PIN set", detail: "a new, empty backup vault")
         // Everything of a former backup vault is unreadable now: shred its leftovers.
         try shred(rows: index.items(domains: [.backup], limit: Int.max)
             + index.items(domains: [.fade], limit: Int.max).filter { !isVisible($0) }, albumsOf: .backup)
@@ -114,6 +115,7 @@ extension Vault {
     /// the backup vault. Nothing is printed.
     func runDuress() throws {
         try keyStore.clearSlot(0)
+        try keyStore.shredLogs(except: AuditTrail.name(keys))
         state.skeleton = nil
         try saveState()
         try shred(rows: index.items(domains: [.vault], limit: Int.max)

@@ -37,10 +37,12 @@ extension Vault {
     @discardableResult
     public func rekey(progress: @escaping (RekeyProgress) -> Void = { _ in }) throws -> RekeyReport {
         let current = try held
-        return try rotate(to: current.keys.rotated(created: UInt64(max(0, now))), progress: progress) { keys in
+        let report = try rotate(to: current.keys.rotated(created: UInt64(max(0, now))), progress: progress) { keys in
             try keyStore.resealSlot(current.slot, keys: keys, kek: current.kek)
             return UnlockedKeys(slot: current.slot, keys: keys, kek: current.kek)
         }
+        audit("rekey", count: report.keyRecords)
+        return report
     }
 
     /// Whether `keys.rotate_days` asks for a rotation now (keys of unknown age count as due).
@@ -95,6 +97,7 @@ extension Vault {
         if role == .primary {
             for old in chain.dropLast() { try keyStore.removeForward(from: old) }
         }
+        audit("rekey finished", count: report.keyRecords, detail: "a rotation an earlier command left unfinished")
     }
 
     /// Steps 2 of a rotation, idempotent: whatever already opens under `new` is left alone.

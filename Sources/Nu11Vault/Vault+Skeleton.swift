@@ -24,6 +24,7 @@ extension Vault {
         state.skeleton = DeviceState.Skeleton(interval: interval, lastCheckin: now, secure: secure)
         try saveState()
         try keyStore.setSkeletonArmed(true, primary: held)
+        audit("skeleton arm", detail: DurationText.format(interval) + (secure ? ", secure" : ""))
     }
 
     public func disableSkeleton() throws {
@@ -31,5 +32,6 @@ extension Vault {
         try keyStore.setSkeletonArmed(false, primary: held)
         state.skeleton = nil
         try saveState()
+        audit("skeleton disarm")
     }
 }

@@ -138,11 +138,13 @@ public final class Vault {
                 changed = try keyStore.changePIN(unlocked: current, new: new, parameters: parameters, others: others)
             }
             if let changed { replaceHeld(changed) }
+            audit("pin change", detail: "keys kept")
             return
         }
-        try self.rotate(to: current.keys.rotated(created: UInt64(max(0, now))), progress: progress) { keys in
+        let report = try self.rotate(to: current.keys.rotated(created: UInt64(max(0, now))), progress: progress) { keys in
             try keyStore.changePIN(unlocked: current, new: new, parameters: parameters, others: others, replacing: keys)
         }
+        if !isLocked { audit("pin change", count: report.keyRecords, detail: "keys rotated") }
     }
 
     /// A pragma as the program's own index connection sees it.

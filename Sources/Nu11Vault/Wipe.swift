@@ -69,6 +69,7 @@ extension Vault {
         try updated.set(key, value)
         try keyStore.saveSettings(updated)
         try Self.applyBackupExclusion(location, settings: updated)
+        audit("settings change", detail: "\(key) = \(try updated.value(key))")
         return updated
     }
 }

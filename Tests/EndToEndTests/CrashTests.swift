@@ -190,6 +190,18 @@ struct CrashTests {
         m.expectInterrupted()
     }
 
+    @Test("rekey, and an interrupted rekey finished by the next command")
+    func rekey() throws {
+        let m = try Model()
+        try FileManager.default.createDirectory(atPath: m.cli.root + "/src", withIntermediateDirectories: true)
+        #expect(try m.run(["import"] + m.newFiles(40, size: 2_000)).code == 0)
+        for trial in 0..<Self.trials {
+            try m.killed(["rekey", "--pin-stdin"], input: m.pin + "\n")
+            try m.verify("rekey trial \(trial)")
+        }
+        m.expectInterrupted()
+    }
+
     @Test("archive import")
     func archiveImport() throws {
         let source = try Model()

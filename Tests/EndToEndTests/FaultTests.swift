@@ -231,6 +231,25 @@ struct FaultTests {
             }))
     }
 
+    @Test("rekey") func rekey() throws {
+        try run("rekey", Scenario(
+            prepare: { cli in
+                #expect(try cli.run(["album", "create", "Trip"], pinStdin: true).code == 0)
+                let inAlbum = try cli.importIDs([cli.file("a.jpg", [7, 7])], extra: ["--album", "Trip"])[0]
+                let fading = try cli.importIDs([cli.file("f.jpg", [8])], extra: ["--fade", "1h"])[0]
+                return [inAlbum: Data([7, 7]), fading: Data([8])]
+            },
+            command: { _ in [CLI.binary, "rekey", "--pin-stdin"] },
+            input: { cli in Data((cli.pin + "\n").utf8) },
+            verify: { cli, _ in
+                // Done or not, every item opens with the PIN (the next command finishes a rotation
+                // that was cut short), and the album keeps its name.
+                let albums = try cli.run(["album", "list"], pinStdin: true)
+                #expect(albums.code == 0 && albums.out.contains("Trip"), "\(albums.out) \(albums.stderr)")
+                return cli.pin
+            }))
+    }
+
     @Test("album delete") func albumDelete() throws {
         try run("album delete", Scenario(
             prepare: { cli in

@@ -118,6 +118,7 @@ extension Vault {
             zip.abort()
             throw error
         }
+        audit("archive export", count: rows.count, items: rows.map(\.id), detail: kind.rawValue)
         return ArchiveInfo(kind: kind.rawValue, version: ArchiveFormat.version, kdfIterations: header.kdf?.iterations,
                            kdfMemoryMiB: header.kdf.map { $0.memoryKiB / 1024 }, entries: rows.count + 2, items: rows.count)
     }

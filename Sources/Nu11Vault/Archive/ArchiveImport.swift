@@ -79,6 +79,7 @@ extension Vault {
             let rows = staged.map(\.row)
             afterCommit("making the imported photos' thumbnails") { _ = try makeMissingThumbnails(rows: rows) }
         }
+        audit("archive import", count: staged.count, items: staged.map(\.row.id))
         let names = try albumNames()
         return staged.map { summary(row: $0.row, meta: $0.meta, albumName: $0.row.album.flatMap { names[$0] }) }
     }

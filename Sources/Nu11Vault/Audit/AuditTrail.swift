@@ -1,0 +1,77 @@
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// Where a vault's audit log lives and what seals it: both derived from the vault's archive
+/// key (the one domain key a rotation keeps), so a rotation does not orphan the log, the
+/// backup PIN (and the duress PIN, which holds the same keys) finds only the backup vault's
+/// log, and the file's name tells nothing about which vault it belongs to.
+enum AuditTrail {
+    static func logID(_ keys: DomainKeys) -> [UInt8] {
+        Subkey.derive(from: keys.archive, purpose: "audit log id").withUnsafeBytes { Array($0.prefix(16)) }
+    }
+
+    static func key(_ keys: DomainKeys) -> SecretBytes { Subkey.derive(from: keys.archive, purpose: "audit log") }
+
+    static func name(_ keys: DomainKeys) -> String { Hex.encode(logID(keys)) + ".n11l" }
+
+    /// Appends to a log, creating it (or, when it cannot be parsed, setting the damaged one
+    /// aside as evidence and starting a new one that says so).
+    static func append(_ entries: [AuditEntry], folded: UInt64? = nil, name: String, logID: [UInt8], key: SecretBytes,
+                       keyStore: KeyStore, maxBytes: Int, now: Double) throws {
+        let next: AuditLogFile
+        if let bytes = try keyStore.readLog(name) {
+            do {
+                next = try AuditLogFile.parse(bytes).appending(entries, folded: folded, key: key, maxBytes: maxBytes)
+            } catch {
+                // Kept as evidence (`log --verify` keeps failing on it until it is removed).
+                let aside = try keyStore.setAsideLog(name)
+                let restart = AuditEntry(time: now, event: "log restarted",
+                                         detail: "the previous log failed (\(Vault.describe(error))); kept as \(aside)")
+                next = try AuditLogFile.create(logID: logID, key: key).appending([restart] + entries, folded: folded, key: key, maxBytes: maxBytes)
+            }
+        } else {
+            next = try AuditLogFile.create(logID: logID, key: key).appending(entries, folded: folded, key: key, maxBytes: maxBytes)
+        }
+        try keyStore.writeLog(name, next.encoded())
+    }
+
+    static func append(_ entries: [AuditEntry], folded: UInt64? = nil, keys: DomainKeys, keyStore: KeyStore,
+                       maxBytes: Int, now: Double) throws {
+        try append(entries, folded: folded, name: name(keys), logID: logID(keys), key: key(keys), keyStore: keyStore,
+                   maxBytes: maxBytes, now: now)
+    }
+}
+
+/// What happens before a PIN is typed (wrong PINs, fade expiries, a tampered state or
+/// settings file) is kept in the device journal, sealed under a subkey of the device key,
+/// and folded into the primary vault's log at its next unlock. Best effort: a journal that
+/// cannot be written never stops a command (the wrong-PIN count itself is in the state).
+enum DeviceJournal {
+    static let logID = [UInt8](repeating: 0, count: 16)
+    static let maxBytes = 64 << 10
+
+    static func key(_ keyStore: KeyStore) throws -> SecretBytes {
+        Subkey.derive(from: try keyStore.deviceKey(), purpose: "audit journal")
+    }
+
+    static func record(_ keyStore: KeyStore, _ entries: [AuditEntry], now: Double) {
+        guard !entries.isEmpty, let key = try? key(keyStore) else { return }
+        try? AuditTrail.append(entries, name: KeyStore.deviceJournalName, logID: logID, key: key, keyStore: keyStore,
+                               maxBytes: maxBytes, now: now)
+    }
+
+    /// The journal's entries after `mark`, its last sequence number, or the reason it does
+    /// not open.
+    static func unfolded(_ keyStore: KeyStore, after mark: UInt64) -> (entries: [AuditEntry], last: UInt64, problem: String?) {
+        guard let bytes = try? keyStore.readLog(KeyStore.deviceJournalName) else { return ([], mark, nil) }
+        do {
+            let contents = try AuditLogFile.parse(bytes).open(key: key(keyStore))
+            // A journal that started over (its last entry is below the mark) is folded whole.
+            let from = contents.head.last < mark ? 0 : mark
+            return (contents.entries.filter { $0.seq > from }, contents.head.last, nil)
+        } catch {
+            return ([], mark, Vault.describe(error))
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// The audit log as the vault writes and reads it (docs/FORMAT.md §6, docs/THREAT-MODEL.md).
+extension Vault {
+    /// Records one event in this vault's log: item IDs and counts, never names or content.
+    /// A log that cannot be written never fails the command; it is reported.
+    public func audit(_ event: String, count: Int? = nil, items: [ItemID] = [], detail: String? = nil) {
+        appendAudit([AuditEntry(time: now, event: event, count: count, items: items.isEmpty ? nil : items.map(\.hex), detail: detail)])
+    }
+
+    /// The same, for item IDs as text (summaries).
+    func audit(_ event: String, ids: [String], detail: String? = nil) {
+        audit(event, count: ids.count, items: ids.compactMap { try? ItemID(hex: $0) }, detail: detail)
+    }
+
+    func appendAudit(_ entries: [AuditEntry], folded: UInt64? = nil) {
+        do {
+            try AuditTrail.append(entries, folded: folded, keys: keys, keyStore: keyStore,
+                                  maxBytes: settings.logMaxKiB << 10, now: now)
+        } catch {
+            notice("the audit log could not be written (\(Self.describe(error)))")
+        }
+    }
+
+    /// At unlock: the primary vault folds in the device journal (what happened before the
+    /// PIN), then records the unlock (and the Skeleton check-in it makes).
+    func auditUnlock() {
+        var entries: [AuditEntry] = []
+        var folded: UInt64?
+        if role == .primary, let keys = try? keys {
+            let mark = (try? keyStore.readLog(AuditTrail.name(keys))).flatMap { $0 }
+                .flatMap { try? AuditLogFile.parse($0).headMark(key: AuditTrail.key(keys)) } ?? 0
+            let journal = DeviceJournal.unfolded(keyStore, after: mark)
+            entries += journal.entries.map { entry in
+                var copy = entry
+                copy.detail = "before unlock" + (entry.detail.map { ": " + $0 } ?? "")
+                return copy
+            }
+            if let problem = journal.problem {
+                entries.append(AuditEntry(time: now, event: "device journal damaged", detail: problem))
+            }
+            folded = journal.last
+        }
+        entries.append(AuditEntry(time: now, event: "unlock"))
+        if role == .primary && state.skeleton != nil { entries.append(AuditEntry(time: now, event: "skeleton check-in")) }
+        appendAudit(entries, folded: folded)
+    }
+
+    /// This vault's log, authenticated end to end; throws, naming the first entry that was
+    /// edited, removed, reordered or cut off. `setAside`: earlier logs of this vault that
+    /// failed and were kept as evidence, with what is wrong with each.
+    public func auditLog() throws -> (contents: AuditLogContents, setAside: [(name: String, problem: String)]) {
+        let keys = try keys
+        let name = AuditTrail.name(keys)
+        guard let bytes = try keyStore.readLog(name) else {
+            throw Nu11Error(.notFound, "this vault has no audit log yet", remedy: "it starts with the next command that unlocks the vault")
+        }
+        let contents = try AuditLogFile.parse(bytes).open(key: AuditTrail.key(keys))
+        var setAside: [(String, String)] = []
+        for aside in try keyStore.setAsideLogs(of: name) {
+            do {
+                _ = try AuditLogFile.parse(keyStore.readLog(aside) ?? []).open(key: AuditTrail.key(keys))
+                setAside.append((aside, "set aside after a failure to append"))
+            } catch {
+                setAside.append((aside, Self.describe(error)))
+            }
+        }
+        return (contents, setAside)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import Nu11Format
+
+@Suite("audit log file and forward records: chain, head, compaction, and every way they are refused")
+struct AuditLogTests {
+    let logID = [UInt8](repeating: 7, count: 16)
+    let key = SecretBytes(randomCount: 32)
+
+    func log(_ n: Int, maxBytes: Int = 1 << 20) throws -> AuditLogFile {
+        try AuditLogFile.create(logID: logID, key: key)
+            .appending((0..<n).map { AuditEntry(time: Double($0), event: $0 % 2 == 0 ? "import" : "export", count: 1) },
+                       key: key, maxBytes: maxBytes)
+    }
+
+    @Test("entries come back in order, through an encode/parse round trip")
+    func roundTrip() throws {
+        let file = try AuditLogFile.parse(log(5).encoded())
+        let contents = try file.open(key: key)
+        #expect(contents.entries.map(\.seq) == [1, 2, 3, 4, 5])
+        #expect(contents.head.last == 5 && contents.checkpoint.through == 0)
+        let more = try file.appending([AuditEntry(time: 9, event: "delete")], folded: 3, key: key, maxBytes: 1 << 20)
+        #expect(try more.open(key: key).entries.last?.event == "delete")
+        #expect(more.headMark(key: key) == 3)
+    }
+
+    @Test("another key, another log ID, a flipped bit anywhere: refused")
+    func refused() throws {
+        let bytes = try log(4).encoded()
+        #expect(throws: Nu11Error.self) { try AuditLogFile.parse(bytes).open(key: SecretBytes(randomCount: 32)) }
+        var otherID = bytes
+        otherID[10] ^= 1
+        #expect(throws: Nu11Error.self) { try AuditLogFile.parse(otherID).open(key: key) }
+        for offset in stride(from: 24, to: bytes.count, by: 7) {
+            var flipped = bytes
+            flipped[offset] ^= 0x10
+            #expect(throws: (any Error).self, "bit flipped at \(offset) went unnoticed") {
+                try AuditLogFile.parse(flipped).open(key: key)
+            }
+        }
+        #expect(throws: Nu11Error.self) { try AuditLogFile.parse(Array(bytes.dropLast(5))) }
+        #expect(throws: Nu11Error.self) { try AuditLogFile.parse(Array("N11L".utf8) + [2] + [UInt8](repeating: 0, count: 30)) }
+    }
+
+    @Test("appending to a log cut off or with an edited head is refused (the damage cannot be papered over)")
+    func appendRefusesDamage() throws {
+        var file = try log(4)
+        file.records.removeLast()
+        #expect(throws: Nu11Error.self) { try file.appending([AuditEntry(time: 1, event: "x")], key: key, maxBytes: 1 << 20) }
+        var dropped = try log(4)
+        dropped.records.remove(at: dropped.records.count - 2)
+        #expect(throws: Nu11Error.self) { try dropped.appending([AuditEntry(time: 1, event: "x")], key: key, maxBytes: 1 << 20) }
+    }
+
+    @Test("compaction keeps the log under its bound, counts what it dropped, and still verifies")
+    func compaction() throws {
+        let file = try log(200, maxBytes: 16 << 10)
+        #expect(file.encoded().count <= 16 << 10)
+        let contents = try file.open(key: key)
+        #expect(contents.checkpoint.through > 0 && contents.entries.first?.seq == contents.checkpoint.through + 1)
+        #expect(contents.checkpoint.events.values.reduce(0, +) == Int(contents.checkpoint.through))
+        #expect(contents.entries.last?.seq == 200)
+        let next = try file.appending([AuditEntry(time: 1, event: "wipe")], key: key, maxBytes: 16 << 10)
+        #expect(try next.open(key: key).entries.last?.seq == 201)
+    }
+
+    @Test("a forward record opens only under the keys it replaces, and tells only where it leads")
+    func forward() throws {
+        let old = DomainKeys.generate(role: .backup, created: 5)
+        let new = old.rotated(created: 9)
+        let record = try ForwardRecord.seal(new: new, old: old)
+        let opened = try ForwardRecord.open(record, old: old)
+        #expect(opened.sameKeys(as: new) && opened.role == .backup && opened.created == 9)
+        #expect(opened.archive.constantTimeEquals(old.archive) && !opened.fade.constantTimeEquals(old.fade))
+        #expect(ForwardRecord.destination(record) == ForwardRecord.tag(of: new))
+        #expect(throws: Nu11Error.self) { try ForwardRecord.open(record, old: new) }
+        #expect(throws: Nu11Error.self) { try ForwardRecord.open(record, old: DomainKeys.generate(role: .backup)) }
+        for offset in [0, 4, 9, 30, record.count - 1] {
+            var bad = record
+            bad[offset] ^= 1
+            #expect(throws: Nu11Error.self) { try ForwardRecord.open(bad, old: old) }
+        }
+        // The creation time survives the master record's payload.
+        #expect(try DomainKeys.fromPayload(new.payload()).created == 9)
+    }
+}
