@@ -62,6 +62,7 @@ public struct LockedVault: Sendable {
         try Vault.applyBackupExclusion(location, settings: Settings())
         try AuditTrail.append([AuditEntry(time: state.latestSeen, event: "init")], keys: unlocked.keys, keyStore: store,
                               maxBytes: Settings().logMaxKiB << 10, now: state.latestSeen)
+        try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
         withExtendedLifetime(lock) {}
         return LockedVault(location, clock: clock)
     }
@@ -174,6 +175,9 @@ public struct LockedVault: Sendable {
             try vault.resumeRotation()
             if unlocked.keys.role == .duress { try vault.runDuress() }
             vault.auditUnlock()
+            if vault.contentRotationPending {
+                vault.pendingNotices.append("an interrupted `rekey --content` has items left: run `nu11vlt rekey --content` again to finish it")
+            }
             if vault.rotationDue && !index.isReadOnly {
                 do {
                     let report = try vault.rekey()

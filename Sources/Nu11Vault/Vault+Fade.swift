@@ -57,16 +57,17 @@ extension Vault {
         return id
     }
 
-    /// Re-encrypts an item into another domain as a new item (new ID and key: the domain is
-    /// part of the envelope's identity); the old one is removed at the same commit point.
-    private func reencrypt(_ row: ItemRow, into domain: Domain, fadeDeadline: Double?) throws -> ItemID {
+    /// Re-encrypts an item into another domain (or its own, `rekey --content`) as a new item
+    /// (new ID and key: the domain is part of the envelope's identity); the old one is
+    /// removed at the same commit point. Thumbnails are made again under the new key.
+    func reencrypt(_ row: ItemRow, into domain: Domain, fadeDeadline: Double?, album: ItemID? = nil) throws -> ItemID {
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         let (fd, oldKey) = try openItem(row)
         defer { close(fd) }
         let expected = N11Header(kind: row.kind, domain: row.domain, itemID: row.id)
         let decryptor = try ChunkedDecryptor<N11Envelope.AEAD, FileDescriptorStream>(
             source: try positioned(fd: fd, label: row.id.hex, expected: expected), key: oldKey, context: expected.context)
-        var staged = [try stage(DecryptingSource(decryptor: decryptor), name: meta.name, kind: row.kind, domain: domain, album: nil,
+        var staged = [try stage(DecryptingSource(decryptor: decryptor), name: meta.name, kind: row.kind, domain: domain, album: album,
                                 fadeDeadline: fadeDeadline, created: meta.created, type: meta.type, modified: meta.modified)]
         try commit(&staged, replacing: [row])
         return staged[0].row.id

@@ -45,6 +45,10 @@ extension Vault {
         let backup = DomainKeys.generate(role: .backup, created: UInt64(max(0, now)))
         try keyStore.sealSlot(1, keys: backup, pin: pin)
         try keyStore.clearSlot(2)
+        // The new backup vault's log takes the place of the decoy (or of a former backup's log).
+        try keyStore.shredLogs(except: AuditTrail.name(keys))
+        try AuditTrail.append([AuditEntry(time: now, event: "init")], keys: backup, keyStore: keyStore,
+                              maxBytes: settings.logMaxKiB << 10, now: now)
         audit("backup PIN set", detail: "a new, empty backup vault")
         // Everything of a former backup vault is unreadable now: shred its leftovers.
         try shred(rows: index.items(domains: [.backup], limit: Int.max)
@@ -115,7 +119,8 @@ extension Vault {
     /// the backup vault. Nothing is printed.
     func runDuress() throws {
         try keyStore.clearSlot(0)
-        try keyStore.shredLogs(except: AuditTrail.name(keys))
+        try keyStore.shredLogs(except: AuditTrail.name(keys))  // the primary's log goes with it
+        try AuditTrail.writeDecoy(keyStore: keyStore, now: now)
         state.skeleton = nil
         try saveState()
         try shred(rows: index.items(domains: [.vault], limit: Int.max)

@@ -19,7 +19,7 @@ public struct RekeyReport: Sendable, Codable, Equatable {
     public var resumed: Bool
 }
 
-/// Key rotation (docs/FORMAT.md §1.4). New main and fade keys for the vault this PIN opens;
+/// Key rotation (docs/FORMAT.md §4.2a). New main and fade keys for the vault this PIN opens;
 /// every item key record re-wrapped, every index row and album name re-sealed under the
 /// new metadata subkeys; no content re-encrypted. The steps, each crash-safe:
 ///

@@ -62,7 +62,9 @@ enum CommandNames {
             what = "help topic"
         }
         guard !known.contains(word) else { return nil }
-        let near = known.filter { distance($0, word) <= 2 || ($0.hasPrefix(word) && word.count >= 2) }
+        // The closest commands (by edit distance, at most 2), and those the word begins.
+        let closest = known.map { distance($0, word) }.filter { $0 <= 2 }.min()
+        let near = known.filter { distance($0, word) == closest || ($0.hasPrefix(word) && word.count >= 2) }
         let hint = near.isEmpty ? "see `nu11vlt help` for the commands" : "did you mean " + near.map { "`\($0)`" }.joined(separator: " or ") + "?"
         return "unknown \(what) '\(word)' (hint: \(hint))"
     }

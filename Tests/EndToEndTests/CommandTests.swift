@@ -108,14 +108,19 @@ struct CommandTests {
         let unlocked = try cli.run(["status", "--json"], pinStdin: true)
         #expect(unlocked.out.contains("\"items\" : 7") && unlocked.out.contains("\"albums\" : 0"))
 
-        // PIN change: current on stdin, new on the next line of the same descriptor.
+        // PIN change: current on stdin, new on the next line of the same descriptor. It rotates
+        // the vault's keys: the key records are re-wrapped (the content is not touched).
         let before = try Data(contentsOf: URL(fileURLWithPath: cli.keystore + "/items/\(ids[3]).key"))
+        let contentPath = try #require(FileManager.default.enumerator(atPath: cli.vault)?.allObjects
+            .compactMap { $0 as? String }.first { $0.hasSuffix("\(ids[3]).n11") }.map { cli.vault + "/" + $0 })
+        let content = try Data(contentsOf: URL(fileURLWithPath: contentPath))
         let change = try cli.spawn(CLI.binary, ["pin", "change", "--pin-stdin", "--new-pin-fd", "0"],
                                    input: Data("\(cli.pin)\nbrand new pin\n".utf8))
         #expect(change.code == 0, "pin change: \(change.stderr)")
         expectCleanError(try cli.run(["list"], pinStdin: true), code: 3, mentions: "wrong")
         let withNew = try cli.runPinFD(["export", ids[3], "-o", "-"], pin: "brand new pin")
         #expect(withNew.stdout == Data(originals["s16384.bin"] ?? []))
-        #expect(try Data(contentsOf: URL(fileURLWithPath: cli.keystore + "/items/\(ids[3]).key")) == before)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: cli.keystore + "/items/\(ids[3]).key")) != before)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: contentPath)) == content, "pin change re-encrypted content")
     }
 }

@@ -202,6 +202,21 @@ struct CrashTests {
         m.expectInterrupted()
     }
 
+    @Test("rekey --content, cut short, finished by running it again")
+    func rekeyContent() throws {
+        let m = try Model()
+        try FileManager.default.createDirectory(atPath: m.cli.root + "/src", withIntermediateDirectories: true)
+        #expect(try m.run(["import"] + m.newFiles(12, size: 3_000)).code == 0)
+        for trial in 0..<12 {
+            try m.killed(["rekey", "--content", "--pin-stdin"], input: m.pin + "\n")
+            try m.verify("rekey --content trial \(trial)")
+            let finish = try m.run(["rekey", "--content"])
+            #expect(finish.code == 0, "rekey --content after trial \(trial): \(finish.stderr)")
+            try m.verify("rekey --content finished after trial \(trial)")
+        }
+        m.expectInterrupted()
+    }
+
     @Test("archive import")
     func archiveImport() throws {
         let source = try Model()

@@ -135,4 +135,34 @@ struct RekeyTests {
         #expect(stale.code != 0, "the keys were not rotated after the period")
         try expectExports(cli, pin: cli.pin, items, "after the policy rotation")
     }
+
+    @Test("rekey --content: every item re-encrypted under a fresh key (new IDs), bytes, album, fade and note kept; an old key store opens none")
+    func content() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let items = try populate(cli, pin: cli.pin)
+        let oldStore = cli.root + "/ks-before"
+        try FileManager.default.copyItem(atPath: cli.keystore, toPath: oldStore)
+        let r = try cli.run(["rekey", "--content", "--json"], pinStdin: true)
+        #expect(r.code == 0, "\(r.stderr)")
+        let report = try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any]
+        let map = (report?["reencrypted"] as? [[String: String]]) ?? []
+        #expect(map.count == 3, "\(r.out)")
+        var renamed: [String: Data] = [:]
+        for (old, bytes) in items {
+            let new = try #require(map.first { $0["old"] == old }?["new"], "\(old) was not re-encrypted")
+            #expect(new != old)
+            renamed[new] = bytes
+            #expect(try cli.run(["export", old, "-o", "-"], pinStdin: true).code != 0, "the old ID \(old) still exports")
+        }
+        try expectExports(cli, pin: cli.pin, renamed, "after rekey --content")
+        let fading = try cli.run(["list", "--json"], pinStdin: true).out
+        #expect(fading.contains("fadesAt\" : \"20"), "the fade deadline was lost: \(fading)")
+        for id in renamed.keys {
+            let viaOld = try cli.spawn(CLI.binary, ["export", id, "-o", "-", "--keystore", oldStore, "--pin-stdin"], input: Data((cli.pin + "\n").utf8))
+            #expect(viaOld.stdout.isEmpty, "the old key store opens re-encrypted \(id)")
+        }
+        let log = try cli.run(["log"], pinStdin: true).out
+        #expect(log.contains("rekey content"), "\(log)")
+    }
 }

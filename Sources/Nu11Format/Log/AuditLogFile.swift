@@ -35,7 +35,7 @@ public struct AuditHead: Codable, Sendable, Equatable {
     public var folded: UInt64
 }
 
-/// An audit log file (docs/FORMAT.md §6): sealed entries in a hash chain, a checkpoint
+/// An audit log file (docs/FORMAT.md §7): sealed entries in a hash chain, a checkpoint
 /// first and an authenticated head last, rewritten atomically on every append.
 ///
 ///     0   4   magic "N11L"      4  1  version (1)      5  3  reserved, 0

@@ -3,6 +3,11 @@ import GRDB
 import Nu11Format
 
 extension VaultIndex {
+    /// The highest insertion sequence (0 for an empty index).
+    public func maxSeq() throws -> Int64 {
+        try read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM item") ?? 0 }
+    }
+
     /// Re-seals rows of `domains` page by page: `transform` returns a row's new sealed
     /// metadata, or nil to leave it. Each page of up to 1,000 rows is one transaction, so
     /// every row holds its old sealed value or its new one at every instant. Returns how

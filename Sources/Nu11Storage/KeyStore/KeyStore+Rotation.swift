@@ -84,6 +84,28 @@ extension KeyStore {
         return rewrapped
     }
 
+    // MARK: content rotation marker
+
+    func contentMarkerPath(_ tag: String) -> String { POSIX.join(forwardFolder, tag + ".content") }
+
+    /// The insertion sequence up to which `rekey --content` is re-encrypting items (items
+    /// re-encrypted get a later one), if one was started and has not finished.
+    public func contentRotation(_ tag: String) throws -> Int64? {
+        let path = contentMarkerPath(tag)
+        guard POSIX.exists(path) else { return nil }
+        let bytes = try ProtectedFiles.read(path, limit: 64)
+        return Int64(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    public func setContentRotation(_ tag: String, through seq: Int64?) throws {
+        guard let seq else {
+            try ProtectedFiles.remove(contentMarkerPath(tag))
+            return
+        }
+        try ProtectedFiles.makeDirectory(forwardFolder)
+        try ProtectedFiles.writeAtomically(Array("\(seq)\n".utf8), to: contentMarkerPath(tag))
+    }
+
     /// Seals `keys` into slot `index` under the slot's own key-encryption key (no PIN
     /// stretched): the commit point of a rotation.
     public func resealSlot(_ index: Int, keys: DomainKeys, kek: SecretBytes) throws {

@@ -70,7 +70,7 @@ extension KeyStore {
     /// Every file of the key store, for wipe.
     public func allFiles() -> [String] {
         var files = [masterPath, devicePath, statePath, settingsPath, settingsPath + ".damaged", vaultIDPath]
-        for folder in [itemsPath, pendingPath, quarantinePath] {
+        for folder in [itemsPath, pendingPath, quarantinePath, forwardFolder, logFolder] {
             if let names = try? ProtectedFiles.list(folder) { files += names.map { POSIX.join(folder, $0) } }
         }
         if let top = try? ProtectedFiles.list(root) {

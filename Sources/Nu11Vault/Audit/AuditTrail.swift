@@ -36,6 +36,16 @@ enum AuditTrail {
         try keyStore.writeLog(name, next.encoded())
     }
 
+    /// A log under a random key and ID with one entry: what a backup vault's fresh log looks
+    /// like, kept while there is none, so the log folder does not tell whether a backup PIN
+    /// exists (written at `init`, and again when the duress PIN shreds the primary's log).
+    static func writeDecoy(keyStore: KeyStore, now: Double) throws {
+        let id = SecureRandom.bytes(16)
+        let key = SecretBytes(randomCount: 32)
+        try append([AuditEntry(time: now, event: "init")], name: Hex.encode(id) + ".n11l", logID: id, key: key,
+                   keyStore: keyStore, maxBytes: Settings().logMaxKiB << 10, now: now)
+    }
+
     static func append(_ entries: [AuditEntry], folded: UInt64? = nil, keys: DomainKeys, keyStore: KeyStore,
                        maxBytes: Int, now: Double) throws {
         try append(entries, folded: folded, name: name(keys), logID: logID(keys), key: key(keys), keyStore: keyStore,

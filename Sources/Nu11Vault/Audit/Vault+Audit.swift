@@ -2,7 +2,7 @@ import Foundation
 import Nu11Format
 import Nu11Storage
 
-/// The audit log as the vault writes and reads it (docs/FORMAT.md §6, docs/THREAT-MODEL.md).
+/// The audit log as the vault writes and reads it (docs/FORMAT.md §7, docs/THREAT-MODEL.md).
 extension Vault {
     /// Records one event in this vault's log: item IDs and counts, never names or content.
     /// A log that cannot be written never fails the command; it is reported.
