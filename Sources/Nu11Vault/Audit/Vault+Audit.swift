@@ -10,6 +10,12 @@ extension Vault {
         appendAudit([AuditEntry(time: now, event: event, count: count, items: items.isEmpty ? nil : items.map(\.hex), detail: detail)])
     }
 
+    /// The same, for one item as the user named it.
+    public func audit(_ event: String, ref: ItemRef, detail: String? = nil) {
+        guard let id = try? row(ref).id else { return }
+        audit(event, count: 1, items: [id], detail: detail)
+    }
+
     /// The same, for item IDs as text (summaries).
     func audit(_ event: String, ids: [String], detail: String? = nil) {
         audit(event, count: ids.count, items: ids.compactMap { try? ItemID(hex: $0) }, detail: detail)

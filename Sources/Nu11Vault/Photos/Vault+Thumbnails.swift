@@ -73,6 +73,7 @@ extension Vault {
             throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
         }
         try ProtectedFiles.writeAtomically(try thumbnail(ref, size: size).bytes, to: path)
+        audit("thumbnail export", ref: ref, detail: size.rawValue)
     }
 
     /// Opens an item's sealed thumbnails (bound to its ID and key).

@@ -31,6 +31,7 @@ struct Thumbnail: ParsableCommand {
             let vault = try openVault(location, pin)
             if output == "-" {
                 Output.stdout(try vault.thumbnail(id, size: size).bytes)
+                vault.audit("thumbnail export", ref: id, detail: size.rawValue)
             } else {
                 try vault.exportThumbnail(id, size: size, toFile: output, overwrite: force)
             }
