@@ -60,4 +60,4 @@ fuzz:
 # by the tests named for it (scratch copy and build in .build-mutants/).
 mutants:
 	@scripts/ensure-deps.sh
-	python3 scripts/mutants.py $(ARGS)
+	python3 scripts/mutants.py "$(ARGS)"
