@@ -13,6 +13,7 @@ demo: build
 test:
 	@scripts/ensure-deps.sh
 	swift build --build-tests
+	swift package --disable-sandbox plugin generate-manual >/dev/null   # the man page test renders it
 	swift test --skip-build
 
 release:

@@ -24,6 +24,9 @@ command -v exiftool >/dev/null 2>&1 || missing="$missing libimage-exiftool-perl"
 [ -x /usr/bin/convert ] || missing="$missing imagemagick"
 [ -x /usr/bin/time ] || missing="$missing time"
 command -v fish >/dev/null 2>&1 || missing="$missing fish"   # the completion test loads the fish script
+command -v tmux >/dev/null 2>&1 || missing="$missing tmux"   # the terminal test (progress, prompts)
+command -v man >/dev/null 2>&1 || missing="$missing man-db"  # `man -l` renders the generated page
+command -v groff >/dev/null 2>&1 || missing="$missing groff-base"
 # The independent archive decrypter (tools/nu11vlt_decrypt.py) needs Python's cryptography and argon2-cffi.
 # The photo tests make a 96-megapixel JPEG with Pillow (over ImageMagick's default policy).
 python3 -c 'import cryptography, argon2, PIL' 2>/dev/null || {

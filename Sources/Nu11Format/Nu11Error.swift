@@ -27,6 +27,9 @@ public struct Nu11Error: Error, Sendable, Equatable, CustomStringConvertible {
         case busy
         /// The failed-attempt policy asks the user to wait.
         case lockedOut
+        /// Data bound to another key store (a secure archive exported elsewhere): no PIN
+        /// here can open it.
+        case otherKeyStore
         /// An internal invariant broke; a bug.
         case internalError
     }

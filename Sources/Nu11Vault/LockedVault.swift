@@ -20,6 +20,34 @@ public struct LockedVault: Sendable {
         FileManager.default.fileExists(atPath: location.indexPath) && KeyStore(root: location.keyStoreRoot).exists
     }
 
+    /// What is on disk: the whole vault, nothing, or one half of it.
+    public enum Presence: Sendable { case none, complete, vaultOnly, keyStoreOnly }
+
+    public var presence: Presence {
+        switch (FileManager.default.fileExists(atPath: location.indexPath), KeyStore(root: location.keyStoreRoot).exists) {
+        case (true, true): .complete
+        case (true, false): .vaultOnly
+        case (false, true): .keyStoreOnly
+        case (false, false): .none
+        }
+    }
+
+    /// The one error every command gives for a half vault (status, init, unlock agree).
+    public var halfVaultError: Nu11Error? {
+        switch presence {
+        case .vaultOnly:
+            Nu11Error(.notFound, "the vault at \(location.vaultRoot) has no key store at \(location.keyStoreRoot); it cannot be opened without it",
+                      remedy: "restore the key store folder from your own copy, or point --keystore at it; to start over: `nu11vlt wipe`, then `nu11vlt init`",
+                      item: location.keyStoreRoot)
+        case .keyStoreOnly:
+            Nu11Error(.notFound, "the key store at \(location.keyStoreRoot) has no vault at \(location.vaultRoot)",
+                      remedy: "restore the vault folder from your own copy, or point --vault at it; to start over: `nu11vlt wipe`, then `nu11vlt init`",
+                      item: location.vaultRoot)
+        case .none, .complete:
+            nil
+        }
+    }
+
     /// The shortest PIN the core accepts, in characters (a library caller cannot create a
     /// vault with a one-character PIN either).
     public static let minimumPINLength = 4
@@ -40,9 +68,16 @@ public struct LockedVault: Sendable {
                               clock: any VaultClock = SystemClock()) throws -> LockedVault {
         try validateNewPIN(pin)
         try parameters.validateChosen()
+        if let half = LockedVault(location).halfVaultError { throw half }
         if FileManager.default.fileExists(atPath: location.indexPath) {
             throw Nu11Error(.alreadyExists, "a vault already exists at \(location.vaultRoot)",
                             remedy: .otherVaultFolder, item: location.vaultRoot)
+        }
+        // Both places must be folders (or not exist yet) before anything is created, so a
+        // refusal leaves nothing behind.
+        for folder in [location.vaultRoot, location.keyStoreRoot] where ProtectedFiles.kind(folder).map({ $0 != .directory }) ?? false {
+            throw Nu11Error(.invalidArgument, "\(folder) should be a folder but is a file or a symlink; nothing was created",
+                            remedy: "move it away, or choose another --vault/--keystore", item: folder)
         }
         if location.vaultRoot.hasPrefix(location.keyStoreRoot + "/") || location.keyStoreRoot.hasPrefix(location.vaultRoot + "/")
             || location.vaultRoot == location.keyStoreRoot {
@@ -89,6 +124,7 @@ public struct LockedVault: Sendable {
     /// recovery, fade sweep); `body` runs with the lock held.
     func gated<T>(onWait: () -> Void, _ body: (FileLock, KeyStore, VaultIndex, DeviceState, GateReport) throws -> T) throws -> T {
         guard isInitialized else {
+            if let half = halfVaultError { throw half }
             throw Nu11Error(.notFound, "no vault at \(location.vaultRoot)", remedy: .createVaultOrPointAtIt, item: location.vaultRoot)
         }
         let lock = try FileLock(path: location.lockPath, onWait: onWait)
@@ -119,16 +155,18 @@ public struct LockedVault: Sendable {
 
     /// Wipes the vault without the PIN (a thief could delete the files anyway; what matters
     /// is that the keys are gone for good).
-    public func wipe(secure: Bool, onWait: () -> Void = {}) throws {
-        guard isInitialized || KeyStore(root: location.keyStoreRoot).exists else {
+    public func wipe(secure: Bool, onWait: () -> Void = {}, progress: (Int, Int) -> Void = { _, _ in }) throws {
+        guard presence != .none else {
             throw Nu11Error(.notFound, "no vault at \(location.vaultRoot)", remedy: .checkFolders)
         }
-        let lock = try FileLock(path: location.lockPath, onWait: onWait)
+        // A key store left without its vault has no vault folder to hold the lock in.
+        let lock = presence == .keyStoreOnly && ProtectedFiles.kind(location.vaultRoot) == nil
+            ? nil : try FileLock(path: location.lockPath, onWait: onWait)
         defer { withExtendedLifetime(lock) {} }
         if isInitialized {
             try Pairing.verify(location, keyStore: KeyStore(root: location.keyStoreRoot), index: VaultIndex(path: location.indexPath))
         }
-        try Wipe.run(location, secure: secure)
+        try Wipe.run(location, secure: secure, progress: progress)
     }
 
     /// Unlocks with `pin`.

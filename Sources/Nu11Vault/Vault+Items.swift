@@ -62,6 +62,7 @@ extension Vault {
     /// opened to sort them).
     public func list(album: String? = nil, photosOnly: Bool = false, limit: Int = 100, after: String? = nil,
                      kind: ItemKind = .file, order: ItemOrder = .imported) throws -> ItemPage {
+        let limit = min(max(limit, 0), Int.max - 1)  // a caller's Int.max means "all"
         guard limit > 0 else {
             throw Nu11Error(.invalidArgument, "the page size must be at least 1", remedy: "pass a positive number")
         }
@@ -93,7 +94,7 @@ extension Vault {
                 start = i + 1
             }
             let page = all[start...].prefix(limit).map(\.item)
-            return ItemPage(items: page, next: all.count > start + limit ? page.last?.id : nil)
+            return ItemPage(items: page, next: all.count - start > limit ? page.last?.id : nil)
         }
         let rows = try visibleRows(kind: kind, album: filter, afterSeq: afterRow?.seq ?? 0, limit: limit + 1)
         let page = try rows.prefix(limit).map(summarize)
@@ -131,7 +132,8 @@ extension Vault {
     /// Exports to a new file, all or nothing: a damaged item leaves no partial file. The
     /// file gets the source's modification time back, when the import recorded it.
     /// `stripLocation` removes the photo's location first (see `exportStripped`).
-    public func export(_ ref: ItemRef, toFile path: String, overwrite: Bool = false, stripLocation: Bool = false) throws -> UInt64 {
+    public func export(_ ref: ItemRef, toFile path: String, overwrite: Bool = false, stripLocation: Bool = false,
+                       progress: ((UInt64, UInt64) -> Void)? = nil) throws -> UInt64 {
         if !overwrite && FileManager.default.fileExists(atPath: path) {
             throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
         }
@@ -139,7 +141,7 @@ extension Vault {
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         let writer = try AtomicFileWriter(destination: path)
         do {
-            var sink = writer.sink
+            var sink = CountingSink(inner: writer.sink, total: meta.size, report: progress)
             let n = stripLocation ? try exportStripped(row, meta: meta, to: &sink) : try export(row, to: &sink)
             writer.modificationTime = meta.modified?.timeIntervalSince1970
             try writer.commit()
@@ -356,5 +358,25 @@ public enum ImportSource {
             }
         }
         return out
+    }
+}
+
+/// Passes bytes on and reports how many went through (export progress).
+struct CountingSink<Inner: ByteSink>: ByteSink {
+    var inner: Inner
+    let total: UInt64
+    let report: ((UInt64, UInt64) -> Void)?
+    var written: UInt64 = 0
+
+    init(inner: Inner, total: UInt64, report: ((UInt64, UInt64) -> Void)?) {
+        self.inner = inner
+        self.total = total
+        self.report = report
+    }
+
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try inner.write(bytes)
+        written += UInt64(bytes.count)
+        report?(written, total)
     }
 }

@@ -9,6 +9,19 @@ public struct NoteSummary: Sendable, Codable, Equatable {
     public var size: UInt64
     public var created: Date
     public var fadesAt: Date?
+
+    /// JSON shares the item object's style (docs/JSON.md): the title is `name`, and
+    /// `fadesAt` is `null` rather than missing.
+    enum CodingKeys: String, CodingKey { case id, title = "name", size, created, fadesAt }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(title, forKey: .title)
+        try c.encode(size, forKey: .size)
+        try c.encode(created, forKey: .created)
+        try c.encode(fadesAt, forKey: .fadesAt)
+    }
 }
 
 extension Vault {

@@ -35,6 +35,13 @@ extension Vault {
         return out
     }
 
+    /// How many items a backup vault holds (what a new backup PIN would destroy): rows in
+    /// the Backup domain and fade rows this vault cannot open. Primary PIN only.
+    public func backupVaultItemCount() throws -> Int {
+        guard isPrimary else { throw Nu11Error.wrongPIN }
+        return try index.count(domains: [.backup]).items + index.items(domains: [.fade], limit: Int.max).filter { !isVisible($0) }.count
+    }
+
     /// Sets (or replaces) the backup PIN. Only the primary PIN may do this. A backup vault
     /// that existed before is destroyed (its keys are replaced), and so is the duress PIN.
     public func setBackupPIN(_ pin: SecretBytes) throws {

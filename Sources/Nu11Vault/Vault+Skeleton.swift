@@ -10,6 +10,17 @@ public struct SkeletonStatus: Sendable, Codable {
     public var deadline: Date?
     public var secondsLeft: Int?
     public var secure: Bool?
+
+    /// Every key present, `null` when the switch is off (docs/JSON.md).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(enabled, forKey: .enabled)
+        try c.encode(interval, forKey: .interval)
+        try c.encode(lastCheckin, forKey: .lastCheckin)
+        try c.encode(deadline, forKey: .deadline)
+        try c.encode(secondsLeft, forKey: .secondsLeft)
+        try c.encode(secure, forKey: .secure)
+    }
 }
 
 extension Vault {

@@ -110,6 +110,9 @@ public final class Vault {
         return info
     }
 
+    /// The key store's KDF cost now.
+    public func kdfCost() throws -> KDFParameters { try keyStore.readMaster().parameters }
+
     /// The KDF cost the kdf.* settings ask for, when it differs from the key store's.
     public func pendingKDFCost() throws -> KDFParameters? {
         var parameters = try keyStore.readMaster().parameters
@@ -178,4 +181,19 @@ public struct VaultInfo: Sendable, Codable {
     public var items: Int?
     public var albums: Int?
     public var fadeItems: Int?
+
+    /// Every key present, `null` for what is unknown before unlock (docs/JSON.md).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(vaultPath, forKey: .vaultPath)
+        try c.encode(keyStorePath, forKey: .keyStorePath)
+        try c.encode(initialized, forKey: .initialized)
+        try c.encode(kdfIterations, forKey: .kdfIterations)
+        try c.encode(kdfMemoryMiB, forKey: .kdfMemoryMiB)
+        try c.encode(backupsExcluded, forKey: .backupsExcluded)
+        try c.encode(items, forKey: .items)
+        try c.encode(albums, forKey: .albums)
+        try c.encode(fadeItems, forKey: .fadeItems)
+    }
 }
+

@@ -9,7 +9,7 @@ enum Wipe {
     /// error (a planted symlink, a file that cannot be removed) so that as much as possible
     /// is destroyed, keys first; never follows a symlink (a link is removed, not its
     /// target). Throws at the end, naming every failure, if any.
-    static func run(_ location: VaultLocation, secure: Bool) throws {
+    static func run(_ location: VaultLocation, secure: Bool, progress: (Int, Int) -> Void = { _, _ in }) throws {
         var failures: [String] = []
         func attempt(_ path: String, _ body: () throws -> Void) {
             do { try body() } catch let error as Nu11Error { failures.append(error.message) } catch { failures.append("\(path): \(error)") }
@@ -43,9 +43,12 @@ enum Wipe {
         }
         if ProtectedFiles.kind(location.vaultRoot) == .directory { walk(location.vaultRoot) }
         let isIndex = { (path: String) in path.hasPrefix(location.indexPath) }
-        for file in files.filter({ !isIndex($0) && $0 != location.lockPath }) + files.filter(isIndex) {
+        let ordered = files.filter({ !isIndex($0) && $0 != location.lockPath }) + files.filter(isIndex)
+        for (n, file) in ordered.enumerated() {
+            progress(n, ordered.count)
             destroy(file, overwrite: secure)
         }
+        progress(ordered.count, ordered.count)
         // 4. Folders, deepest first; the lock file goes last.
         destroy(location.lockPath, overwrite: false)
         for folder in folders.sorted(by: { $0.count > $1.count }) + [location.vaultRoot] {

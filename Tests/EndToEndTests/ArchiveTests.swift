@@ -2,13 +2,13 @@ import Foundation
 import Testing
 
 extension CLI {
-    func exportArchive(_ file: String, extra: [String] = [], password: String = "archive password") throws -> CLI.Outcome {
+    func exportArchive(_ file: String, extra: [String] = [], password: String = "violet quartz tulip orbit canyon") throws -> CLI.Outcome {
         try spawn(CLI.binary, ["archive", "export", "-o", file, "--pin-stdin"] + extra
                     + (extra.contains("--secure") ? [] : ["--password-fd", "0", "--kdf-memory", "19", "--kdf-iterations", "2"]),
                   input: Data("\(pin)\n\(password)\n".utf8))
     }
 
-    func importArchive(_ file: String, password: String = "archive password") throws -> CLI.Outcome {
+    func importArchive(_ file: String, password: String = "violet quartz tulip orbit canyon") throws -> CLI.Outcome {
         try spawn(CLI.binary, ["archive", "import", file, "--pin-stdin", "--password-fd", "0"],
                   input: Data("\(pin)\n\(password)\n".utf8))
     }
@@ -113,7 +113,7 @@ struct ArchiveTests {
         let tool = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("tools/nu11vlt_decrypt.py").path
         let out = source.root + "/py-out"
-        let py = try source.spawn("/usr/bin/env", ["python3", tool, file, out], input: Data("archive password\n".utf8))
+        let py = try source.spawn("/usr/bin/env", ["python3", tool, file, out], input: Data("violet quartz tulip orbit canyon\n".utf8))
         #expect(py.code == 0, "\(py.stderr)")
         #expect(py.out.split(separator: "\n").count == 200)
         for (name, bytes) in originals {
@@ -139,7 +139,7 @@ struct ArchiveTests {
         #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == Data(bytes), "same ID, same bytes")
         let other = try CLI()
         try other.initVault()
-        expectCleanError(try other.run(["archive", "import", file], pinStdin: true), code: 3, mentions: "another key store")
+        expectCleanError(try other.run(["archive", "import", file], pinStdin: true), code: 8, mentions: "another key store")
         #expect(try other.listJSON().isEmpty)
     }
 

@@ -81,6 +81,20 @@ struct ConventionTests {
         #expect(fish.out.components(separatedBy: "holiday.jpg").count - 1 == 2, "fish does not complete paths: \(fish.out)")
     }
 
+    @Test("the man page generated from the command definitions (make test and make install make it) renders with man -l")
+    func manPage() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let page = root.appendingPathComponent(".build/plugins/GenerateManual/outputs/nu11vlt/nu11vlt.1").path
+        try #require(FileManager.default.fileExists(atPath: page), "no generated man page at \(page): run the tests with `make test`")
+        let cli = try CLI()
+        let r = try cli.spawn("/bin/sh", ["-c", "MANWIDTH=100 MANPAGER=cat man -l \"$0\"", page])
+        #expect(r.code == 0, "man -l failed: \(r.stderr)")
+        let text = r.out.replacingOccurrences(of: ".\u{8}", with: "", options: .regularExpression)
+        for part in ["NAME", "SYNOPSIS", "nu11vlt", "import", "rekey", "log", "--json"] {
+            #expect(text.contains(part), "the rendered page lacks \(part)")
+        }
+    }
+
     @Test("error messages: a non-archive, empty stdin, --name without -")
     func messages() throws {
         let cli = try CLI()

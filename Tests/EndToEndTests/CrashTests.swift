@@ -226,11 +226,11 @@ struct CrashTests {
         let archive = source.cli.root + "/a.nu11vlt"
         let exported = try source.cli.spawn(CLI.binary, ["archive", "export", "--portable", "-o", archive, "--pin-stdin",
                                                          "--password-fd", "0", "--kdf-memory", "19", "--kdf-iterations", "2"],
-                                            input: Data((source.pin + "\npw-1234\n").utf8))
+                                            input: Data((source.pin + "\nviolet quartz tulip orbit canyon\n").utf8))
         #expect(exported.code == 0)
         let m = try Model()
         for trial in 0..<Self.trials {
-            try m.killed(["archive", "import", archive, "--pin-stdin", "--password-fd", "0"], input: m.pin + "\npw-1234\n")
+            try m.killed(["archive", "import", archive, "--pin-stdin", "--password-fd", "0"], input: m.pin + "\nviolet quartz tulip orbit canyon\n")
             let listed = try m.listing()
             let present = files.map { ($0 as NSString).lastPathComponent }.filter { listed[$0] != nil }
             // All or nothing (names repeat across trials, so count this trial's copies).

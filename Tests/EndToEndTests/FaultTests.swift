@@ -173,7 +173,7 @@ struct FaultTests {
             command: { cli in Self.withPinFD(cli, ["note", "add", "--title", "fresh"]) },
             input: { _ in Data("the body".utf8) },
             verify: { cli, ok in
-                let notes = try listed(cli, ["note", "list"]).filter { ($0["title"] as? String) == "fresh" }
+                let notes = try listed(cli, ["note", "list"]).filter { ($0["name"] as? String) == "fresh" }
                 #expect(notes.count == (ok ? 1 : 0), "note add said \(ok ? "done" : "failed") but \(notes.count) exist")
                 return cli.pin
             }))
@@ -246,6 +246,26 @@ struct FaultTests {
                 // that was cut short), and the album keeps its name.
                 let albums = try cli.run(["album", "list"], pinStdin: true)
                 #expect(albums.code == 0 && albums.out.contains("Trip"), "\(albums.out) \(albums.stderr)")
+                return cli.pin
+            }))
+    }
+
+    @Test("rekey --content") func rekeyContent() throws {
+        try run("rekey --content", Scenario(
+            prepare: { cli in
+                _ = try cli.importIDs([cli.file("a.jpg", [7, 7]), cli.file("b.jpg", [8])])
+                return [:]  // IDs change when an item is re-encrypted: checked by name below
+            },
+            command: { _ in [CLI.binary, "rekey", "--content", "--pin-stdin"] },
+            input: { cli in Data((cli.pin + "\n").utf8) },
+            verify: { cli, _ in
+                // Done or cut short, each item exists exactly once (old or re-encrypted) with its bytes.
+                let items = try listed(cli)
+                #expect(items.compactMap { $0["name"] as? String }.sorted() == ["a.jpg", "b.jpg"], "\(items)")
+                for item in items {
+                    let expected = (item["name"] as? String) == "a.jpg" ? Data([7, 7]) : Data([8])
+                    if let id = item["id"] as? String { try exports(cli, [id: expected], pin: cli.pin, "re-encrypted item") }
+                }
                 return cli.pin
             }))
     }

@@ -133,7 +133,7 @@ struct ReliabilityTests {
         // view starts its viewer with posix_spawn (Foundation's Process opened sockets).
         try traced(["view", "--no-inline", id, "--pin-stdin"], input: cli.pin + "\n", environment: ["NU11VLT_VIEWER": "cat >/dev/null"])
         try traced(["archive", "export", "--portable", "-o", cli.root + "/a.nu11vlt", "--kdf-memory", "19", "--kdf-iterations", "2",
-                    "--pin-stdin", "--password-fd", "0"], input: cli.pin + "\npassword\n")
+                    "--pin-stdin", "--password-fd", "0"], input: cli.pin + "\nviolet quartz tulip orbit canyon\n")
         try traced(["delete", id, "--pin-stdin"], input: cli.pin + "\n")
         try traced(["sweep"], input: "")
         var calls = 0

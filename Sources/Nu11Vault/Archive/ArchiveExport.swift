@@ -10,6 +10,17 @@ public struct ArchiveInfo: Sendable, Codable {
     public var kdfMemoryMiB: UInt32?
     public var entries: Int
     public var items: Int
+
+    /// Every key present, `null` for a portable archive's missing KDF (docs/JSON.md).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(version, forKey: .version)
+        try c.encode(kdfIterations, forKey: .kdfIterations)
+        try c.encode(kdfMemoryMiB, forKey: .kdfMemoryMiB)
+        try c.encode(entries, forKey: .entries)
+        try c.encode(items, forKey: .items)
+    }
 }
 
 extension Vault {

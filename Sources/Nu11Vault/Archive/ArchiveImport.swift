@@ -28,7 +28,7 @@ extension Vault {
         case .secure:
             key = try domainKey(.archive)
             guard header.keyID == ArchiveFormat.keyID(key) else {
-                throw Nu11Error(.authenticationFailed,
+                throw Nu11Error(.otherKeyStore,
                                 "this secure archive was made with another key store; it can only be imported where it was exported",
                                 remedy: .portableArchive)
             }

@@ -36,10 +36,12 @@ struct Album: ParsableCommand {
         @OptionGroup var pin: PINOptions
         @Argument(help: "The current name.") var name: String
         @Argument(help: "The new name.") var newName: String
+        @OptionGroup var output: JSONOption
 
         func run() throws {
             try Failure.run {
                 try openVault(location, pin).renameAlbum(name, to: newName)
+                if output.json { return try Output.json(Results.AlbumChange(album: name, renamedTo: newName, items: [], itemsAction: nil)) }
                 print("renamed '\(Output.escaped(name))' to '\(Output.escaped(newName))'")
             }
         }
@@ -72,10 +74,12 @@ struct Album: ParsableCommand {
         @Option(name: .long, help: "What to do with the album's items: photos (keep them) or delete (crypto-shred them).")
         var items: Disposition?
         @Argument(help: "The album name.") var name: String
+        @OptionGroup var output: JSONOption
 
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin)
+                let members = try vault.list(album: name, limit: Int.max).items.map(\.id)
                 var choice = items
                 if choice == nil {
                     guard isatty(0) == 1 else {
@@ -89,6 +93,10 @@ struct Album: ParsableCommand {
                     }
                 }
                 try vault.deleteAlbum(name, items: choice == .delete ? .deleteItems : .moveItemsToPhotos)
+                if output.json {
+                    return try Output.json(Results.AlbumChange(album: name, renamedTo: nil, items: members,
+                                                               itemsAction: choice == .delete ? "deleted" : "moved to photos"))
+                }
                 print("deleted album '\(Output.escaped(name))'\(choice == .delete ? " and its items" : "; its items are back in Photos")")
             }
         }
@@ -102,6 +110,7 @@ struct Album: ParsableCommand {
         @Option(name: .long, help: ArgumentHelp("The target album.", valueName: "name")) var to: String?
         @Flag(name: .long, help: "Move back to Photos.") var photos = false
         @Argument(help: "Item IDs (or unique prefixes of 4+ hex digits).", transform: ItemRef.parse) var ids: [ItemRef]
+        @OptionGroup var output: JSONOption
 
         func validate() throws {
             if (to == nil) == !photos { throw ValidationError("give either --to ALBUM or --photos") }
@@ -111,10 +120,14 @@ struct Album: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin)
+                var moved: [String] = []
                 for id in ids {
+                    let full = try Results.fullID(vault, id)
                     try vault.moveItem(id, toAlbum: to)
-                    print("moved \(id) to \(to.map { "'\($0)'" } ?? "Photos")")
+                    moved.append(full)
+                    if !output.json { print("moved \(full) to \(to.map { "'\($0)'" } ?? "Photos")") }
                 }
+                if output.json { try Output.json(Results.AlbumChange(album: to, renamedTo: nil, items: moved, itemsAction: "moved")) }
             }
         }
     }

@@ -45,11 +45,17 @@ struct ArchiveCommand: ParsableCommand {
         var stripLocation = false
         @Flag(name: .customLong("keep-location"), help: "Keep locations even when the export.strip_location setting is on.")
         var keepLocation = false
+        @Flag(name: .customLong("generate-password"),
+              help: "Make a strong random passphrase (8 words) for the portable archive and print it once on stderr, as age does.")
+        var generatePassword = false
         @OptionGroup var json: JSONOption
         @OptionGroup var quiet: QuietOption
 
         func validate() throws {
             if portable == secure { throw ValidationError("choose --portable or --secure") }
+            if generatePassword && (secure || password.passwordFD != nil) {
+                throw ValidationError("--generate-password is for --portable archives, instead of --password-fd")
+            }
             if stripLocation && keepLocation { throw ValidationError("use either --strip-location or --keep-location") }
             if stripLocation && secure { throw ValidationError("--strip-location is for --portable archives (a secure archive carries the sealed files as they are)") }
             if includeFade && secure { throw ValidationError("--include-fade is for --portable archives (secure archives carry fade items and their deadlines)") }
@@ -60,14 +66,24 @@ struct ArchiveCommand: ParsableCommand {
             if let t = kdfIterations, t < 2 || t > 32 { throw ValidationError("--kdf-iterations must be 2 … 32") }
         }
 
+        func archivePassword(parameters: KDFParameters) throws -> SecretBytes {
+            guard generatePassword else {
+                return try ArchiveCommand.checkedPassword(try PINReader.readNew(prompt: "Archive password: ", from: password.source),
+                                                          parameters: parameters)
+            }
+            let generated = Strength.generatePassphrase()
+            generated.withUnsafeBytes { Output.stderr("archive password (shown once; keep it safe): " + String(decoding: $0, as: UTF8.self) + "\n") }
+            return generated
+        }
+
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin)
                 var secret: SecretBytes?
                 var parameters = KDFParameters(iterations: kdfIterations ?? 3, memoryKiB: (kdfMemory ?? 256) * 1024)
                 if portable {
-                    secret = try PINReader.readNew(prompt: "Archive password: ", from: password.source)
                     if kdfMemory == nil && kdfIterations == nil { parameters = try Argon2id.calibrate() }
+                    secret = try archivePassword(parameters: parameters)
                 }
                 var line: ProgressLine?
                 if includeFade {
@@ -83,6 +99,21 @@ struct ArchiveCommand: ParsableCommand {
                 if json.json { try Output.json(info) } else { print("exported \(info.items) item(s) to \(output) (\(info.kind))") }
             }
         }
+    }
+
+    /// Archive passwords leave the machine with the archive: one an offline guesser could
+    /// find is refused (a generated passphrase is offered instead).
+    static func checkedPassword(_ secret: SecretBytes, parameters: KDFParameters) throws -> SecretBytes {
+        let bits = Strength.bits(secret)
+        guard bits >= Strength.archiveFloor else {
+            throw Nu11Error(.invalidArgument,
+                            "the archive password is too weak (about \(Int(bits)) bits; an offline guesser needs \(Strength.offlineTime(bits: bits, parameters: parameters))); nothing was written",
+                            remedy: "use 4 or more random words, or pass --generate-password")
+        }
+        if bits < 60 {
+            Output.note("nu11vlt: warning: the archive password is fair, not strong (about \(Int(bits)) bits): an offline guesser needs \(Strength.offlineTime(bits: bits, parameters: parameters)) on one core")
+        }
+        return secret
     }
 
     struct ImportArchive: ParsableCommand {

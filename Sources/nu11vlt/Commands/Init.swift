@@ -32,9 +32,30 @@ struct Init: ParsableCommand {
         }
     }
 
+    /// What a new user needs before the first import (printed once, by `init`).
+    static let firstRun = """
+
+        Keep in mind:
+          • The vault folder holds your encrypted items; the key store holds the keys. Neither
+            opens without the other, and both are needed on a new machine.
+          • Back up the vault folder with `nu11vlt archive export --portable -o FILE` (one
+            password-protected file that opens anywhere), not by copying folders.
+          • Never back up or sync the key store: a copy brings back what you delete, and
+            whoever has it and the vault can try PINs offline. Both folders are marked so
+            backup tools skip them (setting backup.allow).
+          • Lose the PIN or the key store and everything in the vault is gone for good:
+            nobody, not even nu11vlt, can recover it.
+
+        Next:
+          nu11vlt import ~/Pictures/photo.jpg      (a folder: import -r FOLDER)
+          nu11vlt list
+          nu11vlt export ID -o photo.jpg
+        """
+
     func run() throws {
         try Failure.run {
             let loc = location.location
+            if let half = LockedVault(loc).halfVaultError { throw half }
             if LockedVault(loc).isInitialized {
                 throw Nu11Error(.alreadyExists, "a vault already exists at \(loc.vaultRoot)",
                                 remedy: "use another --vault/--keystore")
@@ -48,12 +69,14 @@ struct Init: ParsableCommand {
                 parameters = try Argon2id.calibrate()
             }
             let info = try LockedVault.create(at: loc, pin: secret, parameters: parameters).info()
+            if let warning = Strength.pinWarning(secret, parameters: parameters) { Output.note("nu11vlt: " + warning) }
             if output.json {
                 try Output.json(info)
             } else {
                 print("created vault \(loc.vaultRoot)")
                 print("key store     \(loc.keyStoreRoot)")
                 print("Argon2id      \(parameters.iterations) passes, \(parameters.memoryMiB) MiB")
+                print(Self.firstRun)
             }
         }
     }
@@ -78,9 +101,16 @@ struct Status: ParsableCommand {
             } else if info.initialized {
                 try runGate(location)
             }
-            if output.json { return try Output.json(info) }
-            print("vault      \(info.vaultPath)\(info.initialized ? "" : "  (not initialised; run `nu11vlt init`)")")
+            let half = location.locked.halfVaultError
+            if output.json {
+                try Output.json(info)
+                if let half { throw half }
+                return
+            }
+            let state = half != nil ? "  (incomplete: see below)" : info.initialized ? "" : "  (not initialised; run `nu11vlt init`)"
+            print("vault      \(info.vaultPath)\(state)")
             print("key store  \(info.keyStorePath)")
+            if let half { throw half }
             if let t = info.kdfIterations, let m = info.kdfMemoryMiB { print("Argon2id   \(t) passes, \(m) MiB") }
             if let items = info.items, let albums = info.albums {
                 print("items      \(items)")
@@ -121,6 +151,7 @@ struct Pin: ParsableCommand {
         @Flag(name: .customLong("keep-keys"), help: "Keep the vault's domain keys (only re-seal the PIN's slot).")
         var keepKeys = false
         @OptionGroup var quiet: QuietOption
+        @OptionGroup var output: JSONOption
 
         func validate() throws {
             if let fd = newPinFD, fd < 0 { throw ValidationError("--new-pin-fd must be a file descriptor number") }
@@ -151,9 +182,12 @@ struct Pin: ParsableCommand {
                 let new = try PINReader.readNew(prompt: "New PIN or passphrase: ",
                                                 from: newPinFD.map { .fd($0) } ?? .terminal)
                 let others = try vault.pendingKDFCost() == nil ? [] : try otherPINs()
-                let line = RekeyProgressLine(quiet: quiet.quiet)
+                let cost = try vault.pendingKDFCost() ?? vault.kdfCost()
+                if let warning = Strength.pinWarning(new, parameters: cost) { Output.note("nu11vlt: " + warning) }
+                let line = RekeyProgressLine(quiet: quiet.quiet || output.json)
                 try vault.changePIN(new: new, others: others, rotate: !keepKeys, progress: line.update)
                 line.finish()
+                if output.json { return try Output.json(Results.PINChange(changed: "\(vault.role)", keysRotated: !keepKeys)) }
                 print(keepKeys ? "PIN changed" : "PIN changed; the vault's keys were rotated")
             }
         }

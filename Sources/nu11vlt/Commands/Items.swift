@@ -25,6 +25,12 @@ struct Import: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Make the items fade (self-destruct) after this long: 30s, 10m, 24h, 7d, or default.",
                                             valueName: "duration"))
     var fade: String?
+    @Flag(name: .customLong("albums-from-folders"),
+          help: "With -r: put each folder's files into an album named after the folder's path (e.g. Trips, Trips/Rome), created when missing.")
+    var albumsFromFolders = false
+    @Flag(name: .customLong("skip-duplicates"),
+          help: "Skip files whose content is already in the vault (compared byte for byte with the decrypted item). At a terminal you are asked instead.")
+    var skipDuplicates = false
     @OptionGroup var output: JSONOption
     @OptionGroup var quiet: QuietOption
     @Argument(help: ArgumentHelp("Files or folders to import, or - for stdin.", valueName: "path"), completion: .file())
@@ -37,6 +43,10 @@ struct Import: ParsableCommand {
         if let fade, fade != "default" { try Failure.usage { _ = try DurationText.parse(fade) } }
         if fade != nil && (album != nil || albumFD != nil) { throw ValidationError("fade items cannot go into an album") }
         if album != nil && albumFD != nil { throw ValidationError("use either --album or --album-fd") }
+        if albumsFromFolders && !recursive { throw ValidationError("--albums-from-folders needs -r") }
+        if albumsFromFolders && (album != nil || albumFD != nil || fade != nil) {
+            throw ValidationError("--albums-from-folders chooses the albums itself; it cannot be combined with --album or --fade")
+        }
         if name != "stdin" && !paths.contains("-") {
             throw ValidationError("--name names the item read from stdin (-); files keep their own names")
         }
@@ -60,7 +70,8 @@ struct Import: ParsableCommand {
                 imported.append(item)
                 if !output.json { print("\(item.id)  \(Output.escaped(item.name))") }
             }
-            let regular = files.filter { $0 != "-" }
+            let regular = try duplicatesRemoved(files.filter { $0 != "-" }, vault: vault)
+            let albumOf = albumsFromFolders ? try Self.folderAlbums(regular, roots: paths, vault: vault) : [:]
             let sizes = regular.map { path -> UInt64 in
                 var st = stat()
                 return stat(path, &st) == 0 ? UInt64(st.st_size) : 0
@@ -69,11 +80,21 @@ struct Import: ParsableCommand {
             for size in sizes { done.append((done.last ?? 0) + size) }
             let line = ProgressLine("importing", items: regular.count, bytes: done.last ?? 0, quiet: quiet.quiet)
             var gone: [String] = []
-            let batch = try vault.importFiles(regular, album: album, fade: fadeFor, vanished: { path in
-                gone.append(path)
-                Output.note("nu11vlt: warning: \(Output.escaped(path)) vanished before it was imported; skipped")
-            }) { n, _ in
-                line.update(items: n, bytes: done[min(n, done.count - 1)])
+            var batch: [ItemSummary] = []
+            // One import per target album (all of them in one with no --albums-from-folders).
+            var groups: [(album: String?, files: [String])] = []
+            for path in regular {
+                let target = albumsFromFolders ? albumOf[path] : album
+                if let last = groups.last, last.album == target { groups[groups.count - 1].files.append(path) } else { groups.append((target, [path])) }
+            }
+            for group in groups {
+                let offset = batch.count + gone.count
+                batch += try vault.importFiles(group.files, album: group.album, fade: fadeFor, vanished: { path in
+                    gone.append(path)
+                    Output.note("nu11vlt: warning: \(Output.escaped(path)) vanished before it was imported; skipped")
+                }) { n, _ in
+                    line.update(items: offset + n, bytes: done[min(offset + n, done.count - 1)])
+                }
             }
             line.finish()
             if !output.json { for item in batch { print("\(item.id)  \(Output.escaped(item.name))") } }
@@ -84,6 +105,63 @@ struct Import: ParsableCommand {
                                 remedy: .advice("check what moved or deleted them, and import them again"))
             }
         }
+    }
+}
+
+extension Import {
+    /// Drops files already in the vault: with --skip-duplicates silently (a note says
+    /// which), at a terminal after asking; elsewhere nothing is checked (it costs opening
+    /// every item's metadata).
+    func duplicatesRemoved(_ files: [String], vault: Vault) throws -> [String] {
+        let ask = !skipDuplicates && isatty(0) == 1 && PINReader.hasTerminal
+        guard skipDuplicates || ask, !files.isEmpty else { return files }
+        let finder = try DuplicateFinder(vault)
+        var kept: [String] = []
+        var answerAll: Bool?
+        for path in files {
+            guard let match = try finder.match(path) else {
+                kept.append(path)
+                continue
+            }
+            let what = "\(Output.escaped(path)) is already in the vault as \(match.id) (\(Output.escaped(match.name)))"
+            if skipDuplicates || answerAll == false {
+                Output.note("nu11vlt: skipped \(what)")
+                continue
+            }
+            if answerAll == true {
+                kept.append(path)
+                continue
+            }
+            Output.stderr("\(what). Import it again? [y]es, [n]o, [a]ll, [s]kip all: ")
+            switch readLine()?.trimmingCharacters(in: .whitespaces).lowercased().first {
+            case "y": kept.append(path)
+            case "a":
+                answerAll = true
+                kept.append(path)
+            case "s": answerAll = false
+            default: break
+            }
+        }
+        return kept
+    }
+
+    /// The album of each file found under a folder argument: the folder's path from that
+    /// argument's own name down (`Trips`, `Trips/Rome`). Missing albums are created.
+    static func folderAlbums(_ files: [String], roots: [String], vault: Vault) throws -> [String: String] {
+        var out: [String: String] = [:]
+        for root in roots where root != "-" {
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir), isDir.boolValue else { continue }
+            let trimmed = root.hasSuffix("/") && root.count > 1 ? String(root.dropLast()) : root
+            let base = URL(fileURLWithPath: trimmed).standardizedFileURL.lastPathComponent
+            for file in files where file.hasPrefix(trimmed + "/") {
+                let folders = file.dropFirst(trimmed.count).split(separator: "/").dropLast()
+                out[file] = ([base] + folders.map(String.init)).joined(separator: "/")
+            }
+        }
+        let existing = Set(try vault.albums().map(\.name))
+        for name in Set(out.values).subtracting(existing).sorted() { try vault.createAlbum(name) }
+        return out
     }
 }
 
@@ -179,10 +257,13 @@ struct Export: ParsableCommand {
     var keepLocation = false
     @Argument(help: "The item ID (see `nu11vlt list`), or a unique prefix of 4+ hex digits.", transform: ItemRef.parse)
     var id: ItemRef
+    @OptionGroup var json: JSONOption
+    @OptionGroup var quiet: QuietOption
 
     /// What needs no PIN is checked before the prompt.
     func validate() throws {
         if stripLocation && keepLocation { throw ValidationError("use either --strip-location or --keep-location") }
+        if json.json && output == "-" { throw ValidationError("--json describes an export to a file; with -o - stdout carries the item itself") }
         if output == "-" {
             if isatty(1) == 1 { throw ValidationError("refusing to write an item's bytes to the terminal; redirect stdout or pass -o FILE") }
             return
@@ -206,7 +287,16 @@ struct Export: ParsableCommand {
                 var sink = FileDescriptorStream(fd: 1, label: "stdout")
                 try vault.export(id, to: &sink, stripLocation: strip)
             } else {
-                _ = try vault.export(id, toFile: output, overwrite: force, stripLocation: strip)
+                var line: ProgressLine?
+                let bytes = try vault.export(id, toFile: output, overwrite: force, stripLocation: strip) { done, total in
+                    if line == nil { line = ProgressLine("exporting", items: 1, bytes: total, quiet: quiet.quiet || json.json) }
+                    line?.update(bytes: done)
+                }
+                line?.finish()
+                if json.json {
+                    let item = try vault.item(id)
+                    try Output.json(Results.Exported(id: item.id, name: item.name, bytes: bytes, output: output, strippedLocation: strip))
+                }
             }
         }
     }
@@ -229,6 +319,7 @@ struct Delete: ParsableCommand {
     var standard = false
     @Argument(help: "Item IDs (or unique prefixes of 4+ hex digits).", transform: ItemRef.parse)
     var ids: [ItemRef]
+    @OptionGroup var output: JSONOption
 
     func validate() throws {
         if ids.isEmpty { throw ValidationError("give at least one item ID") }
@@ -237,8 +328,15 @@ struct Delete: ParsableCommand {
 
     func run() throws {
         try Failure.run {
-            try openVault(location, pin).delete(ids, secure: secure ? true : standard ? false : nil)
-            for id in ids { print("deleted \(id)") }
+            let vault = try openVault(location, pin)
+            let full = try ids.map { try Results.fullID(vault, $0) }
+            let mode = secure ? true : standard ? false : nil
+            try vault.delete(ids, secure: mode)
+            if output.json {
+                try Output.json(Results.Deleted(deleted: full, mode: (mode ?? (vault.settings.deletionMode == .secure)) ? "secure" : "standard"))
+            } else {
+                for id in full { print("deleted \(id)") }
+            }
         }
     }
 }

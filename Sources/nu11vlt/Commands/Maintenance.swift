@@ -20,6 +20,7 @@ struct Fade: ParsableCommand {
         @OptionGroup var pin: PINOptions
         @Argument(help: "The item or note ID (or a unique prefix of 4+ hex digits).", transform: ItemRef.parse) var id: ItemRef
         @Argument(help: "How long from now.") var duration: String
+        @OptionGroup var output: JSONOption
 
         func validate() throws {
             if duration != "default" && duration != "off" { try Failure.usage { _ = try DurationText.parse(duration) } }
@@ -28,13 +29,18 @@ struct Fade: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin)
+                let previous = try Results.fullID(vault, id)
                 if duration == "off" {
                     let kept = try vault.cancelFade(id)
+                    if output.json { return try Output.json(Results.Faded(id: kept.hex, previousID: previous, fadesAt: nil)) }
                     print("\(kept.hex) is permanent again (re-encrypted as a new item: the ID changed from \(id))")
                     return
                 }
                 guard let seconds = try fadeSeconds(duration, settings: vault.settings) else { return }
                 let faded = try vault.setFade(id, seconds: seconds)
+                if output.json {
+                    return try Output.json(Results.Faded(id: faded.hex, previousID: previous, fadesAt: Date(timeIntervalSince1970: vault.now + seconds)))
+                }
                 print("\(faded.hex) fades at \(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: vault.now + seconds)))")
                 if !faded.hex.hasPrefix(id.digits) { print("(re-encrypted as a new item: the ID changed from \(id))") }
             }
@@ -46,10 +52,12 @@ struct Sweep: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Destroy expired fade items now. Needs no PIN; run it from a timer.")
     @OptionGroup var location: LocationOptions
+    @OptionGroup var output: JSONOption
 
     func run() throws {
         try Failure.run {
             let report = try location.locked.sweep(onWait: waiting)
+            if output.json { return try Output.json(Results.Swept(shredded: report.shredded, warnings: report.warnings)) }
             printGate(report)
             print("swept: \(report.shredded.count) item(s) destroyed")
         }
@@ -64,6 +72,8 @@ struct WipeCommand: ParsableCommand {
     @OptionGroup var location: LocationOptions
     @Flag(name: .long, help: "Overwrite every file with random bytes before removing it.") var secure = false
     @Flag(name: .long, help: "Do not ask for confirmation.") var yes = false
+    @OptionGroup var output: JSONOption
+    @OptionGroup var quiet: QuietOption
 
     func run() throws {
         try Failure.run {
@@ -77,7 +87,14 @@ struct WipeCommand: ParsableCommand {
                     throw Nu11Error(.invalidArgument, "not confirmed; nothing was changed", remedy: "type wipe, or pass --yes")
                 }
             }
-            try LockedVault(loc).wipe(secure: secure, onWait: waiting)
+            var line: ProgressLine?
+            try LockedVault(loc).wipe(secure: secure, onWait: waiting) { done, total in
+                guard secure else { return }
+                if line == nil { line = ProgressLine("overwriting", items: total, quiet: quiet.quiet || output.json) }
+                line?.update(items: done)
+            }
+            line?.finish()
+            if output.json { return try Output.json(Results.Wiped(wiped: loc.vaultRoot, secure: secure)) }
             print("wiped \(loc.vaultRoot) and \(loc.keyStoreRoot)")
         }
     }
@@ -115,11 +132,14 @@ struct SettingsCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print one setting's value.")
         @OptionGroup var location: LocationOptions
         @Argument(help: "The key (see `nu11vlt settings list`).") var key: String
+        @OptionGroup var output: JSONOption
 
         func run() throws {
             try Failure.run {
                 try runGate(location)
-                print(try location.locked.settings().settings.value(key))
+                let value = try location.locked.settings().settings.value(key)
+                if output.json { return try Output.json(Results.Setting(key: key, value: value)) }
+                print(value)
             }
         }
     }
@@ -130,6 +150,7 @@ struct SettingsCommand: ParsableCommand {
         @OptionGroup var pin: PINOptions
         @Argument(help: "The key.") var key: String
         @Argument(help: "The new value.") var value: String
+        @OptionGroup var output: JSONOption
 
         func validate() throws {
             var probe = Settings()
@@ -139,7 +160,11 @@ struct SettingsCommand: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let updated = try openVault(location, pin).setSetting(key, value)
-                print("\(key) = \(try updated.value(key))")
+                if output.json {
+                    try Output.json(Results.Setting(key: key, value: try updated.value(key)))
+                } else {
+                    print("\(key) = \(try updated.value(key))")
+                }
                 if key == "backup.allow" && updated.allowBackups {
                     Output.note("nu11vlt: warning: backups are now allowed; a backup copy of a key record defeats crypto-shredding")
                 }

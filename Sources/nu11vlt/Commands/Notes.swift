@@ -65,12 +65,18 @@ struct Note: ParsableCommand {
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @Argument(help: "The note ID (or a unique prefix of 4+ hex digits).", transform: ItemRef.parse) var id: ItemRef
+        @OptionGroup var output: JSONOption
 
         func run() throws {
             try Failure.run {
-                var body = try openVault(location, pin).noteBody(id)
+                let vault = try openVault(location, pin)
+                var body = try vault.noteBody(id)
                 defer { secureZero(&body) }
-                Output.stdout(body)
+                guard output.json else { return Output.stdout(body) }
+                let item = try vault.item(id)
+                let note = try vault.notes().first { $0.id == item.id }
+                try Output.json(Results.NoteBody(id: item.id, name: item.name, size: item.size, created: item.created,
+                                                 fadesAt: note?.fadesAt, body: String(decoding: body, as: UTF8.self)))
             }
         }
     }
@@ -84,6 +90,7 @@ struct Note: ParsableCommand {
         @Option(name: .customLong("title-fd"), help: ArgumentHelp("Read the new title from this descriptor (one line) instead of argv.", valueName: "n"))
         var titleFD: Int32?
         @Argument(help: "The note ID (or a unique prefix of 4+ hex digits).", transform: ItemRef.parse) var id: ItemRef
+        @OptionGroup var output: JSONOption
 
         func validate() throws {
             if titleFD != nil && title != nil { throw ValidationError("use either --title or --title-fd") }
@@ -99,6 +106,7 @@ struct Note: ParsableCommand {
                 var body = try NoteEditor.body(initial: old)
                 defer { secureZero(&body) }
                 let saved = try vault.updateNote(id, body: body, title: title)
+                if output.json { return try Output.json(saved) }
                 print("saved \(saved.id) (the edited note has a new ID and key; the old version was shredded)")
             }
         }
@@ -110,11 +118,18 @@ struct Note: ParsableCommand {
         @OptionGroup var pin: PINOptions
         @Flag(name: .long, help: "Overwrite the file first.") var secure = false
         @Argument(help: "Note IDs (or unique prefixes of 4+ hex digits).", transform: ItemRef.parse) var ids: [ItemRef]
+        @OptionGroup var output: JSONOption
 
         func run() throws {
             try Failure.run {
-                try openVault(location, pin).delete(ids, secure: secure ? true : nil)
-                for id in ids { print("deleted \(id)") }
+                let vault = try openVault(location, pin)
+                let full = try ids.map { try Results.fullID(vault, $0) }
+                try vault.delete(ids, secure: secure ? true : nil)
+                if output.json {
+                    try Output.json(Results.Deleted(deleted: full, mode: (secure || vault.settings.deletionMode == .secure) ? "secure" : "standard"))
+                } else {
+                    for id in full { print("deleted \(id)") }
+                }
             }
         }
     }

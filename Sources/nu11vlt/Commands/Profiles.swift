@@ -27,11 +27,26 @@ extension Pin {
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @OptionGroup var newPIN: NewPINOption
+        @Flag(name: .long, help: "Replace a backup vault that holds items without asking (its items are destroyed).")
+        var replace = false
+        @OptionGroup var output: JSONOption
 
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin, prompt: "Primary PIN or passphrase: ")
+                let held = try vault.backupVaultItemCount()
+                if held > 0 && !replace {
+                    guard isatty(0) == 1 else {
+                        throw Nu11Error(.invalidArgument, "the backup vault holds \(held) item(s), which a new backup PIN destroys; nothing was changed",
+                                        remedy: "pass --replace to destroy them and set the new backup PIN")
+                    }
+                    Output.stderr("The backup vault holds \(held) item(s); a new backup PIN destroys them. Type replace to go on: ")
+                    guard readLine()?.trimmingCharacters(in: .whitespaces) == "replace" else {
+                        throw Nu11Error(.invalidArgument, "not confirmed; nothing was changed", remedy: "type replace, or pass --replace")
+                    }
+                }
                 try vault.setBackupPIN(try newPIN.read("New backup PIN or passphrase: "))
+                if output.json { return try Output.json(Results.PINChange(changed: "backup", keysRotated: false)) }
                 print("backup PIN set")
             }
         }
@@ -45,11 +60,13 @@ extension Pin {
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @OptionGroup var newPIN: NewPINOption
+        @OptionGroup var output: JSONOption
 
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin, prompt: "Backup PIN or passphrase: ")
                 try vault.setDuressPIN(try newPIN.read("New duress PIN: "))
+                if output.json { return try Output.json(Results.PINChange(changed: "duress", keysRotated: false)) }
                 print("duress PIN set")
             }
         }
@@ -76,6 +93,7 @@ struct Skeleton: ParsableCommand {
         @Flag(name: .customLong("short-interval"),
               help: "Allow an interval under one hour without asking (scripts); at a terminal you are asked instead.")
         var shortInterval = false
+        @OptionGroup var output: JSONOption
 
         func validate() throws { try Failure.usage { _ = try DurationText.parse(interval) } }
 
@@ -97,7 +115,12 @@ struct Skeleton: ParsableCommand {
             try Failure.run {
                 let seconds = try DurationText.parse(interval)
                 try confirmShort(seconds)
-                try openVault(location, pin).enableSkeleton(interval: seconds, secure: secure)
+                let vault = try openVault(location, pin)
+                try vault.enableSkeleton(interval: seconds, secure: secure)
+                if output.json {
+                    vault.lock()
+                    return try Output.json(location.locked.skeletonStatus())
+                }
                 print("Skeleton Switch armed: wipes\(secure ? " (secure)" : "") after \(interval) without a check-in")
             }
         }
@@ -126,10 +149,16 @@ struct Skeleton: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Disarm the switch (needs the primary PIN).")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
+        @OptionGroup var output: JSONOption
 
         func run() throws {
             try Failure.run {
-                try openVault(location, pin).disableSkeleton()
+                let vault = try openVault(location, pin)
+                try vault.disableSkeleton()
+                if output.json {
+                    vault.lock()
+                    return try Output.json(location.locked.skeletonStatus())
+                }
                 print("Skeleton Switch disarmed")
             }
         }
@@ -140,10 +169,15 @@ struct Checkin: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Check in with the primary PIN (resets the Skeleton Switch).")
     @OptionGroup var location: LocationOptions
     @OptionGroup var pin: PINOptions
+    @OptionGroup var output: JSONOption
 
     func run() throws {
         try Failure.run {
-            _ = try openVault(location, pin)
+            let vault = try openVault(location, pin)
+            if output.json {
+                vault.lock()
+                return try Output.json(location.locked.skeletonStatus())
+            }
             print("checked in")
         }
     }

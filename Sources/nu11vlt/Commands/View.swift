@@ -62,7 +62,7 @@ enum InlineImage {
         do {
             png = try ImageHelper.shared.png(bytes, maxSide: 2048)
         } catch {
-            throw Nu11Error(.invalidArgument, "the item is not an image nu11vlt can show inline (\((error as? ImageDecodeError)?.reason ?? "\(error)"))",
+            throw Nu11Error(.invalidArgument, "the item is not an image nu11vlt can show inline (\(error.reason))",
                             remedy: .advice("pass --no-inline to hand it to a viewer"))
         }
         defer { secureZero(&png) }

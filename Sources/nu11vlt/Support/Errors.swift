@@ -10,6 +10,7 @@ enum Failure {
         case .notFound: 4
         case .corrupted, .truncated: 5
         case .busy, .lockedOut: 6
+        case .otherKeyStore: 8
         case .unsupportedVersion, .costTooHigh: 7
         case .invalidArgument, .alreadyExists: 64
         case .io: 74

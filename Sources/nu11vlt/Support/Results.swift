@@ -1,0 +1,93 @@
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+/// What the action commands print with --json (docs/JSON.md): one object each, every key
+/// present (`null` when there is no value), IDs in full.
+enum Results {
+    struct Deleted: Encodable {
+        var deleted: [String]
+        var mode: String
+    }
+
+    struct Exported: Encodable {
+        var id: String
+        var name: String
+        var bytes: UInt64
+        var output: String
+        var strippedLocation: Bool
+    }
+
+    struct NoteBody: Encodable {
+        var id: String
+        var name: String
+        var size: UInt64
+        var created: Date
+        var fadesAt: Date?
+        var body: String
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(name, forKey: .name)
+            try c.encode(size, forKey: .size)
+            try c.encode(created, forKey: .created)
+            try c.encode(fadesAt, forKey: .fadesAt)
+            try c.encode(body, forKey: .body)
+        }
+        enum CodingKeys: String, CodingKey { case id, name, size, created, fadesAt, body }
+    }
+
+    struct Swept: Encodable {
+        var shredded: [String]
+        var warnings: [String]
+    }
+
+    struct Setting: Encodable {
+        var key: String
+        var value: String
+    }
+
+    struct Faded: Encodable {
+        var id: String
+        var previousID: String
+        var fadesAt: Date?
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(previousID, forKey: .previousID)
+            try c.encode(fadesAt, forKey: .fadesAt)
+        }
+        enum CodingKeys: String, CodingKey { case id, previousID, fadesAt }
+    }
+
+    struct AlbumChange: Encodable {
+        var album: String?
+        var renamedTo: String?
+        var items: [String]
+        var itemsAction: String?
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(album, forKey: .album)
+            try c.encode(renamedTo, forKey: .renamedTo)
+            try c.encode(items, forKey: .items)
+            try c.encode(itemsAction, forKey: .itemsAction)
+        }
+        enum CodingKeys: String, CodingKey { case album, renamedTo, items, itemsAction }
+    }
+
+    struct PINChange: Encodable {
+        var changed: String
+        var keysRotated: Bool
+    }
+
+    struct Wiped: Encodable {
+        var wiped: String
+        var secure: Bool
+    }
+
+    /// An item's full ID, as the vault resolves the user's reference.
+    static func fullID(_ vault: Vault, _ ref: ItemRef) throws -> String { try vault.item(ref).id }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Nu11Format
+
+/// A zxcvbn-style strength estimate: the fewest guesses among the ways an attacker would
+/// try (a common-password list, keyboard and number sequences, repeats, dictionary-word
+/// passphrases, brute force over the characters used), in bits. Conservative by design:
+/// it is there to warn, and to refuse archive passwords a laptop could guess.
+enum Strength {
+    static let common: Set<String> = [
+        "password", "passwort", "motdepasse", "qwerty", "azerty", "qwertz", "letmein", "iloveyou", "admin", "welcome",
+        "monkey", "dragon", "football", "baseball", "sunshine", "princess", "master", "shadow", "superman", "batman",
+        "trustno", "secret", "login", "hello", "freedom", "whatever", "starwars", "pokemon", "charlie", "michael",
+        "jennifer", "jordan", "hunter", "ranger", "killer", "soccer", "hockey", "summer", "winter", "flower",
+        "cookie", "purple", "orange", "banana", "chocolate", "computer", "internet", "nu11vlt", "vault", "photos",
+        "abc", "asdf", "zxcv", "qazwsx", "changeme", "default", "test", "guest", "root", "pass",
+    ]
+    static let rows = ["qwertyuiop", "asdfghjkl", "zxcvbnm", "azertyuiop", "qwertzuiop", "1234567890", "abcdefghijklmnopqrstuvwxyz"]
+
+    /// Estimated guesses, as bits (log2).
+    static func bits(_ secret: SecretBytes) -> Double {
+        secret.withUnsafeBytes { bits(String(decoding: $0, as: UTF8.self)) }
+    }
+
+    static func bits(_ text: String) -> Double {
+        let chars = Array(text)
+        guard !chars.isEmpty else { return 0 }
+        let lower = text.lowercased()
+        // Brute force over the character classes used.
+        var pool = 0
+        if chars.contains(where: { $0.isLowercase }) { pool += 26 }
+        if chars.contains(where: { $0.isUppercase }) { pool += 26 }
+        if chars.contains(where: { $0.isNumber }) { pool += 10 }
+        if chars.contains(where: { !$0.isLetter && !$0.isNumber && $0.isASCII }) { pool += 33 }
+        if chars.contains(where: { !$0.isASCII }) { pool += 100 }
+        var best = Double(chars.count) * log2(Double(max(pool, 2)))
+        // One character repeated, or a run along a keyboard row / the alphabet / the digits.
+        if Set(chars).count == 1 { best = min(best, log2(Double(pool * chars.count) + 1)) }
+        for row in rows where row.contains(lower) || String(row.reversed()).contains(lower) {
+            best = min(best, log2(Double(row.count * 2 * chars.count)))
+        }
+        // A common password, with a few digits or symbols around it.
+        let core = lower.trimmingCharacters(in: CharacterSet.letters.inverted)
+        if common.contains(core) || rows.contains(where: { $0.hasPrefix(core) && core.count >= 3 }) {
+            let extra = chars.count - core.count
+            best = min(best, log2(Double(common.count)) + Double(extra) * log2(43) + 1)
+        }
+        // Words from a dictionary (a passphrase): about 13.3 bits per word of 3+ letters.
+        let words = lower.split(whereSeparator: { !$0.isLetter }).filter { $0.count >= 3 }
+        let others = lower.filter { !$0.isLetter }.count
+        if !words.isEmpty && words.joined().count * 10 >= lower.filter(\.isLetter).count * 9 {
+            let wordBits = words.map { common.contains(String($0)) ? 6.0 : 13.3 }.reduce(0, +)
+            best = min(best, wordBits + Double(others) * 1.5)
+        }
+        return max(0, best)
+    }
+
+    /// How long an offline guesser needs, on one core, for half the candidates, at the
+    /// Argon2id cost given (about 0.65 ms per MiB and pass on a 2020s laptop core).
+    static func offlineTime(bits: Double, parameters: KDFParameters) -> String {
+        let perGuess = Double(parameters.memoryMiB) * Double(parameters.iterations) * 0.00065
+        let seconds = pow(2, bits - 1) * perGuess
+        switch seconds {
+        case ..<60: return "under a minute"
+        case ..<3600: return "about \(Int(seconds / 60)) minutes"
+        case ..<86400: return "about \(Int(seconds / 3600)) hours"
+        case ..<(86400 * 365): return "about \(Int(seconds / 86400)) days"
+        case ..<(86400 * 365 * 1000): return "about \(Int(seconds / (86400 * 365))) years"
+        default: return "more than a thousand years"
+        }
+    }
+
+    /// The warning for a weak PIN or passphrase, or nil. Digits only: fewer than 6 warns.
+    static func pinWarning(_ pin: SecretBytes, parameters: KDFParameters) -> String? {
+        let estimate = bits(pin)
+        let digitsOnly = pin.withUnsafeBytes { $0.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
+        guard (digitsOnly && pin.count < 6) || estimate < 40 else { return nil }
+        return "warning: this PIN is weak (about \(Int(estimate)) bits): whoever copies the vault and its key store can try every candidate offline in \(offlineTime(bits: estimate, parameters: parameters)) on one core; a passphrase of 5 or more random words takes centuries"
+    }
+
+    /// Archive passwords leave the machine: below this they are refused.
+    static let archiveFloor = 45.0
+
+    /// A diceware-style passphrase: 8 random pronounceable words of 5 letters (CVCVC, about
+    /// 16.6 bits each: 133 bits), hyphenated.
+    static func generatePassphrase() -> SecretBytes {
+        let consonants = Array("bdfghjklmnprstvz".utf8)
+        let vowels = Array("aeiou".utf8)
+        var out: [UInt8] = []
+        for word in 0..<8 {
+            if word > 0 { out.append(UInt8(ascii: "-")) }
+            for position in 0..<5 {
+                let set = position % 2 == 0 ? consonants : vowels
+                out.append(set[Int(uniform(UInt32(set.count)))])
+            }
+        }
+        return SecretBytes(consuming: &out)
+    }
+
+    /// A uniform random number below `bound` (rejection sampling over the CSPRNG).
+    static func uniform(_ bound: UInt32) -> UInt32 {
+        let limit = UInt32.max - UInt32.max % bound
+        while true {
+            let bytes = SecureRandom.bytes(4)
+            let value = bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            if value < limit { return value % bound }
+        }
+    }
+}
