@@ -106,8 +106,11 @@ struct FirstRunTests {
         let env = "NU11VLT_VAULT=\(cli.vault) NU11VLT_KEYSTORE=\(cli.keystore)"
         // The tmux server outlives the command: its output must not hold the harness's pipes.
         let command = "env \(env) \(CLI.binary) import \(files.joined(separator: " ")); sleep 30"
-        let started = try cli.spawn("/bin/sh", ["-c", "exec \"$0\" -L \"$1\" new-session -d -s \"$1\" -x 120 -y 30 \"$2\" </dev/null >/dev/null 2>&1",
-                                                tmux, session, command])
+        // Every inherited descriptor is closed first (the harness's pipes may sit above 2).
+        let started = try cli.spawn("/bin/bash", ["-c", """
+            for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-"; done
+            exec "$0" -L "$1" new-session -d -s "$1" -x 120 -y 30 "$2" </dev/null >/dev/null 2>&1
+            """, tmux, session, command])
         #expect(started.code == 0, "\(started.stderr)")
         defer { _ = try? cli.spawn(tmux, socket + ["kill-server"]) }
         func screen() throws -> String { try cli.spawn(tmux, socket + ["capture-pane", "-p", "-t", session]).out }
