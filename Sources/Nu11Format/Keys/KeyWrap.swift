@@ -92,3 +92,34 @@ public struct ItemKeyRecord: Sendable, Equatable {
         }
     }
 }
+
+extension ItemKeyRecord {
+    /// The same record re-wrapped under `newKey` (a fresh nonce), if `oldKey` opens it.
+    /// The item key passes through an ordinary buffer zeroed at once, not guarded memory:
+    /// a rotation re-wraps every record of the vault, and a guarded allocation costs six
+    /// system calls each.
+    public func rewrapped(from oldKey: SecretBytes, to newKey: SecretBytes) -> ItemKeyRecord? {
+        let clear = Self.clearFields(domain: domain, kind: kind, itemID: itemID)
+        guard let box = try? ChaChaPoly.SealedBox(combined: wrapped),
+              var plain = try? [UInt8](ChaChaPoly.open(box, using: SymmetricKey(data: oldKey), authenticating: clear)) else {
+            return nil
+        }
+        defer { secureZero(&plain) }
+        guard let nonce = try? ChaChaPoly.Nonce(data: SecureRandom.bytes(12)),
+              let sealed = try? ChaChaPoly.seal(plain, using: SymmetricKey(data: newKey), nonce: nonce, authenticating: clear) else {
+            return nil
+        }
+        return ItemKeyRecord(domain: domain, kind: kind, itemID: itemID, wrapped: Array(sealed.combined))
+    }
+
+    /// Whether `key` opens this record (nothing is kept).
+    public func opens(under key: SecretBytes) -> Bool {
+        guard let box = try? ChaChaPoly.SealedBox(combined: wrapped),
+              var plain = try? [UInt8](ChaChaPoly.open(box, using: SymmetricKey(data: key),
+                                                       authenticating: Self.clearFields(domain: domain, kind: kind, itemID: itemID))) else {
+            return false
+        }
+        secureZero(&plain)
+        return true
+    }
+}

@@ -48,13 +48,14 @@ extension KeyStore {
 
     /// Re-wraps, under `new`, every item key record of `domains` that opens under one of
     /// `olds`; records already under `new`, and records that open under none (another
-    /// vault's fade items), are left alone. Written in batches of 512: temp files, one
+    /// vault's fade items), are left alone. Written in batches of 2,048: temp files, one
     /// syncfs, renames, one syncfs — each record is replaced atomically and opens under the
     /// old keys or the new ones at every instant. Returns how many were re-wrapped.
     @discardableResult
     public func rewrapItemKeys(domains: [Domain], from olds: [DomainKeys], to new: DomainKeys,
                                progress: (Int, Int) -> Void = { _, _ in }) throws -> Int {
         let ids = try itemKeyIDs()
+        try ProtectedFiles.makeDirectory(itemsPath)
         var batch: [AtomicFileWriter] = []
         defer { for writer in batch { writer.abort() } }
         var rewrapped = 0
@@ -67,17 +68,17 @@ extension KeyStore {
         }
         for (n, id) in ids.enumerated() {
             if n % 256 == 0 { progress(n, ids.count) }
-            guard let record = try? itemKeyRecord(id), domains.contains(record.domain) else { continue }
-            if (try? record.open(domainKey: new.key(for: record.domain))) != nil { continue }
+            // Read directly (a record deleted meanwhile is simply not there to re-wrap).
+            guard let bytes = try? ProtectedFiles.read(itemPath(id), limit: 4096), let record = try? ItemKeyRecord.parse(bytes),
+                  record.itemID == id, domains.contains(record.domain) else { continue }
+            if record.opens(under: new.key(for: record.domain)) { continue }
             for old in olds {
-                guard let itemKey = try? record.open(domainKey: old.key(for: record.domain)) else { continue }
-                let fresh = try ItemKeyRecord.seal(itemKey: itemKey, domain: record.domain, kind: record.kind,
-                                                   itemID: id, domainKey: new.key(for: record.domain))
-                batch.append(try stageItemKey(fresh))
+                guard let fresh = record.rewrapped(from: old.key(for: record.domain), to: new.key(for: record.domain)) else { continue }
+                batch.append(try stageItemKey(fresh, folderMade: true))
                 rewrapped += 1
                 break
             }
-            if batch.count >= 512 { try flush() }
+            if batch.count >= 2048 { try flush() }
         }
         try flush()
         progress(ids.count, ids.count)

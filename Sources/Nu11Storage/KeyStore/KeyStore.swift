@@ -140,8 +140,8 @@ public final class KeyStore: Sendable {
     /// Writes a key record next to its place without fsync or rename, for a batch: the
     /// caller makes the batch durable with one syncfs, then publishes every writer, then
     /// syncs again (never a name on content that is not yet durable).
-    public func stageItemKey(_ record: ItemKeyRecord) throws -> AtomicFileWriter {
-        try ProtectedFiles.makeDirectory(itemsPath)
+    public func stageItemKey(_ record: ItemKeyRecord, folderMade: Bool = false) throws -> AtomicFileWriter {
+        if !folderMade { try ProtectedFiles.makeDirectory(itemsPath) }
         let writer = try AtomicFileWriter(destination: itemPath(record.itemID))
         do {
             var sink = writer.sink

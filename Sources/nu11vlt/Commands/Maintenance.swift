@@ -79,13 +79,9 @@ struct WipeCommand: ParsableCommand {
         try Failure.run {
             let loc = location.location
             if !yes {
-                guard isatty(0) == 1 else {
-                    throw Nu11Error(.invalidArgument, "wipe needs a confirmation", remedy: "pass --yes in scripts")
-                }
-                Output.stderr("This destroys every item in \(loc.vaultRoot) for good. Type wipe to confirm: ")
-                guard readLine()?.trimmingCharacters(in: .whitespaces) == "wipe" else {
-                    throw Nu11Error(.invalidArgument, "not confirmed; nothing was changed", remedy: "type wipe, or pass --yes")
-                }
+                try Confirm.typed("wipe", question: "This destroys every item in \(loc.vaultRoot) for good.",
+                                  offTerminal: Nu11Error(.invalidArgument, "wipe needs a confirmation", remedy: "pass --yes in scripts"),
+                                  notConfirmed: "type wipe, or pass --yes")
             }
             var line: ProgressLine?
             try LockedVault(loc).wipe(secure: secure, onWait: waiting) { done, total in

@@ -36,14 +36,10 @@ extension Pin {
                 let vault = try openVault(location, pin, prompt: "Primary PIN or passphrase: ")
                 let held = try vault.backupVaultItemCount()
                 if held > 0 && !replace {
-                    guard isatty(0) == 1 else {
-                        throw Nu11Error(.invalidArgument, "the backup vault holds \(held) item(s), which a new backup PIN destroys; nothing was changed",
-                                        remedy: "pass --replace to destroy them and set the new backup PIN")
-                    }
-                    Output.stderr("The backup vault holds \(held) item(s); a new backup PIN destroys them. Type replace to go on: ")
-                    guard readLine()?.trimmingCharacters(in: .whitespaces) == "replace" else {
-                        throw Nu11Error(.invalidArgument, "not confirmed; nothing was changed", remedy: "type replace, or pass --replace")
-                    }
+                    try Confirm.typed("replace", question: "The backup vault holds \(held) item(s); a new backup PIN destroys them.",
+                                      offTerminal: Nu11Error(.invalidArgument, "the backup vault holds \(held) item(s), which a new backup PIN destroys; nothing was changed",
+                                                             remedy: "pass --replace to destroy them and set the new backup PIN"),
+                                      notConfirmed: "type replace, or pass --replace")
                 }
                 try vault.setBackupPIN(try newPIN.read("New backup PIN or passphrase: "))
                 if output.json { return try Output.json(Results.PINChange(changed: "backup", keysRotated: false)) }
@@ -101,14 +97,10 @@ struct Skeleton: ParsableCommand {
         /// moments later: it is confirmed at a terminal, or needs --short-interval.
         func confirmShort(_ seconds: Double) throws {
             guard seconds < 3600, !shortInterval else { return }
-            guard isatty(0) == 1 else {
-                throw Nu11Error(.invalidArgument, "an interval of \(interval) wipes the vault \(interval) after the last check-in; nothing was armed",
-                                remedy: "pass --short-interval if you mean it, or write e.g. 7d")
-            }
-            Output.stderr("An interval of \(interval) wipes the vault \(interval) after the last check-in. Type yes to arm it: ")
-            guard readLine()?.trimmingCharacters(in: .whitespaces) == "yes" else {
-                throw Nu11Error(.invalidArgument, "not confirmed; nothing was armed", remedy: "type yes, or choose a longer interval such as 7d")
-            }
+            try Confirm.typed("yes", question: "An interval of \(interval) wipes the vault \(interval) after the last check-in.",
+                              offTerminal: Nu11Error(.invalidArgument, "an interval of \(interval) wipes the vault \(interval) after the last check-in; nothing was armed",
+                                                     remedy: "pass --short-interval if you mean it, or write e.g. 7d"),
+                              notConfirmed: "type yes, or choose a longer interval such as 7d")
         }
 
         func run() throws {

@@ -91,3 +91,16 @@ enum Results {
     /// An item's full ID, as the vault resolves the user's reference.
     static func fullID(_ vault: Vault, _ ref: ItemRef) throws -> String { try vault.item(ref).id }
 }
+
+/// A typed confirmation for what destroys data: asked at a terminal, refused elsewhere.
+enum Confirm {
+    /// `offTerminal`: the error (with the flag that skips the question) when there is no
+    /// terminal; `question` is asked and `word` must be typed back.
+    static func typed(_ word: String, question: String, offTerminal: Nu11Error, notConfirmed remedy: String) throws {
+        guard isatty(0) == 1 else { throw offTerminal }
+        Output.stderr("\(question) Type \(word) to go on: ")
+        guard readLine()?.trimmingCharacters(in: .whitespaces) == word else {
+            throw Nu11Error(.invalidArgument, "not confirmed; nothing was changed", remedy: .advice(remedy))
+        }
+    }
+}
