@@ -72,13 +72,22 @@ extension Vault {
             // current PIN, then report the refusal.
             try keyStore.resealSlot(current.slot, keys: new, kek: current.kek)
             replaceHeld(UnlockedKeys(slot: current.slot, keys: new, kek: current.kek))
-            if role == .primary { try? keyStore.removeForward(from: current.keys) }
+            if role == .primary { dropForward(from: current.keys) }
             throw error
         }
         if role == .primary {
-            afterCommit("removing the key rotation record") { try keyStore.removeForward(from: current.keys) }
+            dropForward(from: current.keys)
         }
         return report
+    }
+
+    /// Removes the finished rotation's forward record. Nothing can find it again without the
+    /// old keys, so a failure is reported with the file to remove — it would let an old copy
+    /// of the key store with the old PIN reach the new keys.
+    func dropForward(from old: DomainKeys) {
+        do { try keyStore.removeForward(from: old) } catch {
+            notice("done, but the old keys' rotation record could not be removed (\(Self.describe(error))): delete \(keyStore.root)/forward/\(ForwardRecord.tag(of: old)).n11f yourself")
+        }
     }
 
     /// Finishes a rotation an earlier command left unfinished, and follows rotations made

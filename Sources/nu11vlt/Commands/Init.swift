@@ -181,8 +181,9 @@ struct Pin: ParsableCommand {
                 let vault = try openVault(location, pin, prompt: "Current PIN or passphrase: ")
                 let new = try PINReader.readNew(prompt: "New PIN or passphrase: ",
                                                 from: newPinFD.map { .fd($0) } ?? .terminal)
-                let others = try vault.pendingKDFCost() == nil ? [] : try otherPINs()
-                let cost = try vault.pendingKDFCost() ?? vault.kdfCost()
+                let pending = try vault.pendingKDFCost()
+                let others = pending == nil ? [] : try otherPINs()
+                let cost = try pending ?? vault.kdfCost()
                 if let warning = Strength.pinWarning(new, parameters: cost) { Output.note("nu11vlt: " + warning) }
                 let line = RekeyProgressLine(quiet: quiet.quiet || output.json)
                 try vault.changePIN(new: new, others: others, rotate: !keepKeys, progress: line.update)
