@@ -43,11 +43,19 @@ let package = Package(
             exclude: ["mutants.txt"],
             swiftSettings: strict
         ),
+        // The TPM 2.0 (tpm2-tss ESAPI, Debian libtss2-dev) behind a small C face.
+        .target(
+            name: "CNu11TPM",
+            exclude: ["mutants.txt"],
+            linkerSettings: [.linkedLibrary("tss2-esys"), .linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-mu"),
+                             .linkedLibrary("tss2-rc"), .linkedLibrary("tss2-sys")]
+        ),
         .target(
             name: "Nu11Storage",
             dependencies: [
                 "Nu11Format",
                 "CNu11Sys",
+                "CNu11TPM",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs what a fresh Debian machine lacks to build and test Nu11VLT: the C libraries
-# (libsodium, SQLite, zlib headers, libvips) and the tools the tests call (sqlite3, faketime,
+# (libsodium, SQLite, zlib headers, libvips, tpm2-tss) and the tools the tests call (sqlite3, faketime,
 # tar, ImageMagick, exiftool, heif-enc).
 set -eu
 missing=""
@@ -23,6 +23,10 @@ command -v heif-enc >/dev/null 2>&1 || missing="$missing libheif-examples"
 command -v exiftool >/dev/null 2>&1 || missing="$missing libimage-exiftool-perl"
 [ -x /usr/bin/convert ] || missing="$missing imagemagick"
 [ -x /usr/bin/time ] || missing="$missing time"
+# TPM 2.0: tpm2-tss (ESAPI) to build; a software TPM and tpm2-tools for the TPM tests.
+pkg-config --exists tss2-esys tss2-tctildr tss2-mu tss2-rc 2>/dev/null || missing="$missing libtss2-dev"
+command -v swtpm >/dev/null 2>&1 || missing="$missing swtpm swtpm-tools"
+command -v tpm2_setclock >/dev/null 2>&1 || missing="$missing tpm2-tools"
 command -v fish >/dev/null 2>&1 || missing="$missing fish"   # the completion test loads the fish script
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"   # the terminal test (progress, prompts)
 command -v man >/dev/null 2>&1 || missing="$missing man-db"  # `man -l` renders the generated page

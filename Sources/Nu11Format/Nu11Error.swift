@@ -30,6 +30,8 @@ public struct Nu11Error: Error, Sendable, Equatable, CustomStringConvertible {
         /// Data bound to another key store (a secure archive exported elsewhere): no PIN
         /// here can open it.
         case otherKeyStore
+        /// The key store is bound to a TPM that is absent, failing, or another machine's.
+        case tpm
         /// An internal invariant broke; a bug.
         case internalError
     }

@@ -50,6 +50,12 @@ enum Gate {
             report.warnings.append("the device state was missing or altered: fade items were destroyed and PIN entry waits 1 hour")
         }
         try settingsCheck(keyStore: keyStore, state: &state, now: now, report: &report)
+        // Armed in the TPM: the TPM's own clock decides, whatever the system clock or restored files say.
+        if armed, try keyStore.hardwareSkeletonExpired() {
+            try Wipe.run(location, secure: state.skeleton?.secure ?? false)
+            throw Nu11Error(.notFound, "the Skeleton Switch fired (no check-in before its deadline on the TPM's clock): the vault was wiped",
+                            remedy: .nothingRecoverable)
+        }
         try skeletonCheck(location, armed: armed, state: tampered ? nil : state, now: now)
 
         try recoverPending(location, keyStore: keyStore, index: index)

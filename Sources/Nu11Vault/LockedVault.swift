@@ -186,7 +186,14 @@ public struct LockedVault: Sendable {
             try Gate.checkLockout(state, now: now)
             let settings = try keyStore.loadSettings().settings
             let pin = try readPIN()
-            let (unlocked, onDisk) = try attempt(pin: pin, keyStore: keyStore, state: state, now: now, settings: settings)
+            var (unlocked, onDisk) = try attempt(pin: pin, keyStore: keyStore, state: state, now: now, settings: settings)
+            var lateNotice: String?
+            if unlocked.keys.role == .primary, unlocked.tpm?.skeleton != nil, let skeleton = state.skeleton, !index.isReadOnly {
+                // The check-in moves the TPM's deadline too.
+                do { unlocked = try keyStore.setSkeletonArmed(true, primary: unlocked, interval: skeleton.interval) } catch {
+                    lateNotice = "the Skeleton check-in could not be recorded in the TPM (\(Vault.describe(error))): its deadline on the TPM's clock did not move"
+                }
+            }
             state.failures = 0
             state.lockedUntil = 0
             if unlocked.keys.role == .primary {
@@ -197,7 +204,6 @@ public struct LockedVault: Sendable {
                     state.skeleton = skeleton
                 }
             }
-            var lateNotice: String?
             if state != onDisk {
                 do { try keyStore.saveState(state) } catch {
                     lateNotice = "the device state could not be saved (\(Vault.describe(error))): the wrong-PIN count or the Skeleton check-in is not recorded"
@@ -255,6 +261,11 @@ public struct LockedVault: Sendable {
                                 "the PIN or passphrase is wrong; after \(counted.failures) wrong PINs the vault was erased",
                                 remedy: "the erase-after setting was \(settings.eraseAfterFailures)")
             }
+            throw error
+        } catch let error as Nu11Error where recorded && (error.code == .lockedOut || error.code == .tpm) {
+            // The TPM refused before judging the PIN (locked out, absent, another machine's):
+            // this was no PIN attempt, so it is not counted.
+            try? keyStore.saveState(state)
             throw error
         }
     }

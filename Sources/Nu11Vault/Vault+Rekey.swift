@@ -39,7 +39,7 @@ extension Vault {
         let current = try held
         let report = try rotate(to: current.keys.rotated(created: UInt64(max(0, now))), progress: progress) { keys in
             try keyStore.resealSlot(current.slot, keys: keys, kek: current.kek)
-            return UnlockedKeys(slot: current.slot, keys: keys, kek: current.kek)
+            return current.with(keys: keys)
         }
         audit("rekey", count: report.keyRecords)
         return report
@@ -71,7 +71,7 @@ extension Vault {
             // The PIN change was refused after the records moved: finish the rotation under the
             // current PIN, then report the refusal.
             try keyStore.resealSlot(current.slot, keys: new, kek: current.kek)
-            replaceHeld(UnlockedKeys(slot: current.slot, keys: new, kek: current.kek))
+            replaceHeld(current.with(keys: new))
             if role == .primary { dropForward(from: current.keys) }
             throw error
         }
@@ -102,7 +102,7 @@ extension Vault {
         var report = try migrate(from: Array(chain.dropLast()), to: final, progress: { _ in })
         report.resumed = true
         try keyStore.resealSlot(current.slot, keys: final, kek: current.kek)
-        replaceHeld(UnlockedKeys(slot: current.slot, keys: final, kek: current.kek))
+        replaceHeld(current.with(keys: final))
         if role == .primary {
             for old in chain.dropLast() { try keyStore.removeForward(from: old) }
         }

@@ -34,13 +34,13 @@ extension Vault {
         }
         state.skeleton = DeviceState.Skeleton(interval: interval, lastCheckin: now, secure: secure)
         try saveState()
-        try keyStore.setSkeletonArmed(true, primary: held)
+        replaceHeld(try keyStore.setSkeletonArmed(true, primary: held, interval: interval))
         audit("skeleton arm", detail: DurationText.format(interval) + (secure ? ", secure" : ""))
     }
 
     public func disableSkeleton() throws {
         guard isPrimary else { throw Nu11Error.wrongPIN }
-        try keyStore.setSkeletonArmed(false, primary: held)
+        replaceHeld(try keyStore.setSkeletonArmed(false, primary: held))
         state.skeleton = nil
         try saveState()
         audit("skeleton disarm")

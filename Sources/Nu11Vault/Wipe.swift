@@ -24,6 +24,7 @@ enum Wipe {
             }
         }
         let store = KeyStore(root: location.keyStoreRoot)
+        store.releaseTPMCounter()
         // 1. Keys: always overwritten, they are small and they are what matters.
         for file in store.allFiles() where ProtectedFiles.kind(file) != nil { destroy(file, overwrite: true) }
         // 2. Content, 3. the index, both found by walking the vault folder (without following links).

@@ -108,7 +108,8 @@ public enum DeviceKeyRecord {
 /// The PIN-protected part of the key store (`master.n11k`):
 ///
 ///     0   4   magic "N11K"
-///     4   1   version (1)
+///     4   1   version: 1, or 2 when bound to a TPM (docs/FORMAT.md §4.3: every slot's KEK
+///                 then also needs a secret the TPM releases only for that PIN)
 ///     5   1   KDF algorithm: 1 = Argon2id v1.3, parallelism 1
 ///     6   1   flags: bit 0 = Skeleton Switch armed (bound into slot 0 only)
 ///     7   1   reserved, 0
@@ -136,6 +137,11 @@ public struct MasterRecord: Sendable {
     /// so clearing it in the file makes the primary PIN open nothing: it cannot be used to
     /// disarm the switch and keep the vault.
     public private(set) var skeletonArmed = false
+    /// Version 2: the TPM record (appended to the file), and every slot's key-encryption key
+    /// also needs its PIN's TPM secret. Kept in the same file so a PIN change, a new backup
+    /// PIN or a Skeleton check-in commits the TPM entry and the slot in one atomic write.
+    public var tpm: TPMRecord?
+    public var tpmBound: Bool { tpm != nil }
 
     /// A new record with random filler in every slot (and a fresh salt). `skeletonArmed`
     /// carries the switch over when a record is re-made (a KDF cost change must not disarm it).
@@ -146,11 +152,20 @@ public struct MasterRecord: Sendable {
         self.skeletonArmed = skeletonArmed
     }
 
-    private init(parameters: KDFParameters, salt: [UInt8], slots: [[UInt8]], skeletonArmed: Bool) {
+    private init(parameters: KDFParameters, salt: [UInt8], slots: [[UInt8]], skeletonArmed: Bool, tpm: TPMRecord?) {
         self.parameters = parameters
         self.salt = salt
         self.slots = slots
         self.skeletonArmed = skeletonArmed
+        self.tpm = tpm
+    }
+
+    /// The same salt and cost (so every PIN stretches to the same value), every slot filler,
+    /// bound to `tpm` or to none: enrolment and removal re-seal the slots whose PINs were given.
+    public func remade(tpm: TPMRecord?) -> MasterRecord {
+        MasterRecord(parameters: parameters, salt: salt,
+                     slots: (0..<Self.slotCount).map { _ in SecureRandom.bytes(Self.slotByteCount) },
+                     skeletonArmed: skeletonArmed, tpm: tpm)
     }
 
     var clearFields: [UInt8] { fields(flags: skeletonArmed ? 1 : 0) }
@@ -158,31 +173,69 @@ public struct MasterRecord: Sendable {
     func aad(slot: Int) -> [UInt8] { (slot == 0 ? clearFields : fields(flags: 0)) + [UInt8(slot)] }
 
     private func fields(flags: UInt8) -> [UInt8] {
-        var out = Self.magic + [1, 1, flags, 0]
+        var out = Self.magic + [tpmBound ? 2 : 1, 1, flags, 0]
         BigEndian.append(parameters.iterations, to: &out)
         BigEndian.append(parameters.memoryKiB, to: &out)
         return out + salt
     }
 
-    public func encoded() -> [UInt8] { clearFields + slots.joined() }
+    public func encoded() -> [UInt8] { clearFields + slots.joined() + (tpm?.encoded() ?? []) }
 
     public static func parse(_ bytes: [UInt8]) throws -> MasterRecord {
         guard bytes.count >= 5, Array(bytes[0..<4]) == magic else {
             throw Nu11Error(.corrupted, "key store master record is damaged (bad magic)",
                             remedy: "restore the key store from your own backup")
         }
-        guard bytes[4] == 1 else {
+        guard bytes[4] == 1 || bytes[4] == 2 else {
             throw Nu11Error(.unsupportedVersion, "key store version \(bytes[4]) is not supported",
                             remedy: "upgrade nu11vlt")
         }
-        guard bytes.count == byteCount, bytes[5] == 1, bytes[6] <= 1, bytes[7] == 0 else {
+        guard bytes[4] == 1 ? bytes.count == byteCount : bytes.count > byteCount, bytes[5] == 1, bytes[6] <= 1, bytes[7] == 0 else {
             throw Nu11Error(.corrupted, "key store master record is damaged",
                             remedy: "restore the key store from your own backup")
         }
         let params = KDFParameters(iterations: BigEndian.uint32(bytes[8..<12]), memoryKiB: BigEndian.uint32(bytes[12..<16]))
         try params.validateRead()
         let slots = (0..<slotCount).map { i in Array(bytes[(32 + i * slotByteCount)..<(32 + (i + 1) * slotByteCount)]) }
-        return MasterRecord(parameters: params, salt: Array(bytes[16..<32]), slots: slots, skeletonArmed: bytes[6] == 1)
+        let tpm = bytes[4] == 2 ? try TPMRecord.parse(Array(bytes[byteCount...])) : nil
+        return MasterRecord(parameters: params, salt: Array(bytes[16..<32]), slots: slots, skeletonArmed: bytes[6] == 1, tpm: tpm)
+    }
+
+    /// Argon2id of the PIN (normalised to NFC unless `raw`): the expensive step.
+    public func stretch(pin: SecretBytes, raw: Bool = false) throws -> SecretBytes {
+        try Argon2id.deriveKey(passphrase: raw ? pin : Passphrase.normalized(pin), salt: salt, parameters: parameters)
+    }
+
+    /// The key-encryption key from a stretched PIN. Version 1: HKDF-SHA-256(IKM = stretched,
+    /// salt = device key, info = "nu11vlt kek v1"). Version 2 (TPM): IKM = stretched || the
+    /// secret the TPM unsealed for this PIN, info = "nu11vlt kek v2 tpm".
+    public static func kek(stretched: SecretBytes, deviceKey: SecretBytes, tpmSecret: SecretBytes?) -> SecretBytes {
+        var ikm = stretched.withUnsafeBytes { Array($0) } + (tpmSecret?.withUnsafeBytes { Array($0) } ?? [])
+        defer { secureZero(&ikm) }
+        let info = tpmSecret == nil ? "nu11vlt kek v1" : "nu11vlt kek v2 tpm"
+        let kek = deviceKey.withUnsafeBytes { device in
+            HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: ikm), salt: device,
+                                   info: Array(info.utf8), outputByteCount: 32)
+        }
+        return kek.withUnsafeBytes { SecretBytes(copying: $0) }
+    }
+
+    /// Slot 0's KEK while the Skeleton Switch is armed in the TPM: it also needs the secret
+    /// the TPM releases only before the switch's deadline on its own clock.
+    public static func skeletonKEK(base: SecretBytes, skeletonSecret: SecretBytes) -> SecretBytes {
+        let kek = base.withUnsafeBytes { ikm in
+            skeletonSecret.withUnsafeBytes { salt in
+                HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: ikm), salt: salt,
+                                       info: Array("nu11vlt kek v2 skeleton".utf8), outputByteCount: 32)
+            }
+        }
+        return kek.withUnsafeBytes { SecretBytes(copying: $0) }
+    }
+
+    /// Opens slot `index` only.
+    public func open(kek: SecretBytes, slot index: Int) throws -> DomainKeys {
+        guard (0..<Self.slotCount).contains(index) else { throw Nu11Error.wrongPIN }
+        return try DomainKeys.fromPayload(KeyWrap.unwrap(slots[index], under: kek, associatedData: aad(slot: index)))
     }
 
     /// Derives the key-encryption key for `pin` (the expensive step), bound to this device:
@@ -192,14 +245,10 @@ public struct MasterRecord: Sendable {
     /// The PIN is normalised to Unicode NFC first (`Passphrase`); `raw: true` derives from
     /// the bytes as typed, for PINs set before normalisation.
     public func deriveKEK(pin: SecretBytes, deviceKey: SecretBytes, raw: Bool = false) throws -> SecretBytes {
-        let stretched = try Argon2id.deriveKey(passphrase: raw ? pin : Passphrase.normalized(pin), salt: salt, parameters: parameters)
-        let kek = stretched.withUnsafeBytes { ikm in
-            deviceKey.withUnsafeBytes { device in
-                HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: ikm), salt: device,
-                                       info: Array("nu11vlt kek v1".utf8), outputByteCount: 32)
-            }
+        guard !tpmBound else {
+            throw Nu11Error(.internalError, "a TPM-bound key store derives its KEK with the TPM")
         }
-        return kek.withUnsafeBytes { SecretBytes(copying: $0) }
+        return Self.kek(stretched: try stretch(pin: pin, raw: raw), deviceKey: deviceKey, tpmSecret: nil)
     }
 
     /// Derives the KEK and opens the slot `pin` opens; a non-NFC PIN set before

@@ -42,6 +42,9 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public var duressLockedUntil: Double?
     /// Whether a settings file was saved (so a missing one is tampering). Absent in older files.
     public var settingsSaved: Bool?
+    /// With a TPM: the value the TPM's NV counter had when this state was written (or one
+    /// less: written, then counted). An older file is a rollback. Absent without a TPM.
+    public var tpmCounter: UInt64?
 
     public struct BootAnchor: Codable, Sendable, Equatable {
         public var id: String

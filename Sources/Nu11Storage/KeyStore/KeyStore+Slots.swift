@@ -4,6 +4,10 @@ extension KeyStore {
     /// Seals `keys` into slot `index` under `pin`, refusing a PIN that already opens a slot.
     public func sealSlot(_ index: Int, keys: DomainKeys, pin: SecretBytes) throws {
         var record = try readMaster()
+        if record.tpmBound {
+            guard try sealSlotIfFree(index, keys: keys, pin: pin) else { throw Self.pinInUse }
+            return
+        }
         let kek = try record.deriveKEK(pin: pin, deviceKey: deviceKey())
         if let (slot, _) = try? record.open(kek: kek), slot != index {
             throw Nu11Error(.invalidArgument, "that PIN is already in use in this key store", remedy: "choose a different PIN")
@@ -16,6 +20,14 @@ extension KeyStore {
     /// returns whether it sealed. For callers that must not reveal which (the duress PIN).
     public func sealSlotIfFree(_ index: Int, keys: DomainKeys, pin: SecretBytes) throws -> Bool {
         var record = try readMaster()
+        if let tpm = record.tpm {
+            guard index != 0 else { throw Nu11Error(.internalError, "slot 0 is sealed by init or a PIN change") }
+            let connection = try connect(tpm)
+            guard try sealTPMSlot(&record, slot: index, keys: keys, pin: pin, secret: nil, skeleton: nil,
+                                  connection: connection) != nil else { return false }
+            try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
+            return true
+        }
         let kek = try record.deriveKEK(pin: pin, deviceKey: deviceKey())
         if let (slot, _) = try? record.open(kek: kek), slot != index { return false }
         try record.seal(keys, slot: index, kek: kek)
@@ -27,19 +39,67 @@ extension KeyStore {
     public func clearSlot(_ index: Int) throws {
         var record = try readMaster()
         record.clear(slot: index)
+        if var tpm = record.tpm {
+            try Self.filler(&tpm, slot: index, connection: connect(tpm))
+            if index == 0 {
+                tpm.skeletonDeadline = 0
+                tpm.skeletonObject = []
+            }
+            record.tpm = tpm
+        }
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
     }
 
     /// Arms or disarms the Skeleton Switch flag (needs the primary slot's key-encryption
-    /// key, as the unlock derived it).
-    public func setSkeletonArmed(_ armed: Bool, primary unlocked: UnlockedKeys) throws {
+    /// key, as the unlock derived it). With a TPM, arming also seals the Skeleton secret under
+    /// "TPM clock < now + interval" and slot 0 then needs it; arming again (a check-in) moves
+    /// the deadline. Returns the primary's unlock as it now is.
+    @discardableResult
+    public func setSkeletonArmed(_ armed: Bool, primary unlocked: UnlockedKeys, interval: Double = 0) throws -> UnlockedKeys {
         var record = try readMaster()
-        let kek = unlocked.kek
-        let (slot, keys) = try record.open(kek: kek)
+        let (slot, keys) = try record.open(kek: unlocked.kek)
         guard slot == 0 else {
             throw Nu11Error(.authenticationFailed, "the Skeleton Switch needs the primary PIN", remedy: "use the primary PIN")
         }
+        guard var tpm = record.tpm, let held = unlocked.tpm else {
+            try record.setSkeletonArmed(armed, primary: keys, kek: unlocked.kek)
+            try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
+            return unlocked
+        }
+        let connection = try connect(tpm)
+        var secret: SecretBytes?
+        if armed {
+            let skeleton = held.skeleton ?? SecretBytes(randomCount: 32)
+            tpm.skeletonDeadline = try connection.clock() + UInt64(max(1, interval) * 1000)
+            do {
+                tpm.skeletonObject = try connection.seal(skeleton, auth: nil, policy: skeletonPolicy(tpm))
+            } catch let refusal as TPMRefusal {
+                throw explain(refusal, tpm: tpm, connection: connection)
+            }
+            secret = skeleton
+        } else {
+            tpm.skeletonDeadline = 0
+            tpm.skeletonObject = []
+        }
+        record.tpm = tpm
+        let kek = secret.map { MasterRecord.skeletonKEK(base: held.baseKEK, skeletonSecret: $0) } ?? held.baseKEK
         try record.setSkeletonArmed(armed, primary: keys, kek: kek)
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
+        return UnlockedKeys(slot: 0, keys: keys, kek: kek, tpm: TPMUnlock(secret: held.secret, baseKEK: held.baseKEK, skeleton: secret))
+    }
+
+    /// With the Skeleton Switch armed in the TPM: whether the TPM's clock passed the deadline
+    /// (the TPM refuses the Skeleton secret, whatever the system clock or the state files say).
+    public func hardwareSkeletonExpired() throws -> Bool {
+        guard let tpm = try readMaster().tpm, tpm.skeletonDeadline != 0 else { return false }
+        let connection = try connect(tpm)
+        do {
+            _ = try connection.unseal(tpm.skeletonObject, auth: nil, policy: skeletonPolicy(tpm))
+            return false
+        } catch TPMRefusal.deadlinePassed {
+            return true
+        } catch let refusal as TPMRefusal {
+            throw explain(refusal, tpm: tpm, connection: connection)
+        }
     }
 }

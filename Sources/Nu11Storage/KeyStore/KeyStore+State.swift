@@ -12,16 +12,52 @@ extension KeyStore {
         case damaged
     }
 
+    /// The device state. With a TPM it is sealed under a key the TPM holds and must carry the
+    /// TPM's NV counter (or one more: written, then counted); an older one is a rollback,
+    /// treated as tampering like a damaged file.
     public func loadState() throws -> StateLoad {
         guard POSIX.exists(statePath) else { return .missing }
         let bytes = try ProtectedFiles.read(statePath, limit: 16 << 20)
-        guard let state = try? DeviceState.open(bytes, deviceKey: deviceKey()) else { return .damaged }
-        return .loaded(state)
+        if let tpm = try readMaster().tpm {
+            let connection = try connect(tpm)
+            guard let state = try? DeviceState.open(bytes, deviceKey: stateKey(tpm, connection: connection)),
+                  let counter = try connection.readCounter(tpm.nvIndex), let written = state.tpmCounter,
+                  written == counter || written == counter &+ 1 else { return .damaged }
+            return .loaded(state)
+        }
+        if let state = try? DeviceState.open(bytes, deviceKey: deviceKey()) { return .loaded(state) }
+        // An enrolment or removal interrupted between the state and the master record: the
+        // state is sealed under the TPM record kept aside for that moment.
+        if let aside = try? TPMRecord.parse(ProtectedFiles.read(tpmAsidePath, limit: 64 << 10)),
+           let connection = try? connect(aside), let key = try? stateKey(aside, connection: connection),
+           let state = try? DeviceState.open(bytes, deviceKey: key) {
+            return .loaded(state)
+        }
+        return .damaged
     }
 
     public func saveState(_ state: DeviceState) throws {
-        try ProtectedFiles.writeAtomically(state.sealed(deviceKey: deviceKey()), to: statePath)
+        guard let tpm = try readMaster().tpm else {
+            try ProtectedFiles.writeAtomically(state.sealed(deviceKey: deviceKey()), to: statePath)
+            return
+        }
+        try saveState(state, tpm: tpm, connection: connect(tpm))
     }
+
+    /// Writes the state under `tpm`'s state key with the next counter value, then counts.
+    func saveState(_ state: DeviceState, tpm: TPMRecord, connection: TPMConnection) throws {
+        guard let counter = try connection.readCounter(tpm.nvIndex) else {
+            throw Nu11Error(.tpm, "the TPM no longer has the key store's counter (NV index 0x\(String(tpm.nvIndex, radix: 16)))",
+                            remedy: "the TPM was cleared or changed: open the vault with your recovery key (`nu11vlt tpm recover`)")
+        }
+        var counted = state
+        counted.tpmCounter = counter &+ 1
+        try ProtectedFiles.writeAtomically(counted.sealed(deviceKey: stateKey(tpm, connection: connection)), to: statePath)
+        try connection.incrementCounter(tpm.nvIndex)
+    }
+
+    /// A TPM record kept aside while an enrolment or removal changes how the state is sealed.
+    var tpmAsidePath: String { POSIX.join(root, "tpm.n11t") }
 
     public var hasState: Bool { POSIX.exists(statePath) }
 
@@ -69,7 +105,7 @@ extension KeyStore {
 
     /// Every file of the key store, for wipe.
     public func allFiles() -> [String] {
-        var files = [masterPath, devicePath, statePath, settingsPath, settingsPath + ".damaged", vaultIDPath]
+        var files = [masterPath, devicePath, statePath, settingsPath, settingsPath + ".damaged", vaultIDPath, tpmAsidePath]
         for folder in [itemsPath, pendingPath, quarantinePath, forwardFolder, logFolder] {
             if let names = try? ProtectedFiles.list(folder) { files += names.map { POSIX.join(folder, $0) } }
         }

@@ -43,12 +43,13 @@ public final class KeyStore: Sendable {
             throw Nu11Error(.notFound, "no key store at \(root)",
                             remedy: .createVaultOrPointAtKeyStore, item: root)
         }
-        return try MasterRecord.parse(ProtectedFiles.read(masterPath, limit: 4096))
+        return try MasterRecord.parse(ProtectedFiles.read(masterPath, limit: 64 << 10))
     }
 
     /// Runs Argon2id once and tries every slot. Any failure is the generic wrong-PIN error.
     public func unlock(pin: SecretBytes) throws -> UnlockedKeys {
         let record = try readMaster()
+        if let tpm = record.tpm { return try unlockTPM(record, tpm: tpm, pin: pin) }
         let (slot, keys, kek) = try record.open(pin: pin, deviceKey: deviceKey())
         return UnlockedKeys(slot: slot, keys: keys, kek: kek)
     }
@@ -74,6 +75,20 @@ public final class KeyStore: Sendable {
         let device = try deviceKey()
         let (slot, opened) = try record.open(kek: current.kek)
         let keys = replacing ?? opened
+        if let tpm = record.tpm {
+            if let parameters, parameters != record.parameters {
+                throw Nu11Error(.invalidArgument, "the KDF cost of a TPM-bound key store cannot change; nothing was changed",
+                                remedy: "remove the TPM enrolment (`nu11vlt tpm remove`), change the cost, then enrol again")
+            }
+            guard let held = current.tpm else { throw Nu11Error(.internalError, "a TPM unlock without its TPM secret") }
+            let connection = try connect(tpm)
+            guard let changed = try sealTPMSlot(&record, slot: slot, keys: keys, pin: new, secret: held.secret,
+                                                skeleton: held.skeleton, connection: connection) else {
+                throw Self.pinInUse
+            }
+            try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
+            return changed
+        }
         var reseal: [(slot: Int, keys: DomainKeys, pin: SecretBytes)] = [(slot, keys, new)]
         if let parameters, parameters != record.parameters {
             try parameters.validateChosen()
@@ -106,6 +121,10 @@ public final class KeyStore: Sendable {
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
         return UnlockedKeys(slot: slot, keys: keys, kek: newKEK)
     }
+
+    static let pinInUse = Nu11Error(
+        .invalidArgument, "that PIN cannot be used: it is another PIN of this key store, or (with a TPM) it would share a TPM entry with one",
+        remedy: "choose a different PIN")
 
     /// Whether `parameters` differ from the key store's current KDF cost.
     public func kdfDiffers(_ parameters: KDFParameters) throws -> Bool { try readMaster().parameters != parameters }
@@ -193,10 +212,32 @@ public struct UnlockedKeys: Sendable {
     public let slot: Int
     public let keys: DomainKeys
     public let kek: SecretBytes
+    /// With a TPM: the slot's TPM secret and the KEK's parts (to re-seal the PIN's entry).
+    public let tpm: TPMUnlock?
 
-    public init(slot: Int, keys: DomainKeys, kek: SecretBytes) {
+    public init(slot: Int, keys: DomainKeys, kek: SecretBytes, tpm: TPMUnlock? = nil) {
         self.slot = slot
         self.keys = keys
         self.kek = kek
+        self.tpm = tpm
+    }
+
+    /// The same PIN's unlock with other domain keys (a rotation).
+    public func with(keys: DomainKeys) -> UnlockedKeys { UnlockedKeys(slot: slot, keys: keys, kek: kek, tpm: tpm) }
+}
+
+/// What a TPM unlock keeps while the vault is open.
+public struct TPMUnlock: Sendable {
+    /// The slot's TPM secret (a new PIN for the slot seals the same secret).
+    public let secret: SecretBytes
+    /// The KEK without the Skeleton secret.
+    public let baseKEK: SecretBytes
+    /// The Skeleton secret, when slot 0 was opened while the switch is armed in the TPM.
+    public let skeleton: SecretBytes?
+
+    public init(secret: SecretBytes, baseKEK: SecretBytes, skeleton: SecretBytes?) {
+        self.secret = secret
+        self.baseKEK = baseKEK
+        self.skeleton = skeleton
     }
 }

@@ -21,9 +21,14 @@ struct Init: ParsableCommand {
     @Option(name: .customLong("kdf-iterations"), help: ArgumentHelp("Argon2id passes (at least 2).", valueName: "n"))
     var kdfIterations: UInt32?
 
+    @Flag(name: .long, help: "Bind the key store to this machine's TPM 2.0 from the start (prints a recovery key).")
+    var tpm = false
+    @OptionGroup var pcr: PCROption
+
     @OptionGroup var output: JSONOption
 
     func validate() throws {
+        if pcr.pcrs != nil && !tpm { throw ValidationError("--tpm-pcrs needs --tpm") }
         if let m = kdfMemory, m < KDFParameters.floor.memoryMiB || m > KDFParameters.cap.memoryMiB {
             throw ValidationError("--kdf-memory must be between \(KDFParameters.floor.memoryMiB) and \(KDFParameters.cap.memoryMiB) MiB")
         }
@@ -68,7 +73,13 @@ struct Init: ParsableCommand {
                 if Output.stderrIsTerminal { Output.note("calibrating Argon2id on this machine…") }
                 parameters = try Argon2id.calibrate()
             }
-            let info = try LockedVault.create(at: loc, pin: secret, parameters: parameters).info()
+            var recoveryKey: SecretBytes?
+            if tpm {
+                recoveryKey = try LockedVault.createWithTPM(at: loc, pin: secret, parameters: parameters, pcrMask: pcr.mask())
+            } else {
+                try LockedVault.create(at: loc, pin: secret, parameters: parameters)
+            }
+            let info = try LockedVault(loc).info()
             if let warning = Strength.pinWarning(secret, parameters: parameters) { Output.note("nu11vlt: " + warning) }
             if output.json {
                 try Output.json(info)
@@ -76,8 +87,10 @@ struct Init: ParsableCommand {
                 print("created vault \(loc.vaultRoot)")
                 print("key store     \(loc.keyStoreRoot)")
                 print("Argon2id      \(parameters.iterations) passes, \(parameters.memoryMiB) MiB")
+                if recoveryKey != nil { print("TPM           bound to this machine's TPM (wrong PINs are counted by the hardware)") }
                 print(Self.firstRun)
             }
+            if let recoveryKey { RecoveryKeyText.show(recoveryKey, json: output.json) }
         }
     }
 }
@@ -160,20 +173,8 @@ struct Pin: ParsableCommand {
 
         /// The other PINs, asked for only when a KDF cost change re-seals every slot.
         func otherPINs() throws -> [SecretBytes] {
-            var out: [SecretBytes] = []
-            if let fd = otherPinsFD {
-                while out.count < 2, let next = try PINReader.readOptional(fd: fd) { out.append(next) }
-                return out
-            }
-            guard PINReader.hasTerminal else {
-                throw Nu11Error(.invalidArgument, "the new KDF cost re-seals every PIN of this key store, and there is no terminal to ask for the others; nothing was changed",
-                                remedy: "pass the other PINs (backup, duress) with --other-pins-fd N, an empty line if there are none")
-            }
-            Output.note("The new KDF cost applies to every PIN of this key store. Type each other PIN (backup, duress; the primary one if this is not it) so it keeps working.")
-            while out.count < 2, let next = try PINReader.readOptionalFromTerminal(prompt: "Another PIN that must keep working (Enter if none): ") {
-                out.append(next)
-            }
-            return out
+            try readOtherPINs(fd: otherPinsFD, why: "The new KDF cost applies to every PIN of this key store.",
+                              refusal: "the new KDF cost re-seals every PIN of this key store, and there is no terminal to ask for the others; nothing was changed")
         }
 
         func run() throws {

@@ -11,6 +11,7 @@ enum Failure {
         case .corrupted, .truncated: 5
         case .busy, .lockedOut: 6
         case .otherKeyStore: 8
+        case .tpm: 9
         case .unsupportedVersion, .costTooHigh: 7
         case .invalidArgument, .alreadyExists: 64
         case .io: 74

@@ -54,6 +54,39 @@ func openVault(_ location: LocationOptions, _ pin: PINOptions, prompt: String = 
     return vault
 }
 
+/// The other PINs of this key store (backup, duress; the primary one when another is
+/// typed) for a change that re-seals every slot: from `fd` one per line (an empty line or
+/// the end for none), else asked at the terminal.
+func readOtherPINs(fd: Int32?, why: String, refusal: String) throws -> [SecretBytes] {
+    var out: [SecretBytes] = []
+    if let fd {
+        while out.count < 2, let next = try PINReader.readOptional(fd: fd) { out.append(next) }
+        return out
+    }
+    guard PINReader.hasTerminal else {
+        throw Nu11Error(.invalidArgument, refusal,
+                        remedy: "pass the other PINs (backup, duress) with --other-pins-fd N, an empty line if there are none")
+    }
+    Output.note(why + " Type each other PIN (backup, duress; the primary one if this is not it) so it keeps working.")
+    while out.count < 2, let next = try PINReader.readOptionalFromTerminal(prompt: "Another PIN that must keep working (Enter if none): ") {
+        out.append(next)
+    }
+    return out
+}
+
+/// Opens the vault and keeps the PIN that opened it (for changes that seal it again).
+func openVaultKeepingPIN(_ location: LocationOptions, _ pin: PINOptions) throws -> (Vault, SecretBytes) {
+    var typed: SecretBytes?
+    let vault = try location.locked.unlock(onWait: waiting, report: printGate, readPIN: {
+        let secret = try pin.read()
+        typed = secret
+        return secret
+    })
+    vault.onNotice = { Output.note("nu11vlt: warning: \(Output.escaped($0))") }
+    guard let typed else { throw Nu11Error(.internalError, "the PIN was not read") }
+    return (vault, typed)
+}
+
 /// The gate alone, for commands that need no PIN.
 func runGate(_ location: LocationOptions) throws {
     printGate(try location.locked.sweep(onWait: waiting))

@@ -1,0 +1,189 @@
+import Crypto
+import Foundation
+
+/// What a TPM-bound key store keeps about its TPM (`tpm.n11t`, docs/FORMAT.md §4.3):
+///
+///     0   4   magic "N11T"
+///     4   1   version (1)
+///     5   3   reserved, 0
+///     8   4   PCR mask, big-endian (bit i = PCR i of the SHA-256 bank; 0 = not bound to PCRs)
+///     12  4   NV counter index, big-endian (rollback detection of the device state)
+///     16  34  the TPM's storage primary key name (identifies the TPM's owner seed)
+///     50  8   hardware Skeleton deadline on the TPM's clock (ms), big-endian; 0 = not armed
+///     58  3   bucket of each PIN entry (slot order), 0..<16, all different
+///     61  3   reserved, 0
+///     64  60  KeyWrap(slot 0's TPM secret) under the recovery key's wrapping key,
+///             associated data "N11T recovery v1"
+///     124 32n SHA-256 values of the bound PCRs at enrolment (lowest first; n = bits in the mask)
+///     then 5 objects, each a 2-byte big-endian length and TPM2B_PUBLIC || TPM2B_PRIVATE:
+///             the PIN entries of slots 0, 1, 2, the device-state object, the Skeleton object
+///             (length 0 when not armed)
+///
+/// Each PIN entry seals a 32-byte secret whose auth value is derived from the stretched PIN
+/// (so the TPM counts every wrong PIN); an entry no PIN uses seals random bytes under a
+/// random auth value and cannot be told apart. A PIN is tried only against the entry of
+/// its bucket, so one wrong PIN costs exactly one of the TPM's tries.
+public struct TPMRecord: Sendable, Equatable {
+    public static let magic: [UInt8] = Array("N11T".utf8)
+    public static let bucketCount = 16
+    static let recoveryAAD = Array("N11T recovery v1".utf8)
+
+    public var pcrMask: UInt32
+    public var nvIndex: UInt32
+    public var primaryName: [UInt8]
+    public var skeletonDeadline: UInt64
+    public var buckets: [UInt8]
+    public var recovery: [UInt8]
+    public var pcrValues: [UInt8]
+    /// The PIN entries (slot order), the device-state object, the Skeleton object.
+    public var entries: [[UInt8]]
+    public var stateObject: [UInt8]
+    public var skeletonObject: [UInt8]
+
+    public init(pcrMask: UInt32, nvIndex: UInt32, primaryName: [UInt8], buckets: [UInt8], recovery: [UInt8],
+                pcrValues: [UInt8], entries: [[UInt8]], stateObject: [UInt8]) {
+        self.pcrMask = pcrMask
+        self.nvIndex = nvIndex
+        self.primaryName = primaryName
+        skeletonDeadline = 0
+        self.buckets = buckets
+        self.recovery = recovery
+        self.pcrValues = pcrValues
+        self.entries = entries
+        self.stateObject = stateObject
+        skeletonObject = []
+    }
+
+    /// PCR indexes in the mask, lowest first.
+    public static func pcrs(in mask: UInt32) -> [Int] { (0..<24).filter { mask & (1 << UInt32($0)) != 0 } }
+
+    public func encoded() -> [UInt8] {
+        var out = Self.magic + [1, 0, 0, 0]
+        BigEndian.append(pcrMask, to: &out)
+        BigEndian.append(nvIndex, to: &out)
+        out += primaryName
+        BigEndian.append(skeletonDeadline, to: &out)
+        out += buckets + [0, 0, 0] + recovery + pcrValues
+        for object in entries + [stateObject, skeletonObject] {
+            out += [UInt8(object.count >> 8), UInt8(object.count & 0xFF)] + object
+        }
+        return out
+    }
+
+    public static func parse(_ bytes: [UInt8]) throws -> TPMRecord {
+        func damaged() -> Nu11Error {
+            Nu11Error(.corrupted, "the key store's TPM record (tpm.n11t) is damaged",
+                      remedy: "restore the key store from your own copy, or open the vault with your recovery key: `nu11vlt tpm recover`")
+        }
+        guard bytes.count >= 124, Array(bytes[0..<4]) == magic else { throw damaged() }
+        guard bytes[4] == 1 else {
+            throw Nu11Error(.unsupportedVersion, "TPM record version \(bytes[4]) is not supported", remedy: "upgrade nu11vlt")
+        }
+        let mask = BigEndian.uint32(bytes[8..<12])
+        guard mask < 1 << 24 else { throw damaged() }
+        let buckets = Array(bytes[58..<61])
+        guard buckets.allSatisfy({ Int($0) < bucketCount }), Set(buckets).count == 3 else { throw damaged() }
+        var offset = 124 + 32 * pcrs(in: mask).count
+        guard bytes.count >= offset else { throw damaged() }
+        let values = Array(bytes[124..<offset])
+        var objects: [[UInt8]] = []
+        for _ in 0..<5 {
+            guard bytes.count >= offset + 2 else { throw damaged() }
+            let length = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
+            guard bytes.count >= offset + 2 + length else { throw damaged() }
+            objects.append(Array(bytes[(offset + 2)..<(offset + 2 + length)]))
+            offset += 2 + length
+        }
+        guard offset == bytes.count, objects[0..<4].allSatisfy({ !$0.isEmpty }) else { throw damaged() }
+        var record = TPMRecord(pcrMask: mask, nvIndex: BigEndian.uint32(bytes[12..<16]), primaryName: Array(bytes[16..<50]),
+                               buckets: buckets, recovery: Array(bytes[64..<124]), pcrValues: values,
+                               entries: Array(objects[0..<3]), stateObject: objects[3])
+        record.skeletonDeadline = BigEndian.uint64(bytes[50..<58])
+        record.skeletonObject = objects[4]
+        guard (record.skeletonDeadline == 0) == record.skeletonObject.isEmpty else { throw damaged() }
+        return record
+    }
+
+    // MARK: what a PIN's stretched value gives
+
+    /// The entry a PIN is tried against (of 16).
+    public static func bucket(stretched: SecretBytes) -> UInt8 {
+        Subkey.derive(from: stretched, purpose: "tpm bucket").withUnsafeBytes { $0[0] } & UInt8(bucketCount - 1)
+    }
+
+    /// The auth value of a PIN's TPM entry.
+    public static func auth(stretched: SecretBytes) -> SecretBytes { Subkey.derive(from: stretched, purpose: "tpm auth") }
+
+    /// A bucket none of `others` uses, for an entry no PIN opens.
+    public static func freeBucket(avoiding others: [UInt8]) -> UInt8 {
+        while true {
+            let candidate = SecureRandom.bytes(1)[0] & UInt8(bucketCount - 1)
+            if !others.contains(candidate) { return candidate }
+        }
+    }
+
+    // MARK: recovery
+
+    public func recoverSecret(_ recoveryKey: SecretBytes, deviceKey: SecretBytes) throws -> SecretBytes {
+        do {
+            return try KeyWrap.unwrap(recovery, under: RecoveryKey.wrappingKey(recoveryKey, deviceKey: deviceKey),
+                                      associatedData: Self.recoveryAAD)
+        } catch {
+            throw Nu11Error(.authenticationFailed, "that recovery key does not open this key store",
+                            remedy: "type the recovery key printed when the TPM was enrolled (8 groups of 4 letters)")
+        }
+    }
+
+    public static func sealRecovery(_ secret: SecretBytes, recoveryKey: SecretBytes, deviceKey: SecretBytes) throws -> [UInt8] {
+        try KeyWrap.wrap(secret, under: RecoveryKey.wrappingKey(recoveryKey, deviceKey: deviceKey), associatedData: recoveryAAD)
+    }
+}
+
+/// The recovery key: 128 random bits written as 32 "modhex" letters (c b d e f g h i j k l n
+/// r t u v — the same on every keyboard layout) in 8 groups of 4, as systemd does. It stands
+/// in for the TPM, never for the PIN: with it and the primary PIN the primary vault opens on
+/// any machine, and the TPM can be enrolled again.
+public enum RecoveryKey {
+    static let alphabet = Array("cbdefghijklnrtuv")
+
+    public static func generate() -> SecretBytes { SecretBytes(randomCount: 16) }
+
+    /// The grouped text (shown once; never stored).
+    public static func text(_ key: SecretBytes) -> String {
+        key.withUnsafeBytes { bytes in
+            let letters = bytes.flatMap { [alphabet[Int($0 >> 4)], alphabet[Int($0 & 0x0F)]] }
+            return stride(from: 0, to: letters.count, by: 4).map { String(letters[$0..<($0 + 4)]) }.joined(separator: "-")
+        }
+    }
+
+    /// Parses what a person typed: case, spaces and dashes do not matter.
+    public static func parse(_ typed: SecretBytes) throws -> SecretBytes {
+        var nibbles: [UInt8] = []
+        defer { secureZero(&nibbles) }
+        let valid = typed.withUnsafeBytes { raw -> Bool in
+            for byte in raw {
+                let c = Character(Unicode.Scalar(byte)).lowercased().first ?? " "
+                if c == " " || c == "-" || c == "\n" || c == "\r" || c == "\t" { continue }
+                guard let i = alphabet.firstIndex(of: c) else { return false }
+                nibbles.append(UInt8(i))
+            }
+            return nibbles.count == 32
+        }
+        guard valid else {
+            throw Nu11Error(.invalidArgument, "that is not a recovery key (32 letters in 8 groups of 4, from c b d e f g h i j k l n r t u v)",
+                            remedy: "type the recovery key exactly as it was printed; dashes and spaces do not matter")
+        }
+        var bytes = (0..<16).map { nibbles[2 * $0] << 4 | nibbles[2 * $0 + 1] }
+        return SecretBytes(consuming: &bytes)
+    }
+
+    static func wrappingKey(_ key: SecretBytes, deviceKey: SecretBytes) -> SecretBytes {
+        let derived = key.withUnsafeBytes { ikm in
+            deviceKey.withUnsafeBytes { salt in
+                HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: ikm), salt: salt,
+                                       info: Array("nu11vlt recovery v1".utf8), outputByteCount: 32)
+            }
+        }
+        return derived.withUnsafeBytes { SecretBytes(copying: $0) }
+    }
+}

@@ -1,0 +1,123 @@
+import Nu11Format
+
+/// A key store bound to a TPM (master record version 2, docs/FORMAT.md §4.3): unlocking,
+/// sealing a PIN's entry, and the errors a person can act on.
+extension KeyStore {
+    static let otherMachine = Nu11Error(
+        .tpm, "this key store is bound to another machine's TPM (or this TPM was cleared)",
+        remedy: "open the vault with your recovery key and the primary PIN: `nu11vlt tpm recover` (it enrols this machine's TPM)")
+
+    /// Connects and checks that this is the TPM the key store was enrolled with.
+    func connect(_ tpm: TPMRecord) throws -> TPMConnection {
+        let connection = try TPMConnection()
+        guard try connection.primaryName() == tpm.primaryName else { throw Self.otherMachine }
+        return connection
+    }
+
+    /// Unseals an object; the TPM's refusals become errors a person can act on.
+    func unseal(_ blob: [UInt8], auth: SecretBytes?, policy: TPMPolicy, tpm: TPMRecord,
+                connection: TPMConnection) throws -> SecretBytes {
+        do {
+            return try connection.unseal(blob, auth: auth, policy: policy)
+        } catch let refusal as TPMRefusal {
+            throw explain(refusal, tpm: tpm, connection: connection)
+        }
+    }
+
+    func explain(_ refusal: TPMRefusal, tpm: TPMRecord, connection: TPMConnection) -> Nu11Error {
+        switch refusal {
+        case .wrongAuth:
+            return .wrongPIN
+        case .lockedOut:
+            let lockout = try? connection.lockout()
+            let wait = Int(lockout?.interval ?? 0)
+            let tries = lockout.map { " (\($0.failures) of \($0.maxTries) tries used)" } ?? ""
+            let when = wait > 0 ? "it forgives one wrong PIN every \(DurationText.format(Double(wait))): try again in \(DurationText.format(Double(wait)))"
+                : "it stays locked until its owner clears it (tpm2_dictionarylockout --clear-lockout)"
+            return Nu11Error(.lockedOut, "the TPM is locked out after too many wrong PINs\(tries); \(when)",
+                             remedy: "wait; the TPM counts wrong PINs itself, across programs and restarts")
+        case .pcrMismatch:
+            let now = (try? connection.pcrValues(tpm.pcrMask)) ?? []
+            let pcrs = TPMRecord.pcrs(in: tpm.pcrMask)
+            let changed = pcrs.enumerated().filter { i, _ in
+                now.count == pcrs.count * 32 && tpm.pcrValues.count == pcrs.count * 32
+                    && now[(32 * i)..<(32 * i + 32)] != tpm.pcrValues[(32 * i)..<(32 * i + 32)]
+            }.map { "PCR \($0.element)\($0.element == 7 ? " (Secure Boot policy)" : "")" }
+            let what = changed.isEmpty ? "the bound PCRs (\(pcrs.map(String.init).joined(separator: ","))) changed" : changed.joined(separator: ", ") + " changed"
+            return Nu11Error(.tpm, "the TPM refuses the key store's secrets: \(what) since enrolment",
+                             remedy: "undo the firmware or boot change, or open the vault with your recovery key (`nu11vlt tpm recover`), which enrols the TPM again with today's values")
+        case .deadlinePassed:
+            return Nu11Error(.authenticationFailed, "the PIN opens nothing: the Skeleton Switch's deadline on the TPM's clock has passed",
+                             remedy: "nothing can be recovered")
+        case .notThisTPM:
+            return Self.otherMachine
+        }
+    }
+
+    /// The PIN's unlock in a TPM-bound key store: Argon2id once, then exactly one TPM
+    /// attempt (the entry of the PIN's bucket, or — when no entry has that bucket — a
+    /// decoy attempt, so every wrong PIN costs one of the TPM's tries).
+    func unlockTPM(_ record: MasterRecord, tpm: TPMRecord, pin: SecretBytes) throws -> UnlockedKeys {
+        let connection = try connect(tpm)
+        let stretched = try record.stretch(pin: pin)
+        let bucket = TPMRecord.bucket(stretched: stretched)
+        let auth = TPMRecord.auth(stretched: stretched)
+        let policy = TPMPolicy(pcrMask: tpm.pcrMask)
+        guard let slot = tpm.buckets.firstIndex(of: bucket) else {
+            _ = try unseal(tpm.entries[Int(bucket) % 3], auth: auth, policy: policy, tpm: tpm, connection: connection)
+            throw Nu11Error.wrongPIN
+        }
+        let secret = try unseal(tpm.entries[slot], auth: auth, policy: policy, tpm: tpm, connection: connection)
+        let base = MasterRecord.kek(stretched: stretched, deviceKey: try deviceKey(), tpmSecret: secret)
+        var skeleton: SecretBytes?
+        if slot == 0 && tpm.skeletonDeadline != 0 {
+            skeleton = try unseal(tpm.skeletonObject, auth: nil, policy: skeletonPolicy(tpm), tpm: tpm, connection: connection)
+        }
+        let kek = skeleton.map { MasterRecord.skeletonKEK(base: base, skeletonSecret: $0) } ?? base
+        guard let keys = try? record.open(kek: kek, slot: slot) else { throw Nu11Error.wrongPIN }
+        return UnlockedKeys(slot: slot, keys: keys, kek: kek, tpm: TPMUnlock(secret: secret, baseKEK: base, skeleton: skeleton))
+    }
+
+    func skeletonPolicy(_ tpm: TPMRecord) -> TPMPolicy {
+        TPMPolicy(pcrMask: tpm.pcrMask, deadline: tpm.skeletonDeadline, noDA: true)
+    }
+
+    /// Seals slot `index` of a TPM-bound record for `pin`: the PIN's entry (keeping `secret`,
+    /// or a new one) and the slot under the new KEK. Returns nil when the PIN's bucket is
+    /// another slot's (the same PIN, or one that would share its TPM entry).
+    func sealTPMSlot(_ record: inout MasterRecord, slot index: Int, keys: DomainKeys, pin: SecretBytes,
+                     secret: SecretBytes?, skeleton: SecretBytes?, connection: TPMConnection) throws -> UnlockedKeys? {
+        guard var tpm = record.tpm else { throw Nu11Error(.internalError, "the key store is not bound to a TPM") }
+        let stretched = try record.stretch(pin: pin)
+        let bucket = TPMRecord.bucket(stretched: stretched)
+        if let other = tpm.buckets.firstIndex(of: bucket), other != index { return nil }
+        let tpmSecret = secret ?? SecretBytes(randomCount: 32)
+        do {
+            tpm.entries[index] = try connection.seal(tpmSecret, auth: TPMRecord.auth(stretched: stretched),
+                                                     policy: TPMPolicy(pcrMask: tpm.pcrMask))
+        } catch let refusal as TPMRefusal {
+            throw explain(refusal, tpm: tpm, connection: connection)
+        }
+        tpm.buckets[index] = bucket
+        record.tpm = tpm
+        let base = MasterRecord.kek(stretched: stretched, deviceKey: try deviceKey(), tpmSecret: tpmSecret)
+        let kek = skeleton.map { MasterRecord.skeletonKEK(base: base, skeletonSecret: $0) } ?? base
+        try record.seal(keys, slot: index, kek: kek)
+        return UnlockedKeys(slot: index, keys: keys, kek: kek, tpm: TPMUnlock(secret: tpmSecret, baseKEK: base, skeleton: skeleton))
+    }
+
+    /// An entry no PIN opens (random secret, random auth value, a bucket no other entry has).
+    static func filler(_ tpm: inout TPMRecord, slot index: Int, avoiding reserved: [UInt8] = [], connection: TPMConnection) throws {
+        tpm.entries[index] = try connection.seal(SecretBytes(randomCount: 32), auth: SecretBytes(randomCount: 32),
+                                                 policy: TPMPolicy(pcrMask: tpm.pcrMask))
+        tpm.buckets[index] = TPMRecord.freeBucket(avoiding: tpm.buckets.enumerated().filter { $0.offset != index }.map(\.element) + reserved)
+    }
+
+    /// The key that seals the device state of a TPM-bound key store: held by the TPM (an
+    /// object without PIN, not counted as a wrong PIN), so the device key alone forges nothing.
+    func stateKey(_ tpm: TPMRecord, connection: TPMConnection) throws -> SecretBytes {
+        let secret = try unseal(tpm.stateObject, auth: nil, policy: TPMPolicy(pcrMask: tpm.pcrMask, noDA: true),
+                                tpm: tpm, connection: connection)
+        return Subkey.derive(from: secret, purpose: "device state key")
+    }
+}

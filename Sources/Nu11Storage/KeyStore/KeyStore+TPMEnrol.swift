@@ -1,0 +1,213 @@
+import Nu11Format
+
+/// Binding a key store to the TPM, unbinding it, recovering it on another TPM.
+///
+/// Every change commits with one atomic write of the master record (which carries the TPM
+/// record). The device state changes sealing key on the way: the new TPM record is kept
+/// aside in `tpm.n11t` first, so a crash between the state and the master record leaves a
+/// state the next command can still read.
+extension KeyStore {
+    /// The result of an enrolment: the recovery key (to be shown once) and the primary's unlock.
+    public struct Enrolment: Sendable {
+        public let recoveryKey: SecretBytes
+        public let unlocked: UnlockedKeys
+    }
+
+    /// Binds this key store to the TPM. `pins`: the primary PIN first, then the other PINs
+    /// that must keep working (a slot whose PIN is not given stops opening — the caller
+    /// asked for them). `state`: the device state, re-sealed under the TPM.
+    public func enrollTPM(pins: [SecretBytes], pcrMask: UInt32, state: DeviceState) throws -> Enrolment {
+        let record = try readMaster()
+        guard !record.tpmBound else {
+            throw Nu11Error(.alreadyExists, "this key store is already bound to a TPM", remedy: "see `nu11vlt tpm status`")
+        }
+        guard !record.skeletonArmed else {
+            throw Nu11Error(.invalidArgument, "the Skeleton Switch is armed; nothing was changed",
+                            remedy: "disarm it (`nu11vlt skeleton disable`), enrol the TPM, then arm it again: the TPM then enforces it too")
+        }
+        let device = try deviceKey()
+        var opened: [(slot: Int, keys: DomainKeys, pin: SecretBytes)] = []
+        var buckets: [UInt8] = []
+        for pin in pins {
+            let stretched = try record.stretch(pin: pin)
+            buckets.append(TPMRecord.bucket(stretched: stretched))
+            let kek = MasterRecord.kek(stretched: stretched, deviceKey: device, tpmSecret: nil)
+            guard let (slot, keys) = try? record.open(kek: kek), !opened.contains(where: { $0.slot == slot }) else {
+                throw Nu11Error(.invalidArgument, "one of the PINs given opens no other slot of this key store; nothing was changed",
+                                remedy: "give each other PIN (backup, duress) once, exactly as it is")
+            }
+            opened.append((slot, keys, pin))
+        }
+        guard opened.first?.slot == 0 else {
+            throw Nu11Error(.invalidArgument, "enrolling the TPM needs the primary PIN; nothing was changed", remedy: "unlock with the primary PIN")
+        }
+        let connection = try TPMConnection()
+        var tpm = try newTPMRecord(pcrMask: pcrMask, reserving: buckets, connection: connection)
+        var bound = record.remade(tpm: tpm)
+        var primary: UnlockedKeys?
+        for entry in opened {
+            guard let unlocked = try sealTPMSlot(&bound, slot: entry.slot, keys: entry.keys, pin: entry.pin, secret: nil,
+                                                 skeleton: nil, connection: connection) else {
+                connection.removeCounter(tpm.nvIndex)
+                throw Nu11Error(.invalidArgument, "two PINs of this key store would share one TPM entry; nothing was changed",
+                                remedy: "change one of them (`nu11vlt pin change`), then enrol again")
+            }
+            if entry.slot == 0 { primary = unlocked }
+        }
+        guard let primary, let secret = primary.tpm?.secret else { throw Nu11Error(.internalError, "no primary entry") }
+        let recoveryKey = RecoveryKey.generate()
+        tpm = try bound.tpm ?? tpm
+        tpm.recovery = try TPMRecord.sealRecovery(secret, recoveryKey: recoveryKey, deviceKey: device)
+        bound.tpm = tpm
+        try commit(bound, tpm: tpm, state: state, connection: connection)
+        return Enrolment(recoveryKey: recoveryKey, unlocked: primary)
+    }
+
+    /// A TPM record for this TPM: its primary key's name, a new NV counter, a new state
+    /// object, three filler entries whose buckets avoid `reserving` (the PINs to be sealed).
+    func newTPMRecord(pcrMask: UInt32, reserving: [UInt8], connection: TPMConnection) throws -> TPMRecord {
+        let name = try connection.primaryName()
+        let values = pcrMask == 0 ? [] : try connection.pcrValues(pcrMask)
+        let state = try connection.seal(SecretBytes(randomCount: 32), auth: nil, policy: TPMPolicy(pcrMask: pcrMask, noDA: true))
+        let index = try connection.defineCounter()
+        var tpm = TPMRecord(pcrMask: pcrMask, nvIndex: index, primaryName: name, buckets: [0xFF, 0xFF, 0xFF],
+                            recovery: [UInt8](repeating: 0, count: 60), pcrValues: values,
+                            entries: [[0], [0], [0]], stateObject: state)
+        for slot in 0..<3 { try Self.filler(&tpm, slot: slot, avoiding: reserving, connection: connection) }
+        return tpm
+    }
+
+    /// Sets the TPM record aside, re-seals the state under it, writes the master record.
+    private func commit(_ record: MasterRecord, tpm: TPMRecord, state: DeviceState, connection: TPMConnection) throws {
+        try ProtectedFiles.writeAtomically(tpm.encoded(), to: tpmAsidePath)
+        try saveState(state, tpm: tpm, connection: connection)
+        try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
+        try ProtectedFiles.remove(tpmAsidePath)
+    }
+
+    /// Unbinds the key store from the TPM: `pins` as for enrolment (each costs one TPM try).
+    public func removeTPM(pins: [SecretBytes], state: DeviceState) throws -> UnlockedKeys {
+        let record = try readMaster()
+        guard let tpm = record.tpm else {
+            throw Nu11Error(.notFound, "this key store is not bound to a TPM", remedy: "nothing to remove")
+        }
+        guard tpm.skeletonDeadline == 0 else {
+            throw Nu11Error(.invalidArgument, "the Skeleton Switch is armed in the TPM; nothing was changed",
+                            remedy: "disarm it first (`nu11vlt skeleton disable`)")
+        }
+        let device = try deviceKey()
+        var unbound = record.remade(tpm: nil)
+        var primary: UnlockedKeys?
+        var done: Set<Int> = []
+        for pin in pins {
+            let unlocked = try unlockTPM(record, tpm: tpm, pin: pin)
+            guard done.insert(unlocked.slot).inserted else {
+                throw Nu11Error(.invalidArgument, "a PIN was given twice; nothing was changed", remedy: "give each PIN once")
+            }
+            let kek = MasterRecord.kek(stretched: try record.stretch(pin: pin), deviceKey: device, tpmSecret: nil)
+            try unbound.seal(unlocked.keys, slot: unlocked.slot, kek: kek)
+            if unlocked.slot == 0 { primary = UnlockedKeys(slot: 0, keys: unlocked.keys, kek: kek) }
+        }
+        guard let primary else {
+            throw Nu11Error(.invalidArgument, "removing the TPM needs the primary PIN; nothing was changed", remedy: "unlock with the primary PIN")
+        }
+        let connection = try connect(tpm)
+        try ProtectedFiles.writeAtomically(tpm.encoded(), to: tpmAsidePath)
+        try ProtectedFiles.writeAtomically(unbound.encoded(), to: masterPath)
+        try ProtectedFiles.writeAtomically(state.sealed(deviceKey: device), to: statePath)
+        try ProtectedFiles.remove(tpmAsidePath)
+        connection.removeCounter(tpm.nvIndex)
+        return primary
+    }
+
+    /// Opens the primary vault with the recovery key and the primary PIN, without the TPM the
+    /// key store was enrolled with, and enrols this machine's TPM (the same recovery key
+    /// keeps working). The backup and duress PINs' entries lived in the old TPM: those slots
+    /// stop opening. `state`: the device state to start from (the old one was sealed by the
+    /// old TPM).
+    public func recoverTPM(recoveryKey: SecretBytes, pin: SecretBytes, state: DeviceState) throws -> UnlockedKeys {
+        let record = try readMaster()
+        guard let old = record.tpm else {
+            throw Nu11Error(.notFound, "this key store is not bound to a TPM: there is nothing to recover",
+                            remedy: "unlock with the PIN as usual")
+        }
+        guard old.skeletonDeadline == 0 else {
+            throw Nu11Error(.tpm, "the Skeleton Switch is armed in the TPM this key store was enrolled with: only that TPM, before its deadline, opens the primary vault",
+                            remedy: "nothing else can open it; that is what the hardware switch is for")
+        }
+        let device = try deviceKey()
+        let secret = try old.recoverSecret(recoveryKey, deviceKey: device)
+        let stretched = try record.stretch(pin: pin)
+        let kek = MasterRecord.kek(stretched: stretched, deviceKey: device, tpmSecret: secret)
+        guard let keys = try? record.open(kek: kek, slot: 0) else { throw Nu11Error.wrongPIN }
+        let connection = try TPMConnection()
+        var tpm = try newTPMRecord(pcrMask: old.pcrMask, reserving: [TPMRecord.bucket(stretched: stretched)], connection: connection)
+        tpm.recovery = old.recovery
+        var bound = record
+        bound.tpm = tpm
+        guard let unlocked = try sealTPMSlot(&bound, slot: 0, keys: keys, pin: pin, secret: secret, skeleton: nil,
+                                             connection: connection) else {
+            throw Nu11Error(.internalError, "slot 0's bucket is taken")
+        }
+        try commit(bound, tpm: bound.tpm ?? tpm, state: state, connection: connection)
+        return unlocked
+    }
+
+    /// Best effort, for wipe: frees the key store's NV counter on its TPM (only on that TPM).
+    public func releaseTPMCounter() {
+        guard let tpm = try? readMaster().tpm, let connection = try? connect(tpm) else { return }
+        connection.removeCounter(tpm.nvIndex)
+    }
+
+    /// What `tpm status` shows.
+    public struct TPMStatus: Sendable, Codable {
+        public var enrolled: Bool
+        public var thisTPM: Bool?
+        public var pcrs: [Int]?
+        public var nvIndex: String?
+        public var lockoutFailures: Int?
+        public var lockoutMaxTries: Int?
+        public var lockoutIntervalSeconds: Int?
+        public var skeletonArmedInTPM: Bool?
+        public var skeletonSecondsLeft: Int?
+        public var problem: String?
+
+        /// Every key present, `null` for what is unknown (docs/JSON.md).
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(enrolled, forKey: .enrolled)
+            try c.encode(thisTPM, forKey: .thisTPM)
+            try c.encode(pcrs, forKey: .pcrs)
+            try c.encode(nvIndex, forKey: .nvIndex)
+            try c.encode(lockoutFailures, forKey: .lockoutFailures)
+            try c.encode(lockoutMaxTries, forKey: .lockoutMaxTries)
+            try c.encode(lockoutIntervalSeconds, forKey: .lockoutIntervalSeconds)
+            try c.encode(skeletonArmedInTPM, forKey: .skeletonArmedInTPM)
+            try c.encode(skeletonSecondsLeft, forKey: .skeletonSecondsLeft)
+            try c.encode(problem, forKey: .problem)
+        }
+    }
+
+    public func tpmStatus() throws -> TPMStatus {
+        guard let tpm = try readMaster().tpm else {
+            return TPMStatus(enrolled: false)
+        }
+        var status = TPMStatus(enrolled: true, pcrs: TPMRecord.pcrs(in: tpm.pcrMask),
+                               nvIndex: "0x" + String(tpm.nvIndex, radix: 16), skeletonArmedInTPM: tpm.skeletonDeadline != 0)
+        do {
+            let connection = try TPMConnection()
+            status.thisTPM = try connection.primaryName() == tpm.primaryName
+            let lockout = try connection.lockout()
+            status.lockoutFailures = Int(lockout.failures)
+            status.lockoutMaxTries = Int(lockout.maxTries)
+            status.lockoutIntervalSeconds = Int(lockout.interval)
+            if tpm.skeletonDeadline != 0, status.thisTPM == true {
+                let now = try connection.clock()
+                status.skeletonSecondsLeft = now >= tpm.skeletonDeadline ? 0 : Int((tpm.skeletonDeadline - now) / 1000)
+            }
+        } catch let error as Nu11Error {
+            status.problem = error.message
+        }
+        return status
+    }
+}

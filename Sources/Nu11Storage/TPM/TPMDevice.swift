@@ -1,0 +1,190 @@
+import CNu11TPM
+import Foundation
+import Nu11Format
+
+/// The policy a Nu11VLT TPM object carries (see `n11tpm_policy`).
+public struct TPMPolicy: Sendable {
+    public var pcrMask: UInt32
+    /// "TPM clock < deadline" (ms); 0 = none.
+    public var deadline: UInt64
+    /// Wrong auth values are not counted by the dictionary-attack lockout (objects whose auth
+    /// value is empty: the device state, the Skeleton).
+    public var noDA: Bool
+
+    public init(pcrMask: UInt32, deadline: UInt64 = 0, noDA: Bool = false) {
+        self.pcrMask = pcrMask
+        self.deadline = deadline
+        self.noDA = noDA
+    }
+}
+
+/// Why the TPM refused to unseal.
+public enum TPMRefusal: Error, Sendable {
+    /// Wrong auth value (a wrong PIN), counted by the TPM.
+    case wrongAuth
+    /// Too many wrong PINs: the TPM refuses every PIN for a while.
+    case lockedOut
+    /// The TPM's clock passed the object's deadline.
+    case deadlinePassed
+    /// The PCRs the object is bound to changed.
+    case pcrMismatch
+    /// The object does not belong to this TPM.
+    case notThisTPM
+}
+
+/// One connection to the TPM for one step of a command: opened, used, closed, every handle
+/// flushed (works with the kernel's resource manager and without one).
+public final class TPMConnection {
+    private let handle: OpaquePointer
+
+    /// The TCTI: `$NU11VLT_TPM_TCTI` (a standard TCTI string: device, swtpm, mssim, tabrmd),
+    /// else the kernel's resource manager `/dev/tpmrm0`.
+    public static func tcti() throws -> String {
+        if let conf = ProcessInfo.processInfo.environment["NU11VLT_TPM_TCTI"], !conf.isEmpty {
+            let name = conf.split(separator: ":", maxSplits: 1).first.map(String.init) ?? conf
+            // cmd would start a program, pcap would record the traffic to a file.
+            guard ["device", "swtpm", "mssim", "tabrmd"].contains(name) else {
+                throw Nu11Error(.invalidArgument, "NU11VLT_TPM_TCTI names the TCTI '\(name)', which nu11vlt does not use",
+                                remedy: "use device:/dev/tpmrm0, swtpm:…, mssim:… or tabrmd:…, or unset it")
+            }
+            return conf
+        }
+        guard POSIX.exists("/dev/tpmrm0") else {
+            throw Nu11Error(.tpm, "no TPM found (/dev/tpmrm0 does not exist and NU11VLT_TPM_TCTI is not set)",
+                            remedy: "enable the TPM in the firmware settings, or set NU11VLT_TPM_TCTI; without this machine's TPM, open the vault with your recovery key: `nu11vlt tpm recover`")
+        }
+        return "device:/dev/tpmrm0"
+    }
+
+    public init() throws {
+        let conf = try Self.tcti()
+        var out: OpaquePointer?
+        let rc = n11tpm_open(conf, &out)
+        guard rc == 0, let out else {
+            throw Nu11Error(.tpm, "the TPM could not be reached through \(conf) (\(Self.describe(rc)))",
+                            remedy: "check that the TPM is enabled and that you may use it (the 'tss' group owns /dev/tpmrm0); without it, open the vault with your recovery key: `nu11vlt tpm recover`")
+        }
+        handle = out
+    }
+
+    deinit { n11tpm_close(handle) }
+
+    static func describe(_ rc: UInt32) -> String { n11tpm_describe(rc).map { String(cString: $0) } ?? "0x\(String(rc, radix: 16))" }
+
+    private func check(_ rc: UInt32, _ what: String) throws {
+        guard rc != 0 else { return }
+        throw Nu11Error(.tpm, "the TPM failed to \(what) (\(Self.describe(rc)))",
+                        remedy: "check the TPM with `tpm2_getcap properties-variable`; without it, use your recovery key: `nu11vlt tpm recover`")
+    }
+
+    /// The storage primary key's name: the same on the same TPM, different on any other.
+    public func primaryName() throws -> [UInt8] {
+        var name = [UInt8](repeating: 0, count: 34)
+        try check(n11tpm_primary_name(handle, &name), "create its storage key")
+        return name
+    }
+
+    /// Seals `secret` under `auth` (nil: empty) and `policy`; returns the object blob.
+    public func seal(_ secret: SecretBytes, auth: SecretBytes?, policy: TPMPolicy) throws -> [UInt8] {
+        var blob = [UInt8](repeating: 0, count: 2048)
+        var length = 0
+        let rc = secret.withUnsafeBytes { data in
+            withAuth(auth) { a in
+                n11tpm_seal(handle, a.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count,
+                            data.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count,
+                            n11tpm_policy(pcr_mask: policy.pcrMask, deadline: policy.deadline, no_da: policy.noDA ? 1 : 0),
+                            &blob, blob.count, &length)
+            }
+        }
+        if n11tpm_base_code(rc) == 0x921 { throw TPMRefusal.lockedOut }
+        try check(rc, "seal a secret")
+        return Array(blob[0..<length])
+    }
+
+    /// Unseals an object; a refusal is a `TPMRefusal`, anything else a `Nu11Error`.
+    public func unseal(_ blob: [UInt8], auth: SecretBytes?, policy: TPMPolicy) throws -> SecretBytes {
+        var out = [UInt8](repeating: 0, count: 128)
+        defer { secureZero(&out) }
+        var length = 0
+        var stage: Int32 = 0
+        let rc = withAuth(auth) { a in
+            n11tpm_unseal(handle, blob, blob.count, a.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count,
+                          n11tpm_policy(pcr_mask: policy.pcrMask, deadline: policy.deadline, no_da: policy.noDA ? 1 : 0),
+                          &out, out.count, &length, &stage)
+        }
+        if rc != 0 {
+            let base = n11tpm_base_code(rc)
+            switch (base, stage) {
+            case (0x921, _): throw TPMRefusal.lockedOut
+            case (0x08E, _), (0x0A2, _): throw TPMRefusal.wrongAuth
+            case (_, 3) where base != 0: throw TPMRefusal.deadlinePassed
+            case (0x09D, 5), (0x099, 5): throw policy.pcrMask != 0 ? TPMRefusal.pcrMismatch : TPMRefusal.notThisTPM
+            case (_, 1) where base != 0: throw TPMRefusal.notThisTPM
+            default: try check(rc, "unseal a secret")
+            }
+        }
+        var secret = Array(out[0..<length])
+        return SecretBytes(consuming: &secret)
+    }
+
+    private func withAuth<R>(_ auth: SecretBytes?, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        guard let auth else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return auth.withUnsafeBytes(body)
+    }
+
+    /// The TPM's clock (ms; runs only while the TPM is powered, never backwards).
+    public func clock() throws -> UInt64 {
+        var value: UInt64 = 0
+        try check(n11tpm_clock(handle, &value), "read its clock")
+        return value
+    }
+
+    public struct Lockout: Sendable {
+        public var failures: UInt32
+        public var maxTries: UInt32
+        /// Seconds after which one failure is forgiven.
+        public var interval: UInt32
+        public var recovery: UInt32
+    }
+
+    public func lockout() throws -> Lockout {
+        var l = Lockout(failures: 0, maxTries: 0, interval: 0, recovery: 0)
+        try check(n11tpm_lockout(handle, &l.failures, &l.maxTries, &l.interval, &l.recovery), "report its lockout state")
+        return l
+    }
+
+    /// Defines a monotonic counter at a free index in the owner range; returns the index.
+    public func defineCounter() throws -> UInt32 {
+        var last: UInt32 = 0
+        for _ in 0..<16 {
+            let random = SecureRandom.bytes(3)
+            let index = 0x0180_0000 | (UInt32(random[0] & 0x3F) << 16 | UInt32(random[1]) << 8 | UInt32(random[2]))
+            last = n11tpm_nv_define(handle, index)
+            if last == 0 { return index }
+            guard n11tpm_base_code(last) == 0x14C else { break }  // TPM_RC_NV_DEFINED: try another
+        }
+        try check(last, "create its counter (an owner password on the TPM prevents it)")
+        return 0
+    }
+
+    public func incrementCounter(_ index: UInt32) throws { try check(n11tpm_nv_increment(handle, index), "advance its counter") }
+
+    /// The counter's value, or nil when it does not exist on this TPM.
+    public func readCounter(_ index: UInt32) throws -> UInt64? {
+        var value: UInt64 = 0
+        let rc = n11tpm_nv_read(handle, index, &value)
+        if rc != 0 && n11tpm_base_code(rc) == 0x08B { return nil }  // TPM_RC_HANDLE: no such index
+        try check(rc, "read its counter")
+        return value
+    }
+
+    public func removeCounter(_ index: UInt32) { _ = n11tpm_nv_undefine(handle, index) }
+
+    /// SHA-256 values of the PCRs in `mask`, 32 bytes each, lowest first.
+    public func pcrValues(_ mask: UInt32) throws -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 24 * 32)
+        var length = 0
+        try check(n11tpm_pcr_read(handle, mask, &out, out.count, &length), "read its PCRs")
+        return Array(out[0..<length])
+    }
+}

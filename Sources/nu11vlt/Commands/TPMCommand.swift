@@ -1,0 +1,157 @@
+import ArgumentParser
+import Foundation
+import Nu11Format
+import Nu11Storage
+import Nu11Vault
+
+/// `--tpm-pcrs 7` or `0,7`: the PCRs (SHA-256 bank) the TPM objects are bound to.
+struct PCROption: ParsableArguments {
+    @Option(name: .customLong("tpm-pcrs"),
+            help: ArgumentHelp("Also bind the TPM objects to these PCRs (e.g. 7, the Secure Boot policy; comma-separated, 0–23). Off by default: a firmware or Secure Boot change then locks the TPM path until you use the recovery key.",
+                               valueName: "list"))
+    var pcrs: String?
+
+    func validate() throws { _ = try mask() }
+
+    func mask() throws -> UInt32 {
+        guard let pcrs else { return 0 }
+        var mask: UInt32 = 0
+        for part in pcrs.split(separator: ",") {
+            guard let n = Int(part.trimmingCharacters(in: .whitespaces)), (0...23).contains(n) else {
+                throw ValidationError("--tpm-pcrs takes PCR numbers 0–23 separated by commas, e.g. 7 or 0,7 (got '\(part)')")
+            }
+            mask |= 1 << UInt32(n)
+        }
+        guard mask != 0 else { throw ValidationError("--tpm-pcrs names no PCR") }
+        return mask
+    }
+}
+
+enum RecoveryKeyText {
+    static func show(_ key: SecretBytes, json: Bool) {
+        let text = RecoveryKey.text(key)
+        let lines = """
+
+            Recovery key (shown only now — write it down and keep it away from this machine):
+
+                \(text)
+
+            With it and your primary PIN the vault opens on another machine, after a TPM reset or a
+            motherboard change: `nu11vlt tpm recover`. Without it, losing this TPM loses the vault.
+            """
+        if json { Output.note(lines) } else { print(lines) }
+    }
+}
+
+struct TPMCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tpm",
+        abstract: "Bind the key store to this machine's TPM 2.0 (wrong PINs counted by the hardware), or recover it.",
+        discussion: """
+            With a TPM every PIN also needs a secret the TPM releases only for that PIN: a copy of the \
+            key store is useless elsewhere, and the TPM's dictionary-attack lockout counts every wrong PIN. \
+            The TPM is reached through $NU11VLT_TPM_TCTI, else /dev/tpmrm0.
+            """,
+        subcommands: [Enroll.self, StatusCommand.self, Remove.self, Recover.self])
+
+    struct Enroll: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Bind the key store to the TPM and print a recovery key (primary PIN).")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @OptionGroup var pcr: PCROption
+        @Option(name: .customLong("other-pins-fd"),
+                help: ArgumentHelp("Read the other PINs that must keep working (backup, duress) from this descriptor, one per line, an empty line or the end for none.",
+                                   valueName: "k"))
+        var otherPinsFD: Int32?
+        @OptionGroup var output: JSONOption
+
+        func run() throws {
+            try Failure.run {
+                let (vault, typed) = try openVaultKeepingPIN(location, pin)
+                let others = try readOtherPINs(fd: otherPinsFD, why: "The TPM will guard every PIN of this key store.",
+                                               refusal: "enrolling the TPM re-seals every PIN of this key store, and there is no terminal to ask for the others; nothing was changed")
+                let key = try vault.enrollTPM(others: others, pin: typed, pcrMask: pcr.mask())
+                if output.json {
+                    try Output.json(try vault.keyStoreTPMStatus())
+                } else {
+                    print("the key store is bound to this machine's TPM")
+                }
+                RecoveryKeyText.show(key, json: output.json)
+            }
+        }
+    }
+
+    struct StatusCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "status", abstract: "Show whether the key store is bound to a TPM, and the TPM's lockout state (no PIN).")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var output: JSONOption
+
+        func run() throws {
+            try Failure.run {
+                let status = try location.locked.tpmStatus()
+                if output.json { return try Output.json(status) }
+                guard status.enrolled else {
+                    print("TPM        not bound (enrol with `nu11vlt tpm enroll`)")
+                    return
+                }
+                print("TPM        bound" + (status.thisTPM == true ? " (this machine's TPM)" : status.thisTPM == false ? " to ANOTHER TPM: use `nu11vlt tpm recover`" : ""))
+                print("PCRs       " + ((status.pcrs ?? []).isEmpty ? "none" : (status.pcrs ?? []).map(String.init).joined(separator: ",")))
+                if let failures = status.lockoutFailures, let max = status.lockoutMaxTries, let interval = status.lockoutIntervalSeconds {
+                    print("lockout    \(failures) of \(max) wrong PINs counted; one is forgiven every \(DurationText.format(Double(interval)))")
+                }
+                if status.skeletonArmedInTPM == true {
+                    print("skeleton   armed in the TPM" + (status.skeletonSecondsLeft.map { ": \(DurationText.format(Double($0))) left on the TPM's clock" } ?? ""))
+                }
+                if let problem = status.problem { print("problem    \(problem)") }
+            }
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Unbind the key store from the TPM (primary PIN; PINs are then guarded by Argon2id alone).")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @Option(name: .customLong("other-pins-fd"),
+                help: ArgumentHelp("Read the other PINs that must keep working (backup, duress) from this descriptor, one per line.", valueName: "k"))
+        var otherPinsFD: Int32?
+        @OptionGroup var output: JSONOption
+
+        func run() throws {
+            try Failure.run {
+                let (vault, typed) = try openVaultKeepingPIN(location, pin)
+                let others = try readOtherPINs(fd: otherPinsFD, why: "Removing the TPM re-seals every PIN of this key store.",
+                                               refusal: "removing the TPM re-seals every PIN of this key store, and there is no terminal to ask for the others; nothing was changed")
+                try vault.removeTPM(others: others, pin: typed)
+                if output.json { return try Output.json(try vault.keyStoreTPMStatus()) }
+                print("the key store is no longer bound to the TPM: a copy of it can again be attacked offline, as fast as Argon2id allows")
+            }
+        }
+    }
+
+    struct Recover: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Open the primary vault with the recovery key and the primary PIN, and bind it to this machine's TPM.",
+            discussion: "For a new machine, a cleared TPM or a changed PCR. Asks for the recovery key, then the primary PIN.")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @Option(name: .customLong("recovery-key-fd"),
+                help: ArgumentHelp("Read the recovery key from this file descriptor (one line) instead of the terminal.", valueName: "n"))
+        var recoveryKeyFD: Int32?
+        @OptionGroup var output: JSONOption
+
+        func run() throws {
+            try Failure.run {
+                let typed = try PINReader.read(prompt: "Recovery key: ", from: recoveryKeyFD.map { .fd($0) } ?? .terminal)
+                let key = try RecoveryKey.parse(typed)
+                let secret = try pin.read(prompt: "Primary PIN or passphrase: ")
+                let result = try location.locked.recoverTPM(recoveryKey: key, pin: secret, onWait: waiting)
+                if output.json { return try Output.json(try location.locked.tpmStatus()) }
+                print("the primary vault opens again and is bound to this machine's TPM (the same recovery key keeps working)")
+                if result.fadeDestroyed > 0 {
+                    print("\(result.fadeDestroyed) fade item(s) were destroyed: their schedule was sealed by the old TPM")
+                }
+                print("backup and duress PINs lived in the old TPM: set them again with `nu11vlt pin set-backup` / `pin set-duress` if you use them")
+            }
+        }
+    }
+}
