@@ -151,6 +151,7 @@ struct JSONShapeTests {
         try check("archive import", ["archive", "import", cli.root + "/a.nu11vlt", "--password-fd", "4"], extra: "4<\"$ROOT/apw\"")
         try Data("new-primary-9\n".utf8).write(to: URL(fileURLWithPath: cli.root + "/npin"))
         try check("pin change", ["pin", "change", "--new-pin-fd", "4"], extra: "4<\"$ROOT/npin\"")
+        try check("tpm status", ["tpm", "status"], pinFile: nil)
         try check("wipe", ["wipe", "--yes"], pinFile: nil)
         #expect(Set(documented.keys).subtracting(seen).isEmpty, "documented but not exercised: \(Set(documented.keys).subtracting(seen).sorted())")
     }

@@ -32,8 +32,13 @@ struct TPMTests {
                          code: 64, mentions: "not a recovery key")
         expectCleanError(try cli.runPinFD(["tpm", "recover", "--recovery-key-fd", "0"], stdin: Data((recovery + "\n").utf8), pin: "not the pin"),
                          code: 3, mentions: "wrong")
-        let recovered = try cli.runPinFD(["tpm", "recover", "--recovery-key-fd", "0"], stdin: Data((recovery.uppercased() + "\n").utf8))
+        let recovered = try cli.runPinFD(["tpm", "recover", "--recovery-key-fd", "0", "--json"], stdin: Data((recovery.uppercased() + "\n").utf8))
         #expect(recovered.code == 0, "recover: \(recovered.stderr)")
+        // The same object as `tpm status --json` (docs/JSON.md), as it is after the change.
+        let after = try #require(try JSONSerialization.jsonObject(with: recovered.stdout) as? [String: Any], "\(recovered.out)")
+        let status = try #require(try JSONSerialization.jsonObject(with: try cli.run(["tpm", "status", "--json"]).stdout) as? [String: Any])
+        #expect(Set(after.keys) == Set(status.keys) && status.count == 10)
+        #expect(after["thisTPM"] as? Bool == true && after["enrolled"] as? Bool == true)
         // Bound to the second TPM now: every command works there without the recovery key.
         #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == FaultTests.payload)
         #expect(try cli.run(["tpm", "status"]).out.contains("this machine's TPM"))
@@ -119,7 +124,16 @@ struct TPMTests {
         let tpm = try SoftwareTPM()
         let cli = try CLI()
         _ = try cli.initTPMVault(tpm)
-        try tpm.lockout(maxTries: 10, recoverySeconds: 1)
+        try tpm.lockout(maxTries: 20, recoverySeconds: 1)
+        // A rollback: the state from before five wrong PINs, restored, is caught by the TPM's counter.
+        let before = try Data(contentsOf: URL(fileURLWithPath: cli.keystore + "/state.n11s"))
+        for _ in 1...5 { _ = try cli.runPinFD(["list"], pin: "wrong") }
+        try before.write(to: URL(fileURLWithPath: cli.keystore + "/state.n11s"))
+        let rolledBack = try cli.run(["list"], pinStdin: true)
+        expectCleanError(rolledBack, code: 6, mentions: "try again in 60 minutes")
+        #expect(rolledBack.stderr.contains("device state was missing or altered"))
+        try before.write(to: URL(fileURLWithPath: cli.keystore + "/state.n11s"))
+        // The same with a forgery sealed under the device key.
         for _ in 1...5 { _ = try cli.runPinFD(["list"], pin: "wrong") }
         expectCleanError(try cli.run(["list"], pinStdin: true), code: 6, mentions: "try again")
         try Self.forge(cli.keystore, failures: 0, skeletonCheckin: nil)

@@ -22,7 +22,7 @@ extension KeyStore {
         var record = try readMaster()
         if let tpm = record.tpm {
             guard index != 0 else { throw Nu11Error(.internalError, "slot 0 is sealed by init or a PIN change") }
-            let connection = try connect(tpm)
+            let connection = try openTPM(tpm)
             guard try sealTPMSlot(&record, slot: index, keys: keys, pin: pin, secret: nil, skeleton: nil,
                                   connection: connection) != nil else { return false }
             try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
@@ -40,7 +40,7 @@ extension KeyStore {
         var record = try readMaster()
         record.clear(slot: index)
         if var tpm = record.tpm {
-            try Self.filler(&tpm, slot: index, connection: connect(tpm))
+            try Self.filler(&tpm, slot: index, connection: openTPM(tpm))
             if index == 0 {
                 tpm.skeletonDeadline = 0
                 tpm.skeletonObject = []
@@ -66,7 +66,7 @@ extension KeyStore {
             try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
             return unlocked
         }
-        let connection = try connect(tpm)
+        let connection = try openTPM(tpm)
         var secret: SecretBytes?
         if armed {
             let skeleton = held.skeleton ?? SecretBytes(randomCount: 32)
@@ -92,7 +92,7 @@ extension KeyStore {
     /// (the TPM refuses the Skeleton secret, whatever the system clock or the state files say).
     public func hardwareSkeletonExpired() throws -> Bool {
         guard let tpm = try readMaster().tpm, tpm.skeletonDeadline != 0 else { return false }
-        let connection = try connect(tpm)
+        let connection = try openTPM(tpm)
         do {
             _ = try connection.unseal(tpm.skeletonObject, auth: nil, policy: skeletonPolicy(tpm))
             return false

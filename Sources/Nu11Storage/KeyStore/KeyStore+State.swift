@@ -19,7 +19,7 @@ extension KeyStore {
         guard POSIX.exists(statePath) else { return .missing }
         let bytes = try ProtectedFiles.read(statePath, limit: 16 << 20)
         if let tpm = try readMaster().tpm {
-            let connection = try connect(tpm)
+            let connection = try openTPM(tpm)
             guard let state = try? DeviceState.open(bytes, deviceKey: stateKey(tpm, connection: connection)),
                   let counter = try connection.readCounter(tpm.nvIndex), let written = state.tpmCounter,
                   written == counter || written == counter &+ 1 else { return .damaged }
@@ -29,7 +29,7 @@ extension KeyStore {
         // An enrolment or removal interrupted between the state and the master record: the
         // state is sealed under the TPM record kept aside for that moment.
         if let aside = try? TPMRecord.parse(ProtectedFiles.read(tpmAsidePath, limit: 64 << 10)),
-           let connection = try? connect(aside), let key = try? stateKey(aside, connection: connection),
+           let connection = try? openTPM(aside), let key = try? stateKey(aside, connection: connection),
            let state = try? DeviceState.open(bytes, deviceKey: key) {
             return .loaded(state)
         }
@@ -41,7 +41,7 @@ extension KeyStore {
             try ProtectedFiles.writeAtomically(state.sealed(deviceKey: deviceKey()), to: statePath)
             return
         }
-        try saveState(state, tpm: tpm, connection: connect(tpm))
+        try saveState(state, tpm: tpm, connection: openTPM(tpm))
     }
 
     /// Writes the state under `tpm`'s state key with the next counter value, then counts.

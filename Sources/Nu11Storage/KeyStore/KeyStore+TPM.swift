@@ -8,7 +8,7 @@ extension KeyStore {
         remedy: "open the vault with your recovery key and the primary PIN: `nu11vlt tpm recover` (it enrols this machine's TPM)")
 
     /// Connects and checks that this is the TPM the key store was enrolled with.
-    func connect(_ tpm: TPMRecord) throws -> TPMConnection {
+    func openTPM(_ tpm: TPMRecord) throws -> TPMConnection {
         let connection = try TPMConnection()
         guard try connection.primaryName() == tpm.primaryName else { throw Self.otherMachine }
         return connection
@@ -58,7 +58,7 @@ extension KeyStore {
     /// attempt (the entry of the PIN's bucket, or — when no entry has that bucket — a
     /// decoy attempt, so every wrong PIN costs one of the TPM's tries).
     func unlockTPM(_ record: MasterRecord, tpm: TPMRecord, pin: SecretBytes) throws -> UnlockedKeys {
-        let connection = try connect(tpm)
+        let connection = try openTPM(tpm)
         let stretched = try record.stretch(pin: pin)
         let bucket = TPMRecord.bucket(stretched: stretched)
         let auth = TPMRecord.auth(stretched: stretched)

@@ -111,7 +111,7 @@ extension KeyStore {
         guard let primary else {
             throw Nu11Error(.invalidArgument, "removing the TPM needs the primary PIN; nothing was changed", remedy: "unlock with the primary PIN")
         }
-        let connection = try connect(tpm)
+        let connection = try openTPM(tpm)
         try ProtectedFiles.writeAtomically(tpm.encoded(), to: tpmAsidePath)
         try ProtectedFiles.writeAtomically(unbound.encoded(), to: masterPath)
         try ProtectedFiles.writeAtomically(state.sealed(deviceKey: device), to: statePath)
@@ -155,7 +155,7 @@ extension KeyStore {
 
     /// Best effort, for wipe: frees the key store's NV counter on its TPM (only on that TPM).
     public func releaseTPMCounter() {
-        guard let tpm = try? readMaster().tpm, let connection = try? connect(tpm) else { return }
+        guard let tpm = try? readMaster().tpm, let connection = try? openTPM(tpm) else { return }
         connection.removeCounter(tpm.nvIndex)
     }
 

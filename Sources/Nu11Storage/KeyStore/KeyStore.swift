@@ -81,7 +81,7 @@ public final class KeyStore: Sendable {
                                 remedy: "remove the TPM enrolment (`nu11vlt tpm remove`), change the cost, then enrol again")
             }
             guard let held = current.tpm else { throw Nu11Error(.internalError, "a TPM unlock without its TPM secret") }
-            let connection = try connect(tpm)
+            let connection = try openTPM(tpm)
             guard let changed = try sealTPMSlot(&record, slot: slot, keys: keys, pin: new, secret: held.secret,
                                                 skeleton: held.skeleton, connection: connection) else {
                 throw Self.pinInUse

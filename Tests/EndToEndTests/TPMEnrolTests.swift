@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+/// Enrolling an existing vault (with its backup PIN), removing the TPM, PCR binding, and the
+/// system calls of a TPM session.
+@Suite("TPM 2.0: enrol and remove with other PINs, PCRs, no network", .enabled(if: SoftwareTPM.available))
+struct TPMEnrolTests {
+    @Test("tpm enroll keeps the backup PIN working (given on --other-pins-fd); without a TPM it is refused; tpm remove returns to version 1")
+    func enrolAndRemove() throws {
+        let tpm = try SoftwareTPM()
+        let cli = try CLI()
+        try cli.initVault()
+        let id = try #require(try cli.importIDs([cli.file("a.bin", [5, 6, 7])]).first)
+        try Data("backup pin 42\n".utf8).write(to: URL(fileURLWithPath: cli.root + "/bpin"))
+        let backup = try cli.spawn("/bin/sh", ["-c", "exec \"$1\" pin set-backup --new-pin-fd 4 --pin-fd 3 3<<EOF 4<\"$0/bpin\"\n\(cli.pin)\nEOF\n",
+                                               cli.root, CLI.binary])
+        #expect(backup.code == 0, "set-backup: \(backup.stderr)")
+        let backupID = try #require(try cli.runPinFD(["import", cli.file("b.bin", [8])], pin: "backup pin 42").out.split(separator: "\n").first.map { String($0.prefix(32)) })
+
+        // No TPM reachable: refused, nothing changed.
+        cli.environment["NU11VLT_TPM_TCTI"] = "swtpm:path=" + cli.root + "/none"
+        expectCleanError(try cli.run(["tpm", "enroll", "--other-pins-fd", "0"], stdin: Data("\n".utf8), pinStdin: true),
+                         code: 9, mentions: "could not be reached")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: cli.keystore + "/master.n11k"))[4] == 1)
+
+        cli.environment["NU11VLT_TPM_TCTI"] = tpm.tcti
+        let enrol = try cli.spawn("/bin/sh", ["-c", "exec \"$1\" tpm enroll --other-pins-fd 4 --pin-fd 3 3<<EOF 4<\"$0/bpin\"\n\(cli.pin)\nEOF\n",
+                                              cli.root, CLI.binary])
+        #expect(enrol.code == 0, "enroll: \(enrol.stderr)")
+        #expect(enrol.out.contains("Recovery key"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: cli.keystore + "/master.n11k"))[4] == 2)
+        #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == Data([5, 6, 7]))
+        // The backup PIN opens the backup vault only, through the TPM.
+        let listed = try cli.runPinFD(["list"], pin: "backup pin 42")
+        #expect(listed.code == 0 && listed.out.contains(backupID) && !listed.out.contains(id), "\(listed.out) \(listed.stderr)")
+        expectCleanError(try cli.run(["tpm", "enroll", "--other-pins-fd", "0"], stdin: Data("\n".utf8), pinStdin: true),
+                         code: 64, mentions: "already bound")
+
+        // Remove: both PINs keep working without the TPM.
+        let remove = try cli.spawn("/bin/sh", ["-c", "exec \"$1\" tpm remove --other-pins-fd 4 --pin-fd 3 3<<EOF 4<\"$0/bpin\"\n\(cli.pin)\nEOF\n",
+                                               cli.root, CLI.binary])
+        #expect(remove.code == 0, "remove: \(remove.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: cli.keystore + "/master.n11k"))[4] == 1)
+        cli.environment["NU11VLT_TPM_TCTI"] = "swtpm:path=" + cli.root + "/none"
+        #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == Data([5, 6, 7]))
+        #expect(try cli.runPinFD(["list"], pin: "backup pin 42").out.contains(backupID))
+        #expect(try cli.run(["tpm", "status"]).out.contains("not bound"))
+    }
+
+    @Test("--tpm-pcrs 7: a changed PCR 7 makes the TPM refuse, the message names it, the recovery key re-enrols")
+    func pcrBinding() throws {
+        let tpm = try SoftwareTPM()
+        let cli = try CLI()
+        let recovery = try cli.initTPMVault(tpm, extra: ["--tpm-pcrs", "7"])
+        #expect(try cli.run(["list"], pinStdin: true).code == 0)
+        #expect(try cli.run(["tpm", "status"]).out.contains("PCRs       7"))
+        let extend = try tpm.tool("tpm2_pcrextend", ["7:sha256=" + String(repeating: "ab", count: 32)])
+        #expect(extend.code == 0, "\(extend.out)")
+        expectCleanError(try cli.run(["list"], pinStdin: true), code: 9, mentions: "PCR 7 (Secure Boot policy) changed")
+        let recovered = try cli.runPinFD(["tpm", "recover", "--recovery-key-fd", "0"], stdin: Data((recovery + "\n").utf8))
+        #expect(recovered.code == 0, "recover: \(recovered.stderr)")
+        #expect(try cli.run(["list"], pinStdin: true).code == 0)
+        expectCleanError(try cli.run(["init", "--tpm-pcrs", "7"], pinStdin: true), code: 64, mentions: "needs --tpm")
+        expectCleanError(try cli.run(["tpm", "enroll", "--tpm-pcrs", "24"], pinStdin: true), code: 64, mentions: "0–23")
+    }
+
+    @Test("a TPM session opens no socket but the TPM's Unix socket (strace)")
+    func unixSocketOnly() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else {
+            Issue.record("strace is not installed (make test installs it)")
+            return
+        }
+        let tpm = try SoftwareTPM()
+        let cli = try CLI()
+        cli.environment["NU11VLT_TPM_TCTI"] = tpm.tcti
+        let file = cli.file("x.bin", Array(repeating: 3, count: 20_000))
+        var all = ""
+        for (i, args) in [["init", "--tpm", "--kdf-memory", "19", "--kdf-iterations", "2"], ["import", file], ["list"],
+                          ["skeleton", "enable", "--interval", "2h"], ["checkin"]].enumerated() {
+            let log = cli.root + "/net-\(i)"
+            let r = try cli.spawn("/usr/bin/strace", ["-f", "-qq", "-e", "trace=network", "-o", log, CLI.binary] + args + ["--pin-stdin"],
+                                  input: Data((cli.pin + "\n").utf8))
+            #expect(r.code == 0, "\(args): \(r.stderr)")
+            all += try String(contentsOfFile: log, encoding: .utf8)
+        }
+        let sockets = all.split(separator: "\n").filter { $0.contains("socket(") }
+        #expect(!sockets.isEmpty, "the TPM was reached through its socket")
+        #expect(sockets.allSatisfy { $0.contains("AF_UNIX") }, "\(sockets.filter { !$0.contains("AF_UNIX") }.prefix(3))")
+        #expect(!all.contains("AF_INET"), "an IP socket was used")
+        let connects = all.split(separator: "\n").filter { $0.contains("connect(") }
+        #expect(connects.allSatisfy { $0.contains(tpm.dir) }, "\(connects.prefix(3))")
+    }
+}
