@@ -60,9 +60,20 @@ struct FaultTests {
         ["/bin/sh", "-c", "exec \"$0\" \"$@\" --pin-fd 3 3<\"${NU11VLT_VAULT%/vault}/pin\"", CLI.binary] + args
     }
 
-    func run(_ name: String, _ scenario: Scenario, errno code: Int32 = EIO) throws {
+    /// With `tpm`, the vault's machine has a software TPM, and every trial gets that TPM as it
+    /// was when the vault was prepared (a copy of its state): each trial is its own machine.
+    func run(_ name: String, _ scenario: Scenario, errno code: Int32 = EIO, tpm: Bool = false) throws {
         try #require(FaultShim.library != nil, "the fault shim did not build (cc missing?)")
         let template = try CLI()
+        let templateTPM = tpm ? try SoftwareTPM() : nil
+        var machines: [SoftwareTPM] = []
+        func machine(for cli: CLI) throws {
+            guard let templateTPM else { return }
+            let copy = try SoftwareTPM(stateFrom: templateTPM.dir + "/state")
+            cli.environment["NU11VLT_TPM_TCTI"] = copy.tcti
+            machines.append(copy)
+        }
+        if let templateTPM { template.environment["NU11VLT_TPM_TCTI"] = templateTPM.tcti }
         try template.initVault()
         try Data((template.pin + "\n").utf8).write(to: URL(fileURLWithPath: template.root + "/pin"))
         let committed = try scenario.prepare(template)
@@ -70,6 +81,8 @@ struct FaultTests {
         for part in ["vault", "keystore"] {
             try FileManager.default.copyItem(atPath: template.root + "/" + part, toPath: template.root + "/prepared/" + part)
         }
+        templateTPM?.stop()
+        try machine(for: template)
         let countFile = template.root + "/.count"
         let dry = try FaultShim.run(template, scenario.command(template), input: scenario.input(template), at: 0, countFile: countFile)
         #expect(dry.code == 0, "\(name) without faults: \(dry.stderr)")
@@ -84,6 +97,8 @@ struct FaultTests {
             for part in ["vault", "keystore"] {
                 try FileManager.default.copyItem(atPath: template.root + "/prepared/" + part, toPath: trial.root + "/" + part)
             }
+            machines.removeAll()
+            try machine(for: trial)
             let r = try FaultShim.run(trial, scenario.command(trial), input: scenario.input(trial), at: at, errno: code)
             let place = "\(name), call \(at) of \(calls)"
             #expect(r.code == 0 || (r.code >= 3 && r.code < 128), "\(place): exit \(r.code) \(r.stderr)")
@@ -197,10 +212,15 @@ struct FaultTests {
             }))
     }
 
-    @Test("fade set") func fadeSet() throws {
+    @Test("fade set") func fadeSet() throws { try run("fade set", fadeScenario(enrolTPM: false)) }
+
+    func fadeScenario(enrolTPM: Bool) -> Scenario {
         nonisolated(unsafe) var permanent = ""
-        try run("fade set", Scenario(
+        return Scenario(
             prepare: { cli in
+                if enrolTPM {
+                    #expect(try cli.run(["tpm", "enroll", "--other-pins-fd", "0"], stdin: Data("\n".utf8), pinStdin: true).code == 0)
+                }
                 permanent = try cli.importIDs([cli.file("p.jpg", Array(Self.payload))])[0]
                 return [:]
             },
@@ -214,7 +234,7 @@ struct FaultTests {
                 #expect(fading == ok, "fade set said \(ok ? "done" : "failed") but the item \(fading ? "fades" : "is permanent")")
                 if let id = copies.first?["id"] as? String { try exports(cli, [id: Self.payload], pin: cli.pin, "the item") }
                 return cli.pin
-            }))
+            })
     }
 
     @Test("pin change") func pinChange() throws {

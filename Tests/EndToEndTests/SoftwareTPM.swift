@@ -14,9 +14,15 @@ final class SoftwareTPM {
     /// The TCTI string for `NU11VLT_TPM_TCTI` (a Unix socket: no TCP anywhere).
     var tcti: String { "swtpm:path=\(dir)/sock" }
 
-    init() throws {
+    /// A new TPM, or (`stateFrom`) the same machine's TPM as it was when that state was saved.
+    init(stateFrom: String? = nil) throws {
         dir = "/tmp/n11tpm-" + UUID().uuidString.prefix(8)
-        try FileManager.default.createDirectory(atPath: dir + "/state", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        if let stateFrom {
+            try FileManager.default.copyItem(atPath: stateFrom, toPath: dir + "/state")
+        } else {
+            try FileManager.default.createDirectory(atPath: dir + "/state", withIntermediateDirectories: true)
+        }
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/swtpm")
         process.arguments = ["socket", "--tpm2", "--tpmstate", "dir=\(dir)/state",
@@ -30,9 +36,15 @@ final class SoftwareTPM {
     }
 
     deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    /// Stops the TPM (its permanent state stays in `dir/state`).
+    func stop() {
+        guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)  // swtpm may ignore SIGTERM while a client is connected
         process.waitUntilExit()
-        try? FileManager.default.removeItem(atPath: dir)
     }
 
     /// Runs a tpm2-tools command against this TPM.

@@ -133,10 +133,11 @@ struct TPMTests {
         expectCleanError(rolledBack, code: 6, mentions: "try again in 60 minutes")
         #expect(rolledBack.stderr.contains("device state was missing or altered"))
         try before.write(to: URL(fileURLWithPath: cli.keystore + "/state.n11s"))
-        // The same with a forgery sealed under the device key.
+        // The same with a forgery sealed under the device key, carrying the TPM counter's value
+        // (anyone on the machine can read it).
         for _ in 1...5 { _ = try cli.runPinFD(["list"], pin: "wrong") }
         expectCleanError(try cli.run(["list"], pinStdin: true), code: 6, mentions: "try again")
-        try Self.forge(cli.keystore, failures: 0, skeletonCheckin: nil)
+        try Self.forge(cli.keystore, failures: 0, skeletonCheckin: nil, tpmCounter: Self.counter(cli, tpm))
         let r = try cli.run(["list"], pinStdin: true)
         expectCleanError(r, code: 6, mentions: "try again in 60 minutes")
         #expect(r.stderr.contains("device state was missing or altered"))
@@ -145,15 +146,27 @@ struct TPMTests {
         let armed = try CLI()
         _ = try armed.initTPMVault(tpm)
         #expect(try armed.run(["skeleton", "enable", "--interval", "2h"], pinStdin: true).code == 0)
-        try Self.forge(armed.keystore, failures: 0, skeletonCheckin: Date().timeIntervalSince1970 + 86_400 * 365)
+        try Self.forge(armed.keystore, failures: 0, skeletonCheckin: Date().timeIntervalSince1970 + 86_400 * 365,
+                       tpmCounter: Self.counter(armed, tpm))
         let fired = try armed.run(["list"], pinStdin: true)
         #expect(fired.code != 0 && fired.stderr.contains("Skeleton Switch fired"), "\(fired.stderr)")
     }
 
+    /// The key store's NV counter as anyone on the machine can read it (tpm2_nvread).
+    static func counter(_ cli: CLI, _ tpm: SoftwareTPM) throws -> UInt64 {
+        let status = try #require(try JSONSerialization.jsonObject(with: try cli.run(["tpm", "status", "--json"]).stdout) as? [String: Any])
+        let index = try #require(status["nvIndex"] as? String)
+        let out = tpm.dir + "/nv.bin"
+        let r = try tpm.tool("tpm2_nvread", [index, "-C", index, "-s", "8", "-o", out])
+        #expect(r.code == 0, "tpm2_nvread: \(r.out)")
+        return try Data(contentsOf: URL(fileURLWithPath: out)).reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
     /// Writes a device state sealed the way version 1 seals it, with the device key from the
     /// key store (what anyone who can read and write the key store can do).
-    static func forge(_ keystore: String, failures: Int, skeletonCheckin: Double?) throws {
+    static func forge(_ keystore: String, failures: Int, skeletonCheckin: Double?, tpmCounter: UInt64? = nil) throws {
         var state: [String: Any] = ["latestSeen": Date().timeIntervalSince1970, "failures": failures, "lockedUntil": 0, "fade": []]
+        if let tpmCounter { state["tpmCounter"] = tpmCounter }
         if let skeletonCheckin { state["skeleton"] = ["interval": 7200, "lastCheckin": skeletonCheckin, "secure": false] }
         let json = String(decoding: try JSONSerialization.data(withJSONObject: state, options: [.sortedKeys]), as: UTF8.self)
         let script = """

@@ -39,9 +39,11 @@ extension KeyStore {
     public func saveState(_ state: DeviceState) throws {
         guard let tpm = try readMaster().tpm else {
             try ProtectedFiles.writeAtomically(state.sealed(deviceKey: deviceKey()), to: statePath)
+            if POSIX.exists(tpmAsidePath) { try? ProtectedFiles.remove(tpmAsidePath) }
             return
         }
         try saveState(state, tpm: tpm, connection: openTPM(tpm))
+        if POSIX.exists(tpmAsidePath) { try? ProtectedFiles.remove(tpmAsidePath) }
     }
 
     /// Writes the state under `tpm`'s state key with the next counter value, then counts.

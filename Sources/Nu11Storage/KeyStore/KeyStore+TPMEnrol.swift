@@ -56,11 +56,30 @@ extension KeyStore {
         }
         guard let primary, let secret = primary.tpm?.secret else { throw Nu11Error(.internalError, "no primary entry") }
         let recoveryKey = RecoveryKey.generate()
-        tpm = try bound.tpm ?? tpm
+        tpm = bound.tpm ?? tpm
         tpm.recovery = try TPMRecord.sealRecovery(secret, recoveryKey: recoveryKey, deviceKey: device)
         bound.tpm = tpm
         try commit(bound, tpm: tpm, state: state, connection: connection)
         return Enrolment(recoveryKey: recoveryKey, unlocked: primary)
+    }
+
+    /// Sets the TPM record aside, re-seals the state under it, writes the master record (the
+    /// commit point). Before it, a failure frees the new NV counter; after it, leaving the
+    /// aside copy behind is harmless (the next state write removes it).
+    private func commit(_ record: MasterRecord, tpm: TPMRecord, state: DeviceState, connection: TPMConnection) throws {
+        do {
+            try ProtectedFiles.writeAtomically(tpm.encoded(), to: tpmAsidePath)
+            try saveState(state, tpm: tpm, connection: connection)
+            do {
+                try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
+            } catch let error as Nu11Error where error.tookEffect {
+                return  // committed; only its durability step failed
+            }
+        } catch {
+            connection.removeCounter(tpm.nvIndex)
+            throw error
+        }
+        try? ProtectedFiles.remove(tpmAsidePath)
     }
 
     /// A TPM record for this TPM: its primary key's name, a new NV counter, a new state
@@ -75,14 +94,6 @@ extension KeyStore {
                             entries: [[0], [0], [0]], stateObject: state)
         for slot in 0..<3 { try Self.filler(&tpm, slot: slot, avoiding: reserving, connection: connection) }
         return tpm
-    }
-
-    /// Sets the TPM record aside, re-seals the state under it, writes the master record.
-    private func commit(_ record: MasterRecord, tpm: TPMRecord, state: DeviceState, connection: TPMConnection) throws {
-        try ProtectedFiles.writeAtomically(tpm.encoded(), to: tpmAsidePath)
-        try saveState(state, tpm: tpm, connection: connection)
-        try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
-        try ProtectedFiles.remove(tpmAsidePath)
     }
 
     /// Unbinds the key store from the TPM: `pins` as for enrolment (each costs one TPM try).
@@ -113,10 +124,15 @@ extension KeyStore {
         }
         let connection = try openTPM(tpm)
         try ProtectedFiles.writeAtomically(tpm.encoded(), to: tpmAsidePath)
-        try ProtectedFiles.writeAtomically(unbound.encoded(), to: masterPath)
-        try ProtectedFiles.writeAtomically(state.sealed(deviceKey: device), to: statePath)
-        try ProtectedFiles.remove(tpmAsidePath)
-        connection.removeCounter(tpm.nvIndex)
+        do {
+            try ProtectedFiles.writeAtomically(unbound.encoded(), to: masterPath)
+        } catch let error as Nu11Error where error.tookEffect {}
+        // After the commit point: a state left under the TPM key is read through the aside
+        // copy until the next state write re-seals it under the device key.
+        if (try? ProtectedFiles.writeAtomically(state.sealed(deviceKey: device), to: statePath)) != nil {
+            try? ProtectedFiles.remove(tpmAsidePath)
+            connection.removeCounter(tpm.nvIndex)
+        }
         return primary
     }
 

@@ -1,0 +1,24 @@
+import Foundation
+import Testing
+
+/// Fault injection for the commands that write a TPM-bound key store: each trial runs on a
+/// copy of the TPM as it was when the vault was prepared.
+extension FaultTests {
+    @Test("tpm enroll", .enabled(if: SoftwareTPM.available)) func tpmEnroll() throws {
+        try run("tpm enroll", Scenario(
+            prepare: { cli in [try cli.importIDs([cli.file("a.jpg", [4, 2])])[0]: Data([4, 2])] },
+            command: { _ in [CLI.binary, "tpm", "enroll", "--pin-stdin", "--other-pins-fd", "0"] },
+            input: { cli in Data("\(cli.pin)\n\n".utf8) },
+            verify: { cli, ok in
+                let version = try Data(contentsOf: URL(fileURLWithPath: cli.keystore + "/master.n11k"))[4]
+                #expect(version == (ok ? 2 : 1), "tpm enroll said \(ok ? "done" : "failed") but the master record is version \(version)")
+                let status = try cli.run(["tpm", "status", "--json"])
+                #expect(status.code == 0, "tpm status: \(status.stderr)")
+                return cli.pin
+            }), tpm: true)
+    }
+
+    @Test("fade set, TPM-bound (the device state under the TPM)", .enabled(if: SoftwareTPM.available)) func fadeSetTPM() throws {
+        try run("fade set (TPM)", fadeScenario(enrolTPM: true), tpm: true)
+    }
+}
