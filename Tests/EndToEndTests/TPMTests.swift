@@ -50,12 +50,14 @@ struct TPMTests {
         expectCleanError(try cli.run(["list"], pinStdin: true), code: 9, mentions: "could not be reached")
         cli.environment["NU11VLT_TPM_TCTI"] = "cmd:tpm2_startup"
         expectCleanError(try cli.run(["list"], pinStdin: true), code: 64, mentions: "does not use")
+        cli.environment["NU11VLT_TPM_TCTI"] = "swtpm:host=192.0.2.7,port=2321"
+        expectCleanError(try cli.run(["list"], pinStdin: true), code: 64, mentions: "uses no network")
     }
 
     @Test("wrong PINs trip the TPM's lockout after its max tries; the message says how long; the right PIN works after the recovery time")
     func lockout() throws {
         let tpm = try SoftwareTPM()
-        let cli = try CLI()
+        let cli = try CLI(pin: "482913")
         _ = try cli.initTPMVault(tpm)
         try tpm.lockout(maxTries: 3, recoverySeconds: 2)
         for i in 1...3 {

@@ -80,7 +80,8 @@ struct Init: ParsableCommand {
                 try LockedVault.create(at: loc, pin: secret, parameters: parameters)
             }
             let info = try LockedVault(loc).info()
-            if let warning = Strength.pinWarning(secret, parameters: parameters) { Output.note("nu11vlt: " + warning) }
+            // With the TPM no guess can be checked offline, and the TPM counts the online ones.
+            if !tpm, let warning = Strength.pinWarning(secret, parameters: parameters) { Output.note("nu11vlt: " + warning) }
             if output.json {
                 try Output.json(info)
             } else {
@@ -185,7 +186,9 @@ struct Pin: ParsableCommand {
                 let pending = try vault.pendingKDFCost()
                 let others = pending == nil ? [] : try otherPINs()
                 let cost = try pending ?? vault.kdfCost()
-                if let warning = Strength.pinWarning(new, parameters: cost) { Output.note("nu11vlt: " + warning) }
+                if try !vault.keyStoreTPMStatus().enrolled, let warning = Strength.pinWarning(new, parameters: cost) {
+                    Output.note("nu11vlt: " + warning)
+                }
                 let line = RekeyProgressLine(quiet: quiet.quiet || output.json)
                 try vault.changePIN(new: new, others: others, rotate: !keepKeys, progress: line.update)
                 line.finish()
