@@ -102,13 +102,18 @@ printf 'second-pin\nviolet-quartz-tulip-orbit-canyon\n' | NU11VLT_VAULT="$WORK/v
 printf 'second-pin\n' | NU11VLT_VAULT="$WORK/vault2" NU11VLT_KEYSTORE="$WORK/keystore2" "$BIN" list --pin-stdin
 
 step "TPM 2.0: a vault whose PINs the TPM guards (a software TPM stands in for the laptop's)"
+# start_tpm DIR: a software TPM on DIR/sock (a "machine"); its process ID in TPMPIDS.
+TPMPIDS=""
+start_tpm() {
+  mkdir -p "$1"
+  swtpm socket --tpm2 --tpmstate dir="$1" --server type=unixio,path="$1/sock" \
+    --ctrl type=unixio,path="$1/sock.ctrl" --flags not-need-init,startup-clear >/dev/null 2>&1 &
+  TPMPIDS="$TPMPIDS $!"
+  trap 'kill -9 $TPMPIDS 2>/dev/null; rm -rf "$WORK"' EXIT
+  for _ in 1 2 3 4 5 6 7 8 9 10; do [ -S "$1/sock" ] && break; sleep 0.1; done
+}
 if command -v swtpm >/dev/null 2>&1; then
-  mkdir -p "$WORK/tpm"
-  swtpm socket --tpm2 --tpmstate dir="$WORK/tpm" --server type=unixio,path="$WORK/tpm/sock" \
-    --ctrl type=unixio,path="$WORK/tpm/sock.ctrl" --flags not-need-init,startup-clear >/dev/null 2>&1 &
-  TPMPID=$!
-  trap 'kill -9 $TPMPID 2>/dev/null; rm -rf "$WORK"' EXIT
-  for _ in 1 2 3 4 5 6 7 8 9 10; do [ -S "$WORK/tpm/sock" ] && break; sleep 0.1; done
+  start_tpm "$WORK/tpm"
   export NU11VLT_TPM_TCTI="swtpm:path=$WORK/tpm/sock"
   t3() { NU11VLT_VAULT="$WORK/vault3" NU11VLT_KEYSTORE="$WORK/keystore3" "$BIN" "$@"; }
   printf '482913\n' | t3 init --tpm --pin-stdin --kdf-iterations 2 --kdf-memory 19 | grep -E "TPM|Recovery|-.*-.*-" || true
@@ -116,12 +121,7 @@ if command -v swtpm >/dev/null 2>&1; then
   t3 tpm status
   cp -a "$WORK/keystore3" "$WORK/keystore3-copy"
   echo "a copy of the key store on another machine opens nothing there: try with a second TPM"
-  mkdir -p "$WORK/tpm2"
-  swtpm socket --tpm2 --tpmstate dir="$WORK/tpm2" --server type=unixio,path="$WORK/tpm2/sock" \
-    --ctrl type=unixio,path="$WORK/tpm2/sock.ctrl" --flags not-need-init,startup-clear >/dev/null 2>&1 &
-  TPM2PID=$!
-  trap 'kill -9 $TPMPID $TPM2PID 2>/dev/null; rm -rf "$WORK"' EXIT
-  for _ in 1 2 3 4 5 6 7 8 9 10; do [ -S "$WORK/tpm2/sock" ] && break; sleep 0.1; done
+  start_tpm "$WORK/tpm2"
   printf '482913\n' | NU11VLT_TPM_TCTI="swtpm:path=$WORK/tpm2/sock" t3 list --pin-stdin || true
   t3 wipe --yes >/dev/null
   unset NU11VLT_TPM_TCTI

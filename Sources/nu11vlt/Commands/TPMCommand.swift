@@ -27,6 +27,23 @@ struct PCROption: ParsableArguments {
     }
 }
 
+/// The other PINs that must keep working through a change that re-seals every slot.
+struct OtherPINsOption: ParsableArguments {
+    @Option(name: .customLong("other-pins-fd"),
+            help: ArgumentHelp("Read the other PINs that must keep working (backup, duress) from this descriptor, one per line, an empty line or the end for none.",
+                               valueName: "k"))
+    var otherPinsFD: Int32?
+
+    func validate() throws {
+        if let fd = otherPinsFD, fd < 0 { throw ValidationError("--other-pins-fd must be a file descriptor number") }
+    }
+
+    func read(_ change: String) throws -> [SecretBytes] {
+        try readOtherPINs(fd: otherPinsFD, why: "\(change) re-seals every PIN of this key store.",
+                          refusal: "\(change.lowercased()) re-seals every PIN of this key store, and there is no terminal to ask for the others; nothing was changed")
+    }
+}
+
 enum RecoveryKeyText {
     static func show(_ key: SecretBytes, json: Bool) {
         let text = RecoveryKey.text(key)
@@ -59,18 +76,13 @@ struct TPMCommand: ParsableCommand {
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @OptionGroup var pcr: PCROption
-        @Option(name: .customLong("other-pins-fd"),
-                help: ArgumentHelp("Read the other PINs that must keep working (backup, duress) from this descriptor, one per line, an empty line or the end for none.",
-                                   valueName: "k"))
-        var otherPinsFD: Int32?
+        @OptionGroup var others: OtherPINsOption
         @OptionGroup var output: JSONOption
 
         func run() throws {
             try Failure.run {
                 let (vault, typed) = try openVaultKeepingPIN(location, pin)
-                let others = try readOtherPINs(fd: otherPinsFD, why: "The TPM will guard every PIN of this key store.",
-                                               refusal: "enrolling the TPM re-seals every PIN of this key store, and there is no terminal to ask for the others; nothing was changed")
-                let key = try vault.enrollTPM(others: others, pin: typed, pcrMask: pcr.mask())
+                let key = try vault.enrollTPM(others: others.read("Enrolling the TPM"), pin: typed, pcrMask: pcr.mask())
                 if output.json {
                     try Output.json(try vault.keyStoreTPMStatus())
                 } else {
@@ -111,17 +123,13 @@ struct TPMCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Unbind the key store from the TPM (primary PIN; PINs are then guarded by Argon2id alone).")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
-        @Option(name: .customLong("other-pins-fd"),
-                help: ArgumentHelp("Read the other PINs that must keep working (backup, duress) from this descriptor, one per line.", valueName: "k"))
-        var otherPinsFD: Int32?
+        @OptionGroup var others: OtherPINsOption
         @OptionGroup var output: JSONOption
 
         func run() throws {
             try Failure.run {
                 let (vault, typed) = try openVaultKeepingPIN(location, pin)
-                let others = try readOtherPINs(fd: otherPinsFD, why: "Removing the TPM re-seals every PIN of this key store.",
-                                               refusal: "removing the TPM re-seals every PIN of this key store, and there is no terminal to ask for the others; nothing was changed")
-                try vault.removeTPM(others: others, pin: typed)
+                try vault.removeTPM(others: others.read("Removing the TPM"), pin: typed)
                 if output.json { return try Output.json(try vault.keyStoreTPMStatus()) }
                 print("the key store is no longer bound to the TPM: a copy of it can again be attacked offline, as fast as Argon2id allows")
             }
