@@ -114,6 +114,9 @@ struct Skeleton: ParsableCommand {
                     return try Output.json(location.locked.skeletonStatus())
                 }
                 print("Skeleton Switch armed: wipes\(secure ? " (secure)" : "") after \(interval) without a check-in")
+                if try vault.keyStoreTPMStatus().enrolled {
+                    print("enforced by the TPM's own clock as well (it advances only while the machine is on; the wall-clock check covers the time it is off)")
+                }
             }
         }
     }
