@@ -50,8 +50,7 @@ extension Vault {
             throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: "use at least 4 characters")
         }
         let backup = DomainKeys.generate(role: .backup, created: UInt64(max(0, now)))
-        try keyStore.sealSlot(1, keys: backup, pin: pin)
-        try keyStore.clearSlot(2)
+        try keyStore.setBackupSlot(keys: backup, pin: pin)
         // The new backup vault's log takes the place of the decoy (or of a former backup's log).
         try keyStore.shredLogs(except: AuditTrail.name(keys))
         try AuditTrail.append([AuditEntry(time: now, event: "init")], keys: backup, keyStore: keyStore,

@@ -47,6 +47,47 @@ struct TPMEnrolTests {
         #expect(try cli.run(["tpm", "status"]).out.contains("not bound"))
     }
 
+    @Test("on a TPM-bound vault: set-backup and set-duress work through the TPM; a PIN that would share an entry is refused cleanly")
+    func backupAndDuress() throws {
+        let tpm = try SoftwareTPM()
+        let cli = try CLI()
+        _ = try cli.initTPMVault(tpm)
+        try tpm.lockout(maxTries: 50, recoverySeconds: 1)
+        let primaryItem = try #require(try cli.importIDs([cli.file("p.bin", [1])]).first)
+        /// Sets a PIN with `command`, trying candidates until one is accepted (1 in 16 may share
+        /// a TPM entry with another PIN: refused with a clear error, nothing changed).
+        func set(_ command: String, opener: String, prefix: String) throws -> String {
+            for n in 1...8 {
+                let candidate = "\(prefix) \(n)"
+                let r = try cli.spawn(CLI.binary, ["pin", command, "--pin-stdin", "--new-pin-fd", "0", "--replace"].filter { command == "set-backup" || $0 != "--replace" },
+                                      input: Data("\(opener)\n\(candidate)\n".utf8))
+                if r.code == 0 { return candidate }
+                expectCleanError(r, code: 64, mentions: "choose a different PIN")
+            }
+            Issue.record("no candidate accepted for \(command)")
+            return ""
+        }
+        let backupPIN = try set("set-backup", opener: cli.pin, prefix: "backup pin")
+        let backupItem = try #require(try cli.runPinFD(["import", cli.file("b.bin", [2])], pin: backupPIN).out.split(separator: "\n").first.map { String($0.prefix(32)) })
+        let asBackup = try cli.runPinFD(["list"], pin: backupPIN)
+        #expect(asBackup.code == 0 && asBackup.out.contains(backupItem) && !asBackup.out.contains(primaryItem), "\(asBackup.out) \(asBackup.stderr)")
+        // set-duress answers the same whether or not the PIN was taken (it must not reveal
+        // other PINs): a candidate is known to be set when it opens. The duress PIN shows the
+        // backup vault and silently destroys the primary one.
+        var duressOpened = false
+        for n in 1...4 where !duressOpened {
+            let candidate = "duress pin \(n)"
+            let r = try cli.spawn(CLI.binary, ["pin", "set-duress", "--pin-stdin", "--new-pin-fd", "0"],
+                                  input: Data("\(backupPIN)\n\(candidate)\n".utf8))
+            #expect(r.code == 0, "set-duress: \(r.stderr)")
+            let asDuress = try cli.runPinFD(["list"], pin: candidate)
+            duressOpened = asDuress.code == 0 && asDuress.out.contains(backupItem)
+        }
+        #expect(duressOpened, "no duress PIN took")
+        expectCleanError(try cli.run(["list"], pinStdin: true), code: 3, mentions: "wrong")
+        #expect(try cli.runPinFD(["list"], pin: backupPIN).out.contains(backupItem))
+    }
+
     @Test("--tpm-pcrs 7: a changed PCR 7 makes the TPM refuse, the message names it, the recovery key re-enrols")
     func pcrBinding() throws {
         let tpm = try SoftwareTPM()

@@ -35,6 +35,25 @@ extension KeyStore {
         return true
     }
 
+    /// A new backup PIN: slot 1 sealed with `keys`, slot 2 (the duress PIN, which held the
+    /// former backup vault's keys) cleared — in one write. With a TPM, the duress entry's
+    /// bucket does not stand in the new PIN's way (it is replaced in the same write).
+    public func setBackupSlot(keys: DomainKeys, pin: SecretBytes) throws {
+        var record = try readMaster()
+        guard let tpm = record.tpm else {
+            try sealSlot(1, keys: keys, pin: pin)
+            try clearSlot(2)
+            return
+        }
+        let connection = try openTPM(tpm)
+        guard try sealTPMSlot(&record, slot: 1, keys: keys, pin: pin, secret: nil, skeleton: nil, replacing: [2],
+                              connection: connection) != nil, var sealed = record.tpm else { throw Self.pinInUse }
+        record.clear(slot: 2)
+        try Self.filler(&sealed, slot: 2, connection: connection)
+        record.tpm = sealed
+        try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
+    }
+
     /// Replaces a slot with random filler: whatever PIN opened it opens nothing now.
     public func clearSlot(_ index: Int) throws {
         var record = try readMaster()

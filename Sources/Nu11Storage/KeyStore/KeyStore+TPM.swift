@@ -85,12 +85,14 @@ extension KeyStore {
     /// Seals slot `index` of a TPM-bound record for `pin`: the PIN's entry (keeping `secret`,
     /// or a new one) and the slot under the new KEK. Returns nil when the PIN's bucket is
     /// another slot's (the same PIN, or one that would share its TPM entry).
+    /// `replacing`: slots about to be cleared in the same write (their buckets do not count).
     func sealTPMSlot(_ record: inout MasterRecord, slot index: Int, keys: DomainKeys, pin: SecretBytes,
-                     secret: SecretBytes?, skeleton: SecretBytes?, connection: TPMConnection) throws -> UnlockedKeys? {
+                     secret: SecretBytes?, skeleton: SecretBytes?, replacing: [Int] = [],
+                     connection: TPMConnection) throws -> UnlockedKeys? {
         guard var tpm = record.tpm else { throw Nu11Error(.internalError, "the key store is not bound to a TPM") }
         let stretched = try record.stretch(pin: pin)
         let bucket = TPMRecord.bucket(stretched: stretched)
-        if let other = tpm.buckets.firstIndex(of: bucket), other != index { return nil }
+        if let other = tpm.buckets.firstIndex(of: bucket), other != index, !replacing.contains(other) { return nil }
         let tpmSecret = secret ?? SecretBytes(randomCount: 32)
         do {
             tpm.entries[index] = try connection.seal(tpmSecret, auth: TPMRecord.auth(stretched: stretched),
