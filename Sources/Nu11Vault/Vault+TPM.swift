@@ -83,7 +83,9 @@ extension Vault {
     /// Unbinds the key store from the TPM (every PIN given keeps working without it).
     public func removeTPM(others: [SecretBytes], pin: SecretBytes) throws {
         guard isPrimary else { throw Nu11Error.wrongPIN }
-        replaceHeld(try keyStore.removeTPM(pins: [pin] + others, state: state))
+        let (unlocked, late) = try keyStore.removeTPM(pins: [pin] + others, state: state)
+        replaceHeld(unlocked)
+        if let late { notice("done, but " + late) }
         audit("tpm remove")
     }
 }

@@ -36,6 +36,9 @@ extension KeyStore {
         return .damaged
     }
 
+    /// The TPM record kept aside by an interrupted enrolment or removal is not needed once a
+    /// state is written under the current sealing key: removing it is cleanup (a leftover is
+    /// harmless), so its failure is ignored.
     public func saveState(_ state: DeviceState) throws {
         guard let tpm = try readMaster().tpm else {
             try ProtectedFiles.writeAtomically(state.sealed(deviceKey: deviceKey()), to: statePath)

@@ -79,6 +79,8 @@ extension KeyStore {
             connection.removeCounter(tpm.nvIndex)
             throw error
         }
+        // Cleanup of a copy only an interrupted change reads; a leftover is harmless (the
+        // next state write removes it).
         try? ProtectedFiles.remove(tpmAsidePath)
     }
 
@@ -97,7 +99,9 @@ extension KeyStore {
     }
 
     /// Unbinds the key store from the TPM: `pins` as for enrolment (each costs one TPM try).
-    public func removeTPM(pins: [SecretBytes], state: DeviceState) throws -> UnlockedKeys {
+    /// Returns the primary's unlock, and what failed after the commit point (to be reported
+    /// as "done, but …").
+    public func removeTPM(pins: [SecretBytes], state: DeviceState) throws -> (unlocked: UnlockedKeys, late: String?) {
         let record = try readMaster()
         guard let tpm = record.tpm else {
             throw Nu11Error(.notFound, "this key store is not bound to a TPM", remedy: "nothing to remove")
@@ -127,13 +131,18 @@ extension KeyStore {
         do {
             try ProtectedFiles.writeAtomically(unbound.encoded(), to: masterPath)
         } catch let error as Nu11Error where error.tookEffect {}
-        // After the commit point: a state left under the TPM key is read through the aside
-        // copy until the next state write re-seals it under the device key.
-        if (try? ProtectedFiles.writeAtomically(state.sealed(deviceKey: device), to: statePath)) != nil {
-            try? ProtectedFiles.remove(tpmAsidePath)
-            connection.removeCounter(tpm.nvIndex)
+        // After the commit point nothing is rolled back: a state left under the TPM key is read
+        // through the aside copy (while this TPM is reachable) until the next state write
+        // re-seals it under the device key, and the caller says so.
+        do {
+            try ProtectedFiles.writeAtomically(state.sealed(deviceKey: device), to: statePath)
+        } catch {
+            return (primary, "the device state could not be re-sealed without the TPM yet (\((error as? Nu11Error)?.message ?? "\(error)")); the next command does it while this TPM is still reachable")
         }
-        return primary
+        // Cleanup of a copy only an interrupted change reads; a leftover is harmless.
+        try? ProtectedFiles.remove(tpmAsidePath)
+        connection.removeCounter(tpm.nvIndex)
+        return (primary, nil)
     }
 
     /// Opens the primary vault with the recovery key and the primary PIN, without the TPM the
