@@ -38,11 +38,15 @@ let package = Package(
             name: "Nu11Format",
             dependencies: [
                 "CSodium",
+                "CNu11Cipher",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["mutants.txt"],
             swiftSettings: strict
         ),
+        // The chunk cipher: OpenSSL 3 libcrypto EVP (Debian libssl-dev), the fastest ChaCha20-Poly1305
+        // and AES-256-GCM measured here (bench/run, row "cipher"); swift-crypto keeps HKDF.
+        .target(name: "CNu11Cipher", linkerSettings: [.linkedLibrary("crypto")]),
         // The TPM 2.0 (tpm2-tss ESAPI, Debian libtss2-dev) behind a small C face.
         .target(
             name: "CNu11TPM",
@@ -108,6 +112,8 @@ let package = Package(
         // Fuzzing (developer tools): harness bodies, and a libFuzzer/corpus-replay driver.
         .target(name: "Nu11Fuzz", dependencies: ["Nu11Vault", "Nu11Storage", "Nu11Format"], swiftSettings: strict),
         .executableTarget(name: "nu11vlt-fuzz", dependencies: ["Nu11Fuzz"], swiftSettings: strict),
+        // The cipher candidates measured side by side (bench/run).
+        .executableTarget(name: "nu11vlt-cipher-bench", dependencies: ["Nu11Format"], swiftSettings: strict),
         // zlib is only needed by the tests, to inflate the Wycheproof vectors.
         .systemLibrary(name: "CNu11Zlib", providers: [.apt(["zlib1g-dev"])]),
         .testTarget(

@@ -5,6 +5,8 @@
 set -eu
 missing=""
 pkg-config --exists libsodium 2>/dev/null || missing="$missing libsodium-dev"
+# The content cipher: OpenSSL 3's libcrypto EVP (chosen by bench/run's cipher row).
+pkg-config --exists libcrypto 2>/dev/null || missing="$missing libssl-dev"
 pkg-config --exists sqlite3 2>/dev/null || missing="$missing libsqlite3-dev"
 [ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"

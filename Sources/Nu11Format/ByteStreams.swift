@@ -12,6 +12,23 @@ private func sysWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { Dar
 public protocol ByteSource {
     /// Reads up to `buffer.count` bytes; returns 0 only at the end.
     mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// The rest of a regular file this source reads, which the content path may map instead
+    /// of reading; nil (the default) for anything else.
+    func mappableRegion() -> MappableRegion?
+}
+
+/// `length` bytes of the regular file `fd` from `offset` (its current position).
+public struct MappableRegion: Sendable {
+    public let fd: Int32
+    public let offset: UInt64
+    public let length: UInt64
+
+    /// Moves the file position past the region, as if it had been read.
+    func consumed() { _ = lseek(fd, off_t(offset + length), SEEK_SET) }
+}
+
+extension ByteSource {
+    public func mappableRegion() -> MappableRegion? { nil }
 }
 
 /// Where streaming output goes.
@@ -119,6 +136,14 @@ public struct FileDescriptorStream: ByteSource, ByteSink, RandomAccessSource {
                 throw ioError("write")
             }
         }
+    }
+
+    public func mappableRegion() -> MappableRegion? {
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let position = lseek(fd, 0, SEEK_CUR)
+        guard position >= 0, st.st_size >= position else { return nil }
+        return MappableRegion(fd: fd, offset: UInt64(position), length: UInt64(st.st_size - position))
     }
 
     public var size: UInt64 {

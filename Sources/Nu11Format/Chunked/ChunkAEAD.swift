@@ -1,3 +1,4 @@
+import CNu11Cipher
 import Crypto
 import Foundation
 
@@ -11,6 +12,8 @@ public protocol ChunkAEAD: Sendable {
     static var keyByteCount: Int { get }
     static var nonceByteCount: Int { get }
     static var tagByteCount: Int { get }
+    /// The CNu11Cipher algorithm (N11C_CHACHA20_POLY1305 or N11C_AES_256_GCM).
+    static var cipherID: Int32 { get }
     /// HKDF-Expand(prk, info, count) with this instantiation's hash.
     static func expand(prk: SecretBytes, info: [UInt8], count: Int) -> SymmetricKey
     /// Appends ciphertext || tag of `plaintext` to `output`.
@@ -25,7 +28,9 @@ public protocol ChunkAEAD: Sendable {
                      appendingTo output: inout [UInt8]) throws
 }
 
-/// Both instantiations use 256-bit keys, 96-bit nonces, 128-bit tags and HKDF-SHA-512.
+/// Both instantiations use 256-bit keys, 96-bit nonces, 128-bit tags and HKDF-SHA-512, and
+/// run on OpenSSL's EVP (CNu11Cipher) between caller buffers: no copies, no allocation per
+/// chunk on the pipelined path (ChunkPipeline keeps one context per worker).
 extension ChunkAEAD {
     public static var keyByteCount: Int { 32 }
     public static var nonceByteCount: Int { 12 }
@@ -37,37 +42,20 @@ extension ChunkAEAD {
 
     public static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
                             into output: UnsafeMutableRawBufferPointer) throws {
-        var sealed = [UInt8]()
-        try seal(plaintext, key: key, nonce: nonce, appendingTo: &sealed)
-        sealed.withUnsafeBytes { output.copyMemory(from: $0) }
+        try ChunkCipher(algorithm: cipherID, key: key).seal(plaintext, nonce: nonce, into: output)
     }
-}
-
-/// ChaCha20-Poly1305 (RFC 8439) with HKDF-SHA-512: the `.n11` / `.n11note` content cipher.
-///
-/// The chunk operations go to libsodium directly between buffers (swift-crypto's API copies
-/// every chunk into and out of `Data`, which halved throughput); the same RFC 8439 AEAD, so
-/// the vectors of both libraries apply. Key derivation stays with swift-crypto's HKDF.
-public enum ChaCha20Poly1305Chunks: ChunkAEAD {
-    public static let aeadName = "AEAD_CHACHA20_POLY1305"
 
     public static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
                             appendingTo output: inout [UInt8]) throws {
         let start = output.count
         output.append(contentsOf: repeatElement(0, count: plaintext.count + tagByteCount))
-        try key.withUnsafeBytes { k in
-            try nonce.withUnsafeBytes { n in
-                try output.withUnsafeMutableBytes { out in
-                    try Sodium.chachaSeal(plaintext, key: k, nonce: n, into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
-                }
+        do {
+            try output.withUnsafeMutableBytes { out in
+                try seal(plaintext, key: key, nonce: nonce, into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
             }
-        }
-    }
-
-    public static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
-                            into output: UnsafeMutableRawBufferPointer) throws {
-        try key.withUnsafeBytes { k in
-            try nonce.withUnsafeBytes { n in try Sodium.chachaSeal(plaintext, key: k, nonce: n, into: output) }
+        } catch {
+            output.removeSubrange(start...)
+            throw error
         }
     }
 
@@ -77,12 +65,9 @@ public enum ChaCha20Poly1305Chunks: ChunkAEAD {
         let start = output.count
         output.append(contentsOf: repeatElement(0, count: ciphertext.count - tagByteCount))
         do {
-            try key.withUnsafeBytes { k in
-                try nonce.withUnsafeBytes { n in
-                    try output.withUnsafeMutableBytes { out in
-                        try Sodium.chachaOpen(ciphertext, key: k, nonce: n, into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
-                    }
-                }
+            let cipher = try ChunkCipher(algorithm: cipherID, key: key)
+            try output.withUnsafeMutableBytes { out in
+                try cipher.open(ciphertext, nonce: nonce, into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
             }
         } catch {
             output.removeSubrange(start...)
@@ -91,25 +76,15 @@ public enum ChaCha20Poly1305Chunks: ChunkAEAD {
     }
 }
 
+/// ChaCha20-Poly1305 (RFC 8439) with HKDF-SHA-512: the `.n11` / `.n11note` content cipher.
+public enum ChaCha20Poly1305Chunks: ChunkAEAD {
+    public static let aeadName = "AEAD_CHACHA20_POLY1305"
+    public static var cipherID: Int32 { Int32(N11C_CHACHA20_POLY1305) }
+}
+
 /// Cobblestone-256: AES-256-GCM with HKDF-SHA-512, the portable-archive cipher. This is
 /// the instantiation the Wycheproof `c2sp_chunked_encryption_aes_256_gcm_test.json` covers.
 public enum AES256GCMChunks: ChunkAEAD {
     public static let aeadName = "AEAD_AES_256_GCM"
-
-    public static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
-                            appendingTo output: inout [UInt8]) throws {
-        let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(data: nonce))
-        output.append(contentsOf: box.ciphertext)
-        output.append(contentsOf: box.tag)
-    }
-
-    public static func open(_ ciphertext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
-                            appendingTo output: inout [UInt8]) throws {
-        let split = ciphertext.count - tagByteCount
-        let box = try AES.GCM.SealedBox(
-            nonce: AES.GCM.Nonce(data: nonce),
-            ciphertext: UnsafeRawBufferPointer(rebasing: ciphertext[..<split]),
-            tag: UnsafeRawBufferPointer(rebasing: ciphertext[split...]))
-        output.append(contentsOf: try AES.GCM.open(box, using: key))
-    }
+    public static var cipherID: Int32 { Int32(N11C_AES_256_GCM) }
 }

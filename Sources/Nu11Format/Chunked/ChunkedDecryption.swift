@@ -113,6 +113,16 @@ public final class ChunkedDecryptor<AEAD: ChunkAEAD, Source: ByteSource> {
 
     private func messageKeys() throws -> MessageKeys<AEAD> {
         if let keys { return keys }
+        let derived = try MessageKeys<AEAD>(reading: &source, inputKey: inputKey, context: context)
+        keys = derived
+        return derived
+    }
+}
+
+extension MessageKeys {
+    /// Reads the 56-byte header (salt ‖ commitment) and derives the keys, refusing a header
+    /// whose commitment does not match.
+    init(reading source: inout some ByteSource, inputKey: SecretBytes, context: [UInt8]) throws {
         var header = [UInt8](repeating: 0, count: ChunkedScheme.headerByteCount)
         let n = try header.withUnsafeMutableBytes { try source.readFully(into: $0) }
         guard n == ChunkedScheme.headerByteCount else {
@@ -125,8 +135,7 @@ public final class ChunkedDecryptor<AEAD: ChunkAEAD, Source: ByteSource> {
             throw Nu11Error(.corrupted, "key commitment does not match (wrong key, wrong context, or altered header)",
                             remedy: "the file belongs elsewhere or was altered")
         }
-        keys = derived
-        return derived
+        self = derived
     }
 }
 
@@ -136,7 +145,10 @@ extension ChunkedEncryption {
     @discardableResult
     public static func decrypt(from source: some ByteSource, to sink: inout some ByteSink,
                                key: SecretBytes, context: [UInt8]) throws -> UInt64 {
-        try ChunkedDecryptor<AEAD, _>(source: source, key: key, context: context).decryptAll(to: &sink)
+        try ChunkedScheme.checkKey(key, AEAD.self)
+        var source = source
+        let keys = try MessageKeys<AEAD>(reading: &source, inputKey: key, context: context)
+        return try ChunkPipeline.run(.open, AEAD.self, keys: keys, from: &source, to: &sink)
     }
 
     /// Decrypts a message held in memory; all or nothing.

@@ -75,8 +75,7 @@ public enum N11Envelope {
     public static func seal(from source: inout some ByteSource, to sink: inout some ByteSink,
                             header: N11Header, itemKey: SecretBytes) throws -> UInt64 {
         try sink.write(header.encoded())
-        var buffered = BufferedSource(source)
-        return try ChunkedEncryption<AEAD>.encrypt(from: &buffered, to: &sink, key: itemKey, context: header.context)
+        return try ChunkedEncryption<AEAD>.encrypt(from: &source, to: &sink, key: itemKey, context: header.context)
     }
 
     /// Reads and checks the header of a stream against the identity the caller expects.
@@ -91,9 +90,9 @@ public enum N11Envelope {
     @discardableResult
     public static func open(from source: some ByteSource, to sink: inout some ByteSink,
                             expected: N11Header, itemKey: SecretBytes) throws -> UInt64 {
-        var buffered = BufferedSource(source)
-        try readHeader(from: &buffered, expected: expected)
-        return try ChunkedEncryption<AEAD>.decrypt(from: buffered, to: &sink, key: itemKey, context: expected.context)
+        var source = source
+        try readHeader(from: &source, expected: expected)
+        return try ChunkedEncryption<AEAD>.decrypt(from: source, to: &sink, key: itemKey, context: expected.context)
     }
 
     /// Random access to the plaintext of an envelope held by `source`.

@@ -1,0 +1,88 @@
+import CNu11Cipher
+import Crypto
+
+/// A keyed OpenSSL EVP context for one message (the key schedule runs once; each chunk sets
+/// only its nonce). One thread uses it at a time; freeing it cleanses the key schedule.
+final class ChunkCipher {
+    private let ctx: OpaquePointer
+
+    init(algorithm: Int32, key: SymmetricKey) throws {
+        let made = key.withUnsafeBytes { k -> OpaquePointer? in
+            guard k.count == 32, let base = k.baseAddress else { return nil }
+            return n11c_new(algorithm, base.assumingMemoryBound(to: UInt8.self))
+        }
+        guard let made else {
+            throw Nu11Error(.internalError, "OpenSSL could not make a cipher context",
+                            remedy: "check that OpenSSL 3 (libcrypto) is installed correctly")
+        }
+        ctx = made
+    }
+
+    deinit { n11c_free(ctx) }
+
+    /// Seals `input` as chunks from `first` (see n11c_seal_chunks); `output` must hold
+    /// `input.count + chunks × 16` bytes. A fault on a mapped input throws `.io`.
+    func sealChunks(baseNonce: [UInt8], first: UInt64, input: UnsafeRawBufferPointer, final: Bool,
+                    output: UnsafeMutableRawBufferPointer) throws {
+        let chunk = ChunkedScheme.chunkSize
+        let count = input.count / chunk + (final ? 1 : 0)
+        guard output.count >= input.count + count * 16, let out = output.baseAddress else {
+            throw Nu11Error(.internalError, "chunk output buffer is too small")
+        }
+        let rc = baseNonce.withUnsafeBufferPointer { n in
+            n11c_seal_chunks(ctx, n.baseAddress, first, chunk, input.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                             input.count, final ? 1 : 0, out.assumingMemoryBound(to: UInt8.self))
+        }
+        if rc == -2 { throw ChunkCipher.fileChanged }
+        guard rc == 0 else { throw Nu11Error(.internalError, "sealing a chunk failed") }
+    }
+
+    /// Opens whole chunks (`input` holds chunk ‖ tag pieces, the last possibly short but at
+    /// least a tag). Returns the plaintext bytes written and, when a chunk failed, its
+    /// number counted from `first` (the output then holds the chunks before it).
+    func openChunks(baseNonce: [UInt8], first: UInt64, input: UnsafeRawBufferPointer,
+                    output: UnsafeMutableRawBufferPointer) throws -> (written: Int, failed: UInt64?) {
+        var opened = 0, written = 0
+        let rc = baseNonce.withUnsafeBufferPointer { n in
+            n11c_open_chunks(ctx, n.baseAddress, first, ChunkedScheme.chunkSize,
+                             input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count,
+                             output.baseAddress?.assumingMemoryBound(to: UInt8.self), &opened, &written)
+        }
+        if rc == -2 { throw ChunkCipher.fileChanged }
+        return (written, rc == 0 ? nil : first + UInt64(opened))
+    }
+
+    static let fileChanged = Nu11Error(.io, "the file changed size while it was being read",
+                                       remedy: "try again once nothing else is writing the file")
+
+    /// Seals one chunk (plaintext ‖ tag into `output`).
+    func seal(_ plaintext: UnsafeRawBufferPointer, nonce: [UInt8], into output: UnsafeMutableRawBufferPointer) throws {
+        guard nonce.count == 12, output.count == plaintext.count + 16, let out = output.baseAddress else {
+            throw Nu11Error(.internalError, "chunk cipher: bad buffer sizes")
+        }
+        let o = out.assumingMemoryBound(to: UInt8.self)
+        let rc = nonce.withUnsafeBufferPointer { n in
+            n11c_seal(ctx, n.baseAddress, plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), plaintext.count,
+                      plaintext.isEmpty ? nil : o, o + plaintext.count)
+        }
+        guard rc == 0 else { throw Nu11Error(.internalError, "sealing a chunk failed") }
+    }
+
+    /// Opens one chunk (ciphertext ‖ tag) into `output` (ciphertext.count - 16 bytes); zeroed
+    /// on failure.
+    func open(_ ciphertext: UnsafeRawBufferPointer, nonce: [UInt8], into output: UnsafeMutableRawBufferPointer) throws {
+        guard nonce.count == 12, ciphertext.count >= 16, output.count == ciphertext.count - 16,
+              let c = ciphertext.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw Nu11Error(.corrupted, "chunk cipher: bad buffer sizes")
+        }
+        let body = ciphertext.count - 16
+        let rc = nonce.withUnsafeBufferPointer { n in
+            n11c_open(ctx, n.baseAddress, body > 0 ? c : nil, body, c + body,
+                      body > 0 ? output.baseAddress?.assumingMemoryBound(to: UInt8.self) : nil)
+        }
+        guard rc == 0 else { throw Nu11Error(.corrupted, "chunk authentication failed") }
+    }
+}
+
+/// The version of the cipher library, for the benchmark and `nu11vlt --version`-style reports.
+public var cipherBackendDescription: String { String(cString: n11c_version()) }

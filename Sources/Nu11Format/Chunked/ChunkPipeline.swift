@@ -1,0 +1,373 @@
+import CNu11Cipher
+import Crypto
+import Foundation
+
+/// The content path: input → sealers/openers on every core → output, in batches of 16 chunks
+/// held in a fixed ring of reusable buffers, so the disk and the cipher overlap and memory
+/// stays bounded (about 4 MiB whatever the size).
+///
+/// A regular file is mapped batch by batch by the worker that processes it (no read copy, no
+/// reader thread); any other input is read by a reader thread. The caller's thread takes the
+/// output in order (`next`). A message of one batch runs on the caller's thread alone.
+final class ChunkPipeline: @unchecked Sendable {
+    enum Direction { case seal, open }
+
+    enum Input {
+        /// `length` bytes of a regular file from `offset`.
+        case mapped(fd: Int32, offset: UInt64, length: UInt64)
+        /// Fills the buffer as far as the input goes; fewer bytes only at the end.
+        case stream(any BatchReader)
+    }
+
+    static let chunksPerBatch = 16
+    static var slotCount: Int { 8 }
+
+    private let direction: Direction
+    private let algorithm: Int32
+    private let key: SymmetricKey
+    private let baseNonce: [UInt8]
+    private let input: Input
+    /// Input and output bytes of a full batch.
+    private let inBatch: Int
+    private let outBatch: Int
+    /// Mapped input: the number of batches (the last holds the final chunk).
+    private let mappedBatches: Int
+
+    private let lock = NSCondition()
+    private var slots: [Slot] = []
+    private var nextRead = 0       // stream: the next batch the reader fills
+    private var nextClaim = 0      // the next batch a worker takes
+    private var nextOut = 0        // the next batch the caller takes
+    private var finalBatch = Int.max
+    private var stopping = false
+    private var live = 0
+    private var started = false
+    private var closed = false
+    /// The plaintext bytes handed through so far (sealed or opened).
+    private(set) var plaintextCount: UInt64 = 0
+
+    init(direction: Direction, algorithm: Int32, key: SymmetricKey, baseNonce: [UInt8], input: Input) {
+        self.direction = direction
+        self.algorithm = algorithm
+        self.key = key
+        self.baseNonce = baseNonce
+        self.input = input
+        let chunk = ChunkedScheme.chunkSize, sealed = chunk + 16
+        inBatch = Self.chunksPerBatch * (direction == .seal ? chunk : sealed)
+        outBatch = Self.chunksPerBatch * (direction == .seal ? sealed : chunk) + 16
+        if case .mapped(_, _, let length) = input {
+            mappedBatches = Int(length / UInt64(inBatch)) + 1
+        } else {
+            mappedBatches = 0
+        }
+    }
+
+    deinit { close() }
+
+    /// Hands the next output batch to `body` in order (on a failed batch, the part before the
+    /// failure, then the error is thrown). False once the final batch has been handed out.
+    func next(_ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        if !started { try start() }
+        let slot = slots[nextOut % slots.count]
+        lock.lock()
+        while slot.state != .done || slot.seq != nextOut { lock.wait() }
+        lock.unlock()
+        if slot.outLength > 0 {
+            try body(UnsafeRawBufferPointer(rebasing: slot.output[0..<slot.outLength]))
+        }
+        plaintextCount += UInt64(direction == .seal ? slot.inputLength : slot.outLength)
+        if let error = slot.error {
+            close()
+            throw error
+        }
+        let wasFinal = slot.final
+        lock.lock()
+        slot.state = .free
+        nextOut += 1
+        lock.broadcast()
+        lock.unlock()
+        if wasFinal { close() }
+        return !wasFinal
+    }
+
+    /// Stops the threads, waits for them, and zeroes and frees the buffers. Idempotent.
+    func close() {
+        lock.lock()
+        if closed {
+            lock.unlock()
+            return
+        }
+        stopping = true
+        lock.broadcast()
+        while live > 0 { lock.wait() }
+        closed = true
+        lock.unlock()
+        for slot in slots { slot.release() }
+        slots = []
+    }
+
+    private func start() throws {
+        started = true
+        let count: Int
+        if case .mapped = input { count = min(Self.slotCount, mappedBatches) } else { count = Self.slotCount }
+        // The first batch on the caller's thread: a message of one batch needs no thread and
+        // no more than one slot.
+        slots = [Slot(inputBytes: inBatch, outputBytes: outBatch, stream: !isMapped)]
+        if case .stream(let read) = input {
+            try fill(slots[0], seq: 0, read: read)
+            slots[0].state = .filled
+            nextRead = 1
+            if slots[0].final {
+                process(slots[0], cipher: nil)
+                slots[0].state = .done
+                nextClaim = 1
+                return
+            }
+        } else if mappedBatches == 1 {
+            slots[0].seq = 0
+            process(slots[0], cipher: nil)
+            slots[0].state = .done
+            nextClaim = 1
+            return
+        }
+        slots += (1..<count).map { _ in Slot(inputBytes: inBatch, outputBytes: outBatch, stream: !isMapped) }
+        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
+        lock.lock()
+        live = workers + (isMapped ? 0 : 1)
+        lock.unlock()
+        for _ in 0..<workers { spawn { self.work() } }
+        if case .stream(let read) = input { spawn { self.readAll(read) } }
+    }
+
+    private var isMapped: Bool {
+        if case .mapped = input { return true }
+        return false
+    }
+
+    private func spawn(_ body: @escaping @Sendable () -> Void) {
+        let thread = Thread { body() }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    private func exitThread() {
+        lock.lock()
+        live -= 1
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    // MARK: the reader (stream input)
+
+    private func readAll(_ read: any BatchReader) {
+        defer { exitThread() }
+        while true {
+            let seq: Int
+            let slot: Slot
+            lock.lock()
+            while !stopping && nextRead < finalBatch && slots[nextRead % slots.count].state != .free { lock.wait() }
+            if stopping || nextRead >= finalBatch {
+                lock.unlock()
+                return
+            }
+            seq = nextRead
+            slot = slots[seq % slots.count]
+            slot.state = .reading
+            lock.unlock()
+            do {
+                try fill(slot, seq: seq, read: read)
+            } catch {
+                slot.inputLength = 0
+                slot.final = true
+                slot.error = error as? Nu11Error ?? Nu11Error(.io, "reading the input failed: \(error)")
+            }
+            lock.lock()
+            slot.state = .filled
+            nextRead += 1
+            if slot.final { finalBatch = seq }
+            lock.broadcast()
+            lock.unlock()
+        }
+    }
+
+    private func fill(_ slot: Slot, seq: Int, read: any BatchReader) throws {
+        slot.seq = seq
+        slot.error = nil
+        slot.inputLength = try read.readBatch(into: slot.plain)
+        slot.final = slot.inputLength < inBatch
+        slot.used = max(slot.used, slot.inputLength)
+    }
+
+    // MARK: the workers
+
+    private func work() {
+        defer { exitThread() }
+        var cipher: ChunkCipher?
+        while true {
+            let slot: Slot
+            lock.lock()
+            while !stopping && !claimable() { lock.wait() }
+            if stopping {
+                lock.unlock()
+                return
+            }
+            let seq = nextClaim
+            nextClaim += 1
+            slot = slots[seq % slots.count]
+            slot.seq = seq
+            slot.state = .working
+            lock.unlock()
+            if cipher == nil { cipher = try? ChunkCipher(algorithm: algorithm, key: key) }
+            process(slot, cipher: cipher)
+            lock.lock()
+            slot.state = .done
+            lock.broadcast()
+            lock.unlock()
+        }
+    }
+
+    /// Whether batch `nextClaim` can be taken (called under the lock).
+    private func claimable() -> Bool {
+        let slot = slots[nextClaim % slots.count]
+        if isMapped { return nextClaim < mappedBatches && slot.state == .free }
+        return slot.state == .filled && slot.seq == nextClaim
+    }
+
+    /// Runs the cipher over one batch; the outcome is left in the slot.
+    private func process(_ slot: Slot, cipher given: ChunkCipher?) {
+        var mapping: (address: UnsafePointer<UInt8>, offset: UInt64, length: Int)?
+        defer {
+            if let m = mapping { n11c_unmap(m.address, m.offset, m.length) }
+            slot.used = max(slot.used, slot.outLength)
+        }
+        do {
+            if let error = slot.error { throw error }
+            let cipher = try given ?? ChunkCipher(algorithm: algorithm, key: key)
+            let first = UInt64(slot.seq) * UInt64(Self.chunksPerBatch)
+            let data: UnsafeRawBufferPointer
+            if case .mapped(let fd, let offset, let length) = input {
+                let start = UInt64(slot.seq) * UInt64(inBatch)
+                let count = Int(min(UInt64(inBatch), length - start))
+                slot.final = slot.seq == mappedBatches - 1
+                slot.inputLength = count
+                if count > 0 {
+                    guard let address = n11c_map(fd, offset + start, count) else {
+                        throw Nu11Error(.io, "cannot map the input: \(String(cString: strerror(errno)))",
+                                        remedy: "check the file and its permissions")
+                    }
+                    mapping = (address, offset + start, count)
+                    data = UnsafeRawBufferPointer(start: address, count: count)
+                } else {
+                    data = UnsafeRawBufferPointer(start: nil, count: 0)
+                }
+            } else {
+                data = UnsafeRawBufferPointer(rebasing: slot.plain[0..<slot.inputLength])
+            }
+            slot.outLength = 0
+            switch direction {
+            case .seal: try seal(data, slot: slot, first: first, cipher: cipher)
+            case .open: try open(data, slot: slot, first: first, cipher: cipher)
+            }
+        } catch {
+            slot.error = error as? Nu11Error ?? Nu11Error(.internalError, "the cipher failed: \(error)")
+        }
+    }
+
+    private func seal(_ data: UnsafeRawBufferPointer, slot: Slot, first: UInt64, cipher: ChunkCipher) throws {
+        let count = data.count / ChunkedScheme.chunkSize + (slot.final ? 1 : 0)
+        guard first + UInt64(count) <= ChunkedScheme.maxChunks else {
+            throw Nu11Error(.invalidArgument, "message exceeds 2^38 chunks", remedy: "split the input into smaller items")
+        }
+        try cipher.sealChunks(baseNonce: baseNonce, first: first, input: data, final: slot.final, output: slot.output)
+        slot.outLength = data.count + count * 16
+    }
+
+    private func open(_ data: UnsafeRawBufferPointer, slot: Slot, first: UInt64, cipher: ChunkCipher) throws {
+        let sealed = ChunkedScheme.chunkSize + 16
+        // The well-formed part: whole chunks, and a final chunk of at least a tag.
+        let tail = data.count % sealed
+        let whole = slot.final && tail < 16 ? data.count - tail : data.count
+        guard first + UInt64((whole + sealed - 1) / sealed) <= ChunkedScheme.maxChunks else {
+            throw Nu11Error(.corrupted, "ciphertext exceeds 2^38 chunks")
+        }
+        let (written, failed) = try cipher.openChunks(baseNonce: baseNonce, first: first,
+                                                      input: UnsafeRawBufferPointer(rebasing: data[0..<whole]),
+                                                      output: slot.output)
+        slot.outLength = written
+        if let failed {
+            throw Nu11Error(.corrupted, "chunk \(failed) failed authentication",
+                            remedy: "the file was altered, reordered or damaged")
+        }
+        guard slot.final else { return }
+        if tail == 0 {
+            throw Nu11Error(.truncated, "ciphertext is truncated (no final chunk)",
+                            remedy: "the file was cut short; restore it from an archive")
+        }
+        if tail < 16 {
+            throw Nu11Error(.truncated, "ciphertext ends inside a chunk tag",
+                            remedy: "the file was cut short; restore it from an archive")
+        }
+    }
+}
+
+/// One batch's buffers, reused for batch `seq`, `seq + slotCount`, …
+private final class Slot {
+    enum State { case free, reading, filled, working, done }
+    let plain: UnsafeMutableRawBufferPointer
+    let output: UnsafeMutableRawBufferPointer
+    var state = State.free
+    var seq = -1
+    var inputLength = 0
+    var outLength = 0
+    var final = false
+    var error: Nu11Error?
+    /// The most bytes either buffer ever held: what `release` zeroes.
+    var used = 0
+
+    init(inputBytes: Int, outputBytes: Int, stream: Bool) {
+        plain = .allocate(byteCount: stream ? inputBytes : 0, alignment: 64)
+        output = .allocate(byteCount: outputBytes, alignment: 64)
+    }
+
+    func release() {
+        Sodium.zero(UnsafeMutableRawBufferPointer(rebasing: plain[0..<min(used, plain.count)]))
+        Sodium.zero(UnsafeMutableRawBufferPointer(rebasing: output[0..<min(used + 256, output.count)]))
+        plain.deallocate()
+        output.deallocate()
+    }
+}
+
+/// What the reader thread reads batches from.
+protocol BatchReader: AnyObject, Sendable {
+    /// Fills `buffer` as far as the input goes; fewer bytes only at the end.
+    func readBatch(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}
+
+/// Carries a caller's source to the reader thread; only that thread touches it until the
+/// pipeline has closed, and then the caller takes it back.
+final class SourceBox<S: ByteSource>: BatchReader, @unchecked Sendable {
+    var source: S
+    init(_ source: S) { self.source = source }
+    func readBatch(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try source.readFully(into: buffer) }
+}
+
+extension ChunkPipeline {
+    /// Runs `source` through a pipeline into `sink`; returns the plaintext byte count. A
+    /// regular file of at least one batch is mapped; anything else is read.
+    static func run<AEAD: ChunkAEAD>(_ direction: Direction, _: AEAD.Type, keys: MessageKeys<AEAD>,
+                                     from source: inout some ByteSource, to sink: inout some ByteSink) throws -> UInt64 {
+        let box = SourceBox(source)
+        let region = source.mappableRegion().flatMap { $0.length >= UInt64(chunksPerBatch * ChunkedScheme.chunkSize) ? $0 : nil }
+        let input: Input = region.map { .mapped(fd: $0.fd, offset: $0.offset, length: $0.length) }
+            ?? .stream(box)
+        let pipeline = ChunkPipeline(direction: direction, algorithm: AEAD.cipherID, key: keys.key,
+                                     baseNonce: keys.baseNonce, input: input)
+        defer {
+            pipeline.close()
+            source = box.source
+            if let region { region.consumed() }
+        }
+        while try pipeline.next({ try sink.write($0) }) {}
+        return pipeline.plaintextCount
+    }
+}
