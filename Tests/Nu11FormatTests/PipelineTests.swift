@@ -12,7 +12,9 @@ struct PipelineTests {
     static let c = ChunkedScheme.chunkSize
     static let batch = ChunkPipeline.chunksPerBatch * c
     /// Sizes around every boundary: empty, chunk, batch, several batches (more than the ring).
-    static let sizes = [0, 1, c - 1, c, c + 1, batch - 1, batch, batch + 1, 3 * batch + 7, 20 * batch, 20 * batch + c + 5]
+    /// (Streams cut 64-chunk batches; a mapped file at least 32 chunks, cut for the workers.)
+    static let sizes = [0, 1, c - 1, c, c + 1, 32 * c - 1, 32 * c, 32 * c + 1, 48 * c + 3, batch - 1, batch, batch + 1,
+                        3 * batch + 7, 4 * batch, 4 * batch + 1, 13 * batch + c + 5]
 
     /// The reference: each chunk sealed on its own through the single-chunk API.
     static func reference<A: ChunkAEAD>(_: A.Type, _ plain: [UInt8], key: SecretBytes, salt: [UInt8], context: [UInt8]) throws -> [UInt8] {
@@ -72,10 +74,10 @@ struct PipelineTests {
 
     @Test("a damaged chunk in a late batch: the error names it and only the chunks before it come out, streamed and mapped")
     func damagedChunk() throws {
-        let plain = SecureRandom.bytes(12 * Self.batch + 99)
+        let plain = SecureRandom.bytes(9 * Self.batch + 99)
         let key = SecretBytes(randomCount: 32)
         var ct = try ChunkedEncryption<Chunks>.seal(plain, key: key, context: [])
-        let bad = 9 * ChunkPipeline.chunksPerBatch + 5
+        let bad = 7 * ChunkPipeline.chunksPerBatch + 5
         ct[ChunkedScheme.headerByteCount + bad * (Self.c + 16) + 3] ^= 0x40
         let file = try Self.tempFile(ct)
         defer { file.cleanup() }

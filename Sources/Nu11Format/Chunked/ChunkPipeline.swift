@@ -19,21 +19,26 @@ final class ChunkPipeline: @unchecked Sendable {
         case stream(any BatchReader)
     }
 
-    static let chunksPerBatch = 16
-    static var slotCount: Int { 8 }
+    /// Chunks per batch: 64 (1 MiB) for streams and large files; a smaller file is cut into
+    /// at least two batches per worker (down to 16 chunks) so every core has work.
+    static let chunksPerBatch = 64
+    static let minChunksPerBatch = 16
+    static var slotCount: Int { 6 }
+    static var workerCount: Int { max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8)) }
 
     private let direction: Direction
     private let algorithm: Int32
     private let key: SymmetricKey
     private let baseNonce: [UInt8]
     private let input: Input
-    /// Input and output bytes of a full batch.
+    /// Chunks, input and output bytes of a full batch.
+    private let perBatch: Int
     private let inBatch: Int
     private let outBatch: Int
     /// Mapped input: the number of batches (the last holds the final chunk).
     private let mappedBatches: Int
 
-    private let lock = NSCondition()
+    private let lock = PipelineLock()
     private var slots: [Slot] = []
     private var nextRead = 0       // stream: the next batch the reader fills
     private var nextClaim = 0      // the next batch a worker takes
@@ -53,13 +58,21 @@ final class ChunkPipeline: @unchecked Sendable {
         self.baseNonce = baseNonce
         self.input = input
         let chunk = ChunkedScheme.chunkSize, sealed = chunk + 16
-        inBatch = Self.chunksPerBatch * (direction == .seal ? chunk : sealed)
-        outBatch = Self.chunksPerBatch * (direction == .seal ? sealed : chunk) + 16
+        let unit = direction == .seal ? chunk : sealed
         if case .mapped(_, _, let length) = input {
-            mappedBatches = Int(length / UInt64(inBatch)) + 1
+            let share = Int(min(length / UInt64(2 * Self.workerCount * unit), UInt64(Self.chunksPerBatch)))
+            perBatch = max(Self.minChunksPerBatch, share)
+            inBatch = perBatch * unit
+            // The final chunk rides in the last batch (room for one more chunk's tag — an
+            // empty final chunk — is kept in every output buffer).
+            let tail: UInt64 = direction == .open ? 16 : 0
+            mappedBatches = length <= tail ? 1 : Int((length - tail + UInt64(inBatch) - 1) / UInt64(inBatch))
         } else {
+            perBatch = Self.chunksPerBatch
+            inBatch = perBatch * unit
             mappedBatches = 0
         }
+        outBatch = perBatch * (direction == .seal ? sealed : chunk) + 16
     }
 
     deinit { close() }
@@ -70,7 +83,7 @@ final class ChunkPipeline: @unchecked Sendable {
         if !started { try start() }
         let slot = slots[nextOut % slots.count]
         lock.lock()
-        while slot.state != .done || slot.seq != nextOut { lock.wait() }
+        while slot.state != .done || slot.seq != nextOut { lock.wait(.done) }
         lock.unlock()
         if slot.outLength > 0 {
             try body(UnsafeRawBufferPointer(rebasing: slot.output[0..<slot.outLength]))
@@ -84,7 +97,7 @@ final class ChunkPipeline: @unchecked Sendable {
         lock.lock()
         slot.state = .free
         nextOut += 1
-        lock.broadcast()
+        lock.broadcast(isMapped ? .work : .freed)
         lock.unlock()
         if wasFinal { close() }
         return !wasFinal
@@ -98,8 +111,9 @@ final class ChunkPipeline: @unchecked Sendable {
             return
         }
         stopping = true
-        lock.broadcast()
-        while live > 0 { lock.wait() }
+        lock.broadcast(.work)
+        lock.broadcast(.freed)
+        while live > 0 { lock.wait(.done) }
         closed = true
         lock.unlock()
         for slot in slots { slot.release() }
@@ -131,7 +145,7 @@ final class ChunkPipeline: @unchecked Sendable {
             return
         }
         slots += (1..<count).map { _ in Slot(inputBytes: inBatch, outputBytes: outBatch, stream: !isMapped) }
-        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
+        let workers = Self.workerCount
         lock.lock()
         live = workers + (isMapped ? 0 : 1)
         lock.unlock()
@@ -153,7 +167,7 @@ final class ChunkPipeline: @unchecked Sendable {
     private func exitThread() {
         lock.lock()
         live -= 1
-        lock.broadcast()
+        lock.broadcast(.done)
         lock.unlock()
     }
 
@@ -165,7 +179,7 @@ final class ChunkPipeline: @unchecked Sendable {
             let seq: Int
             let slot: Slot
             lock.lock()
-            while !stopping && nextRead < finalBatch && slots[nextRead % slots.count].state != .free { lock.wait() }
+            while !stopping && nextRead < finalBatch && slots[nextRead % slots.count].state != .free { lock.wait(.freed) }
             if stopping || nextRead >= finalBatch {
                 lock.unlock()
                 return
@@ -185,7 +199,7 @@ final class ChunkPipeline: @unchecked Sendable {
             slot.state = .filled
             nextRead += 1
             if slot.final { finalBatch = seq }
-            lock.broadcast()
+            lock.broadcast(.work)
             lock.unlock()
         }
     }
@@ -206,7 +220,7 @@ final class ChunkPipeline: @unchecked Sendable {
         while true {
             let slot: Slot
             lock.lock()
-            while !stopping && !claimable() { lock.wait() }
+            while !stopping && !claimable() { lock.wait(.work) }
             if stopping {
                 lock.unlock()
                 return
@@ -221,7 +235,7 @@ final class ChunkPipeline: @unchecked Sendable {
             process(slot, cipher: cipher)
             lock.lock()
             slot.state = .done
-            lock.broadcast()
+            lock.broadcast(.done)
             lock.unlock()
         }
     }
@@ -243,11 +257,11 @@ final class ChunkPipeline: @unchecked Sendable {
         do {
             if let error = slot.error { throw error }
             let cipher = try given ?? ChunkCipher(algorithm: algorithm, key: key)
-            let first = UInt64(slot.seq) * UInt64(Self.chunksPerBatch)
+            let first = UInt64(slot.seq) * UInt64(perBatch)
             let data: UnsafeRawBufferPointer
             if case .mapped(let fd, let offset, let length) = input {
                 let start = UInt64(slot.seq) * UInt64(inBatch)
-                let count = Int(min(UInt64(inBatch), length - start))
+                let count = Int(slot.seq == mappedBatches - 1 ? length - start : UInt64(inBatch))
                 slot.final = slot.seq == mappedBatches - 1
                 slot.inputLength = count
                 if count > 0 {
@@ -357,7 +371,7 @@ extension ChunkPipeline {
     static func run<AEAD: ChunkAEAD>(_ direction: Direction, _: AEAD.Type, keys: MessageKeys<AEAD>,
                                      from source: inout some ByteSource, to sink: inout some ByteSink) throws -> UInt64 {
         let box = SourceBox(source)
-        let region = source.mappableRegion().flatMap { $0.length >= UInt64(chunksPerBatch * ChunkedScheme.chunkSize) ? $0 : nil }
+        let region = source.mappableRegion().flatMap { $0.length >= UInt64(2 * minChunksPerBatch * ChunkedScheme.chunkSize) ? $0 : nil }
         let input: Input = region.map { .mapped(fd: $0.fd, offset: $0.offset, length: $0.length) }
             ?? .stream(box)
         let pipeline = ChunkPipeline(direction: direction, algorithm: AEAD.cipherID, key: keys.key,
@@ -370,4 +384,29 @@ extension ChunkPipeline {
         while try pipeline.next({ try sink.write($0) }) {}
         return pipeline.plaintextCount
     }
+}
+
+/// One mutex and three conditions (a slot was freed, there is work, a batch is done), so a
+/// change wakes only the threads that wait for it.
+final class PipelineLock: @unchecked Sendable {
+    enum Event: Int { case freed = 0, work = 1, done = 2 }
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let conditions = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 3)
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        for i in 0..<3 { pthread_cond_init(conditions + i, nil) }
+    }
+
+    deinit {
+        for i in 0..<3 { pthread_cond_destroy(conditions + i) }
+        pthread_mutex_destroy(mutex)
+        conditions.deallocate()
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+    func wait(_ event: Event) { pthread_cond_wait(conditions + event.rawValue, mutex) }
+    func broadcast(_ event: Event) { pthread_cond_broadcast(conditions + event.rawValue) }
 }

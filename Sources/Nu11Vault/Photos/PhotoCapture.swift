@@ -51,6 +51,16 @@ final class PhotoCapture {
         }
     }
 
+    /// Decides from a file's first bytes and size, before any read: true when no copy is
+    /// needed (not an image, or too large for a thumbnail), so the file may be mapped.
+    func prejudge(first: [UInt8], size: UInt64) -> Bool {
+        guard !decided, bytes.isEmpty, first.count >= 16 || UInt64(first.count) == size else { return false }
+        decided = true
+        format = ImageFormat.sniff(first)
+        if format != nil && size > UInt64(Self.maxBytes) { tooLarge = true }
+        return format == nil || tooLarge
+    }
+
     private func decide() {
         decided = true
         format = ImageFormat.sniff(bytes)
@@ -98,5 +108,15 @@ struct CapturingSource<Base: ByteSource>: ByteSource {
         let n = try base.read(into: buffer)
         if n > 0 { capture.take(UnsafeRawBufferPointer(rebasing: buffer[0..<n])) }
         return n
+    }
+
+    /// A file that is not an image (or too large for a thumbnail) needs no copy: it may be
+    /// mapped like any other.
+    func mappableRegion() -> MappableRegion? {
+        guard let region = base.mappableRegion() else { return nil }
+        var first = [UInt8](repeating: 0, count: Int(min(64, region.length)))
+        let n = first.withUnsafeMutableBytes { b in b.baseAddress.map { pread(region.fd, $0, b.count, off_t(region.offset)) } ?? 0 }
+        guard n == first.count else { return nil }
+        return capture.prejudge(first: first, size: region.length) ? region : nil
     }
 }
