@@ -171,16 +171,6 @@ const uint8_t *n11c_map(int fd, uint64_t offset, size_t length) {
     return (const uint8_t *)p + (offset - start);
 }
 
-uint8_t *n11c_map_output(int fd, uint64_t offset, size_t length) {
-    long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0 || length == 0) return NULL;
-    uint64_t start = offset - offset % (uint64_t)page;
-    size_t span = length + (size_t)(offset - start);
-    void *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, (off_t)start);
-    if (p == MAP_FAILED) return NULL;
-    return (uint8_t *)p + (offset - start);
-}
-
 void n11c_unmap(const uint8_t *address, uint64_t offset, size_t length) {
     long page = sysconf(_SC_PAGESIZE);
     if (address == NULL || page <= 0) return;

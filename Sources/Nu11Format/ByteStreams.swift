@@ -34,13 +34,6 @@ extension ByteSource {
 /// Where streaming output goes.
 public protocol ByteSink {
     mutating func write(_ bytes: UnsafeRawBufferPointer) throws
-    /// A regular file opened read-write that the content path may map and fill in place from
-    /// its current position (`length` is 0); nil (the default) for anything else.
-    func mappableOutput() -> MappableRegion?
-}
-
-extension ByteSink {
-    public func mappableOutput() -> MappableRegion? { nil }
 }
 
 /// A ciphertext that can be read at any offset (a regular file, or memory).
@@ -143,14 +136,6 @@ public struct FileDescriptorStream: ByteSource, ByteSink, RandomAccessSource {
                 throw ioError("write")
             }
         }
-    }
-
-    public func mappableOutput() -> MappableRegion? {
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, fcntl(fd, F_GETFL) & O_ACCMODE == O_RDWR else { return nil }
-        let position = lseek(fd, 0, SEEK_CUR)
-        guard position >= 0 else { return nil }
-        return MappableRegion(fd: fd, offset: UInt64(position), length: 0)
     }
 
     public func mappableRegion() -> MappableRegion? {

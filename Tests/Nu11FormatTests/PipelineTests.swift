@@ -70,25 +70,6 @@ struct PipelineTests {
         var fromFile = MemorySink()
         try ChunkedEncryption<Chunks>.decrypt(from: FileDescriptorStream(fd: sfd, label: "sealed"), to: &fromFile, key: key, context: [1, 2])
         #expect(fromFile.bytes == plain)
-        // File to file: the output is mapped and filled in place (after what the sink held).
-        let outPath = file.path + ".out"
-        defer { unlink(outPath) }
-        for (input, expectedOut, direction) in [(file.path, expected, "seal"), (sealedFile.path, plain, "open")] {
-            let ofd = open(outPath, O_RDWR | O_CREAT | O_TRUNC, 0o600)
-            let ifd = open(input, O_RDONLY)
-            var out = FileDescriptorStream(fd: ofd, label: "out")
-            try out.write([7, 7, 7])
-            if direction == "seal" {
-                var src = FileDescriptorStream(fd: ifd, label: "in")
-                try ChunkedEncryption<Chunks>.encrypt(from: &src, to: &out, key: key, context: [1, 2], salt: salt)
-            } else {
-                try ChunkedEncryption<Chunks>.decrypt(from: FileDescriptorStream(fd: ifd, label: "in"), to: &out, key: key, context: [1, 2])
-            }
-            #expect(lseek(ofd, 0, SEEK_CUR) == off_t(3 + expectedOut.count))
-            close(ifd)
-            close(ofd)
-            #expect(try Array(Data(contentsOf: URL(fileURLWithPath: outPath))) == [7, 7, 7] + expectedOut, "\(direction) into a file")
-        }
     }
 
     @Test("a damaged chunk in a late batch: the error names it and only the chunks before it come out, streamed and mapped")
@@ -112,18 +93,6 @@ struct PipelineTests {
             #expect(error?.message.contains("chunk \(bad) failed") == true)
             #expect(sink.bytes == Array(plain[0..<(bad * Self.c)]))
         }
-        // Into a file (mapped output): later batches may land first; the file is cut back to
-        // the authenticated prefix.
-        let outPath = file.path + ".out"
-        defer { unlink(outPath) }
-        let ofd = open(outPath, O_RDWR | O_CREAT | O_TRUNC, 0o600)
-        _ = lseek(fd, 0, SEEK_SET)
-        var out = FileDescriptorStream(fd: ofd, label: "out")
-        #expect(throws: Nu11Error.self) {
-            try ChunkedEncryption<Chunks>.decrypt(from: FileDescriptorStream(fd: fd, label: "ct"), to: &out, key: key, context: [])
-        }
-        close(ofd)
-        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: outPath))) == Array(plain[0..<(bad * Self.c)]))
     }
 
     @Test("truncation anywhere is refused with the right error, and never yields a byte past the cut",

@@ -38,8 +38,6 @@ int n11c_open_chunks(n11c_ctx *ctx, const uint8_t base_nonce[12], uint64_t first
 /// Maps `length` bytes of `fd` at `offset` (page aligned by the caller or not: the result
 /// points at `offset`), read-only and populated. NULL on failure. Unmap with n11c_unmap.
 const uint8_t *n11c_map(int fd, uint64_t offset, size_t length);
-/// The same, read-write and shared: writes land in the file (which must be long enough).
-uint8_t *n11c_map_output(int fd, uint64_t offset, size_t length);
 void n11c_unmap(const uint8_t *address, uint64_t offset, size_t length);
 
 /// The OpenSSL version string, for the benchmark's table.

@@ -51,13 +51,7 @@ final class ChunkPipeline: @unchecked Sendable {
     /// The plaintext bytes handed through so far (sealed or opened).
     private(set) var plaintextCount: UInt64 = 0
 
-    /// Mapped output: the file and where the output starts, once its length is reserved.
-    private var output: (fd: Int32, offset: UInt64)?
-    /// The whole output's length, when the input is mapped (and well formed, for `open`).
-    private var outputTotal: UInt64?
-
-    init(direction: Direction, algorithm: Int32, key: SymmetricKey, baseNonce: [UInt8], input: Input,
-         output: MappableRegion? = nil) {
+    init(direction: Direction, algorithm: Int32, key: SymmetricKey, baseNonce: [UInt8], input: Input) {
         self.direction = direction
         self.algorithm = algorithm
         self.key = key
@@ -73,8 +67,6 @@ final class ChunkPipeline: @unchecked Sendable {
             // empty final chunk — is kept in every output buffer).
             let tail: UInt64 = direction == .open ? 16 : 0
             mappedBatches = length <= tail ? 1 : Int((length - tail + UInt64(inBatch) - 1) / UInt64(inBatch))
-            outputTotal = Self.outputLength(direction, input: length)
-            if let output, outputTotal != nil { self.output = (output.fd, output.offset) }
         } else {
             perBatch = Self.chunksPerBatch
             inBatch = perBatch * unit
@@ -85,25 +77,6 @@ final class ChunkPipeline: @unchecked Sendable {
 
     deinit { close() }
 
-    /// The output length for `length` input bytes; nil for a ciphertext whose chunks do not
-    /// add up (it fails in the cipher, with the right error, on the write path).
-    static func outputLength(_ direction: Direction, input length: UInt64) -> UInt64? {
-        let chunk = UInt64(ChunkedScheme.chunkSize), sealed = chunk + 16
-        switch direction {
-        case .seal:
-            return length + (length / chunk + 1) * 16
-        case .open:
-            let tail = length % sealed
-            guard length > 0, tail >= 16 else { return nil }
-            return length - (length / sealed + 1) * 16
-        }
-    }
-
-    /// Where the output ends so far on the file (mapped output), for the caller to truncate
-    /// to on failure or seek to on success.
-    var outputEnd: UInt64? { output.map { $0.offset + plaintextOrOutputCount } }
-    private var plaintextOrOutputCount: UInt64 = 0
-
     /// Hands the next output batch to `body` in order (on a failed batch, the part before the
     /// failure, then the error is thrown). False once the final batch has been handed out.
     func next(_ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
@@ -112,11 +85,10 @@ final class ChunkPipeline: @unchecked Sendable {
         lock.lock()
         while slot.state != .done || slot.seq != nextOut { lock.wait(.done) }
         lock.unlock()
-        if slot.outLength > 0 && output == nil {
+        if slot.outLength > 0 {
             try body(UnsafeRawBufferPointer(rebasing: slot.output[0..<slot.outLength]))
         }
         plaintextCount += UInt64(direction == .seal ? slot.inputLength : slot.outLength)
-        plaintextOrOutputCount += UInt64(slot.outLength)
         if let error = slot.error {
             close()
             throw error
@@ -150,14 +122,6 @@ final class ChunkPipeline: @unchecked Sendable {
 
     private func start() throws {
         started = true
-        if let out = output, let total = outputTotal {
-            let rc = total == 0 ? 0 : posix_fallocate(out.fd, off_t(out.offset), off_t(total))
-            if rc == ENOSPC || rc == EFBIG {
-                throw Nu11Error(.io, "not enough space for \(total >> 20) MiB of output: \(String(cString: strerror(rc)))",
-                                remedy: "free some disk space and try again")
-            }
-            if rc != 0 { output = nil }  // a file system without fallocate: the write path
-        }
         let count: Int
         if case .mapped = input { count = min(Self.slotCount, mappedBatches) } else { count = Self.slotCount }
         // The first batch on the caller's thread: a message of one batch needs no thread and
@@ -286,10 +250,8 @@ final class ChunkPipeline: @unchecked Sendable {
     /// Runs the cipher over one batch; the outcome is left in the slot.
     private func process(_ slot: Slot, cipher given: ChunkCipher?) {
         var mapping: (address: UnsafePointer<UInt8>, offset: UInt64, length: Int)?
-        var outputMapping: (address: UnsafeMutablePointer<UInt8>, offset: UInt64, length: Int)?
         defer {
             if let m = mapping { n11c_unmap(m.address, m.offset, m.length) }
-            if let m = outputMapping { n11c_unmap(m.address, m.offset, m.length) }
             slot.used = max(slot.used, slot.outLength)
         }
         do {
@@ -316,51 +278,25 @@ final class ChunkPipeline: @unchecked Sendable {
                 data = UnsafeRawBufferPointer(rebasing: slot.plain[0..<slot.inputLength])
             }
             slot.outLength = 0
-            var target = slot.output
-            if let out = output, let place = outputPlace(slot, count: data.count), place.length > 0 {
-                guard let address = n11c_map_output(out.fd, out.offset + place.offset, place.length) else {
-                    throw Nu11Error(.io, "cannot map the output: \(String(cString: strerror(errno)))",
-                                    remedy: "check the destination and its free space")
-                }
-                outputMapping = (address, out.offset + place.offset, place.length)
-                target = UnsafeMutableRawBufferPointer(start: address, count: place.length)
-            }
             switch direction {
-            case .seal: try seal(data, slot: slot, first: first, cipher: cipher, into: target)
-            case .open: try open(data, slot: slot, first: first, cipher: cipher, into: target)
+            case .seal: try seal(data, slot: slot, first: first, cipher: cipher)
+            case .open: try open(data, slot: slot, first: first, cipher: cipher)
             }
         } catch {
             slot.error = error as? Nu11Error ?? Nu11Error(.internalError, "the cipher failed: \(error)")
         }
     }
 
-    /// Where batch `slot.seq` (of `count` input bytes) lands in the output, and its length.
-    private func outputPlace(_ slot: Slot, count: Int) -> (offset: UInt64, length: Int)? {
-        let chunk = ChunkedScheme.chunkSize, sealed = chunk + 16
-        let seq = UInt64(slot.seq)
-        switch direction {
-        case .seal:
-            let chunks = count / chunk + (slot.final ? 1 : 0)
-            return (seq * UInt64(perBatch * sealed), count + chunks * 16)
-        case .open:
-            let chunks = (count + sealed - 1) / sealed
-            guard count >= chunks * 16 else { return nil }
-            return (seq * UInt64(perBatch * chunk), count - chunks * 16)
-        }
-    }
-
-    private func seal(_ data: UnsafeRawBufferPointer, slot: Slot, first: UInt64, cipher: ChunkCipher,
-                      into target: UnsafeMutableRawBufferPointer) throws {
+    private func seal(_ data: UnsafeRawBufferPointer, slot: Slot, first: UInt64, cipher: ChunkCipher) throws {
         let count = data.count / ChunkedScheme.chunkSize + (slot.final ? 1 : 0)
         guard first + UInt64(count) <= ChunkedScheme.maxChunks else {
             throw Nu11Error(.invalidArgument, "message exceeds 2^38 chunks", remedy: "split the input into smaller items")
         }
-        try cipher.sealChunks(baseNonce: baseNonce, first: first, input: data, final: slot.final, output: target)
+        try cipher.sealChunks(baseNonce: baseNonce, first: first, input: data, final: slot.final, output: slot.output)
         slot.outLength = data.count + count * 16
     }
 
-    private func open(_ data: UnsafeRawBufferPointer, slot: Slot, first: UInt64, cipher: ChunkCipher,
-                      into target: UnsafeMutableRawBufferPointer) throws {
+    private func open(_ data: UnsafeRawBufferPointer, slot: Slot, first: UInt64, cipher: ChunkCipher) throws {
         let sealed = ChunkedScheme.chunkSize + 16
         // The well-formed part: whole chunks, and a final chunk of at least a tag.
         let tail = data.count % sealed
@@ -370,7 +306,7 @@ final class ChunkPipeline: @unchecked Sendable {
         }
         let (written, failed) = try cipher.openChunks(baseNonce: baseNonce, first: first,
                                                       input: UnsafeRawBufferPointer(rebasing: data[0..<whole]),
-                                                      output: target)
+                                                      output: slot.output)
         slot.outLength = written
         if let failed {
             throw Nu11Error(.corrupted, "chunk \(failed) failed authentication",
@@ -439,22 +375,13 @@ extension ChunkPipeline {
         let input: Input = region.map { .mapped(fd: $0.fd, offset: $0.offset, length: $0.length) }
             ?? .stream(box)
         let pipeline = ChunkPipeline(direction: direction, algorithm: AEAD.cipherID, key: keys.key,
-                                     baseNonce: keys.baseNonce, input: input, output: region == nil ? nil : sink.mappableOutput())
+                                     baseNonce: keys.baseNonce, input: input)
         defer {
             pipeline.close()
             source = box.source
             if let region { region.consumed() }
         }
-        do {
-            while try pipeline.next({ try sink.write($0) }) {}
-        } catch {
-            // Mapped output: nothing past what was handed out stays in the file (a later
-            // batch may have landed before an earlier one failed).
-            pipeline.close()
-            if let out = sink.mappableOutput(), let end = pipeline.outputEnd { _ = ftruncate(out.fd, off_t(end)) }
-            throw error
-        }
-        if let out = sink.mappableOutput(), let end = pipeline.outputEnd { _ = lseek(out.fd, off_t(end), SEEK_SET) }
+        while try pipeline.next({ try sink.write($0) }) {}
         return pipeline.plaintextCount
     }
 }

@@ -207,8 +207,7 @@ public final class AtomicFileWriter {
         temporaryPath = POSIX.join(dir, ProtectedFiles.tempPrefix + Hex.encode(SecureRandom.bytes(8)))
         cleanupSlot = nu11_cleanup_register(temporaryPath)
         do {
-            // Read-write: the content path may map the file to seal or open straight into it.
-            fd = try POSIX.openFile(temporaryPath, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+            fd = try POSIX.openFile(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
         } catch {
             nu11_cleanup_unregister(cleanupSlot)
             throw error
