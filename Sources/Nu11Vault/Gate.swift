@@ -186,8 +186,10 @@ enum Gate {
     static func sweepLeftovers(_ location: VaultLocation, keyStore: KeyStore) -> [String] {
         var folders = location.folders + [location.vaultRoot + "/Quarantine"]
         folders += ((try? ProtectedFiles.list(location.albumsFolder)) ?? []).map { location.albumsFolder + "/" + $0 }
-        folders += [keyStore.root, keyStore.root + "/items", keyStore.root + "/pending", keyStore.root + "/forward", keyStore.root + "/log"]
-        return folders.flatMap { ProtectedFiles.removeLeftovers(in: $0) }
+        folders += [keyStore.root + "/items", keyStore.root + "/pending", keyStore.root + "/forward", keyStore.root + "/log"]
+        // The key store's own folder (which holds the stamp) is always listed; it is small.
+        return ProtectedFiles.removeLeftovers(in: keyStore.root)
+            + ProtectedFiles.removeLeftovers(in: folders, stampFile: keyStore.root + "/swept")
     }
 
     /// Refuses PIN entry while the failed-PIN delay runs.

@@ -153,6 +153,64 @@ public enum ProtectedFiles {
         return failed
     }
 
+    /// `removeLeftovers` over many folders, skipping each folder whose modification time is
+    /// the one recorded in `stampFile` after its last clean sweep (a folder of 100,000 items
+    /// costs a stat, not a listing). A temp file created since changes the folder's time, so
+    /// it is always found. The stamp is a cache: lost or stale, the folders are listed again.
+    public static func removeLeftovers(in folders: [String], stampFile: String) -> [String] {
+        func mtime(_ path: String) -> String? {
+            var st = stat()
+            guard lstat(path, &st) == 0 else { return nil }
+            return "\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
+        }
+        var stamps: [String: String] = [:]
+        if let text = try? String(contentsOfFile: stampFile, encoding: .utf8) {
+            for line in text.split(separator: "\n") {
+                let parts = line.split(separator: " ", maxSplits: 1)
+                if parts.count == 2 { stamps[String(parts[1])] = String(parts[0]) }
+            }
+        }
+        var failed: [String] = []
+        var clean: [String: String] = [:]
+        for folder in folders {
+            guard let before = mtime(folder) else { continue }
+            if stamps[folder] == before {
+                clean[folder] = before
+                continue
+            }
+            let stuck = removeLeftovers(in: folder)
+            failed += stuck
+            // Stamp the time after the sweep (removing a leftover changed it).
+            if stuck.isEmpty, let after = mtime(folder) { clean[folder] = after }
+        }
+        let text = clean.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)\n" }.joined()
+        if clean != stamps {
+            // Best effort, no sync: a stamp lost in a crash only means one more listing.
+            try? writeCache(Array(text.utf8), to: stampFile)
+        }
+        return failed
+    }
+
+    /// Replaces a small cache file atomically (no sync: losing it costs only a recomputation).
+    static func writeCache(_ bytes: [UInt8], to path: String) throws {
+        let temp = POSIX.join(POSIX.parent(of: path), tempPrefix + "cache")
+        let fd = try POSIX.openFile(temp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o600)
+        var stream = FileDescriptorStream(fd: fd, label: temp)
+        do {
+            guard fchmod(fd, 0o600) == 0 else { throw POSIX.error("chmod", temp) }
+            try stream.write(bytes)
+        } catch {
+            close(fd)
+            unlink(temp)
+            throw error
+        }
+        close(fd)
+        guard rename(temp, path) == 0 else {
+            unlink(temp)
+            throw POSIX.error("rename", temp)
+        }
+    }
+
     /// Renames within one file system, durably (both folders are synced).
     public static func move(_ from: String, to: String) throws {
         guard rename(from, to) == 0 else { throw POSIX.error("move", from) }
