@@ -189,7 +189,7 @@ enum Gate {
         folders += [keyStore.root + "/items", keyStore.root + "/pending", keyStore.root + "/forward", keyStore.root + "/log"]
         // The key store's own folder (which holds the stamp) is always listed; it is small.
         return ProtectedFiles.removeLeftovers(in: keyStore.root)
-            + ProtectedFiles.removeLeftovers(in: folders, stampFile: keyStore.root + "/swept")
+            + ProtectedFiles.removeLeftovers(in: folders, stampFile: keyStore.sweptPath)
     }
 
     /// Refuses PIN entry while the failed-PIN delay runs.

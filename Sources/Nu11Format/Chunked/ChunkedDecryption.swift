@@ -97,8 +97,7 @@ public final class ChunkedDecryptor<AEAD: ChunkAEAD, Source: ByteSource> {
         let before = output.count
         do {
             try buffer.withUnsafeBytes { raw in
-                try AEAD.open(UnsafeRawBufferPointer(rebasing: raw[0..<n]), key: keys.key,
-                              nonce: keys.nonce(index), appendingTo: &output)
+                try keys.open(UnsafeRawBufferPointer(rebasing: raw[0..<n]), index: index, appendingTo: &output)
             }
         } catch {
             output.removeSubrange(before...)

@@ -96,7 +96,7 @@ public final class ChunkedPushDecryptor<AEAD: ChunkAEAD> {
         guard index < ChunkedScheme.maxChunks else { throw Nu11Error(.corrupted, "ciphertext exceeds 2^38 chunks") }
         var out = [UInt8]()
         do {
-            try Array(sealed).withUnsafeBytes { try AEAD.open($0, key: keys.key, nonce: keys.nonce(index), appendingTo: &out) }
+            try Array(sealed).withUnsafeBytes { try keys.open($0, index: index, appendingTo: &out) }
         } catch {
             throw Nu11Error(.corrupted, "chunk \(index) failed authentication", remedy: "the file was altered or damaged")
         }
@@ -150,7 +150,7 @@ public final class ChunkedPushEncryptor<AEAD: ChunkAEAD> {
     private func seal(_ plain: ArraySlice<UInt8>) throws -> [UInt8] {
         guard index < ChunkedScheme.maxChunks else { throw Nu11Error(.invalidArgument, "message exceeds 2^38 chunks") }
         var out = [UInt8]()
-        try Array(plain).withUnsafeBytes { try AEAD.seal($0, key: keys.key, nonce: keys.nonce(index), appendingTo: &out) }
+        try Array(plain).withUnsafeBytes { try keys.seal($0, index: index, appendingTo: &out) }
         index += 1
         return out
     }

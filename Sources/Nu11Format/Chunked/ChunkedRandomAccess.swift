@@ -110,7 +110,7 @@ public final class ChunkedRandomAccessReader<AEAD: ChunkAEAD, Source: RandomAcce
         }
         do {
             try sealed.withUnsafeBytes { raw in
-                try AEAD.open(raw, key: keys.key, nonce: keys.nonce(index), appendingTo: &output)
+                try keys.open(raw, index: index, appendingTo: &output)
             }
         } catch {
             throw Nu11Error(.corrupted, "chunk \(index) failed authentication",

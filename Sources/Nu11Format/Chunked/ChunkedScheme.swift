@@ -44,6 +44,41 @@ struct MessageKeys<AEAD: ChunkAEAD> {
     let key: SymmetricKey
     let baseNonce: [UInt8]
     let commitment: [UInt8]
+    /// One cipher context for the message, made at first use (one thread at a time; the
+    /// pipeline's workers make their own).
+    private var cache = CipherCache()
+
+    /// Seals chunk `index` of the message, appending ciphertext ‖ tag.
+    func seal(_ plaintext: UnsafeRawBufferPointer, index: UInt64, appendingTo output: inout [UInt8]) throws {
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: plaintext.count + 16))
+        do {
+            let cipher = try cache.cipher(AEAD.cipherID, key)
+            try output.withUnsafeMutableBytes { out in
+                try cipher.seal(plaintext, nonce: nonce(index), into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
+            }
+        } catch {
+            output.removeSubrange(start...)
+            throw error
+        }
+    }
+
+    /// Opens chunk `index` (ciphertext ‖ tag), appending the plaintext, or throws and
+    /// appends nothing.
+    func open(_ ciphertext: UnsafeRawBufferPointer, index: UInt64, appendingTo output: inout [UInt8]) throws {
+        guard ciphertext.count >= 16 else { throw Nu11Error(.corrupted, "chunk shorter than its tag") }
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: ciphertext.count - 16))
+        do {
+            let cipher = try cache.cipher(AEAD.cipherID, key)
+            try output.withUnsafeMutableBytes { out in
+                try cipher.open(ciphertext, nonce: nonce(index), into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
+            }
+        } catch {
+            output.removeSubrange(start...)
+            throw error
+        }
+    }
 
     init(inputKey: SecretBytes, salt: [UInt8], context: [UInt8]) throws {
         try ChunkedScheme.checkKey(inputKey, AEAD.self)
@@ -83,5 +118,16 @@ struct MessageKeys<AEAD: ChunkAEAD> {
         return commitment.withUnsafeBytes { a in
             Array(candidate).withUnsafeBytes { b in Sodium.constantTimeEqual(a, b) }
         }
+    }
+}
+
+/// Holds a message's cipher context once made.
+final class CipherCache {
+    private var made: ChunkCipher?
+    func cipher(_ algorithm: Int32, _ key: SymmetricKey) throws -> ChunkCipher {
+        if let made { return made }
+        let cipher = try ChunkCipher(algorithm: algorithm, key: key)
+        made = cipher
+        return cipher
     }
 }

@@ -2,24 +2,24 @@ import Crypto
 import Foundation
 
 /// Pull-style streaming encryption: each call to `next()` returns the next piece of
-/// ciphertext (the 56-byte header first, then one sealed chunk at a time), or nil at the
-/// end. For writers that ask for bytes (a ZIP entry provider) instead of accepting them.
+/// ciphertext (the 56-byte header first, then about 1 MiB of sealed chunks at a time), or
+/// nil at the end. For writers that ask for bytes (a ZIP entry provider) instead of
+/// accepting them. The source is read by the pipeline's reader thread and sealed on the
+/// other cores while the caller writes the previous piece.
 public final class ChunkedStreamEncryptor<AEAD: ChunkAEAD, Source: ByteSource> {
-    private var source: Source
-    private let keys: MessageKeys<AEAD>
     private var header: [UInt8]?
-    private var index: UInt64 = 0
+    private let pipeline: ChunkPipeline
     private var done = false
-    private var plain = [UInt8](repeating: 0, count: ChunkedScheme.chunkSize)
 
     public init(source: Source, key: SecretBytes, context: [UInt8]) throws {
         let salt = SecureRandom.bytes(ChunkedScheme.saltByteCount)
-        self.source = source
-        keys = try MessageKeys<AEAD>(inputKey: key, salt: salt, context: context)
+        let keys = try MessageKeys<AEAD>(inputKey: key, salt: salt, context: context)
         header = salt + keys.commitment
+        pipeline = ChunkPipeline(direction: .seal, algorithm: AEAD.cipherID, key: keys.key, baseNonce: keys.baseNonce,
+                                 input: .stream(SourceBox(source)))
     }
 
-    deinit { secureZero(&plain) }
+    deinit { pipeline.close() }
 
     public func next() throws -> [UInt8]? {
         if let h = header {
@@ -27,17 +27,9 @@ public final class ChunkedStreamEncryptor<AEAD: ChunkAEAD, Source: ByteSource> {
             return h
         }
         if done { return nil }
-        let n = try plain.withUnsafeMutableBytes { try source.readFully(into: $0) }
-        guard index < ChunkedScheme.maxChunks else { throw Nu11Error(.invalidArgument, "message exceeds 2^38 chunks") }
-        var sealed = [UInt8]()
-        sealed.reserveCapacity(n + AEAD.tagByteCount)
-        try plain.withUnsafeBytes { buffer in
-            try AEAD.seal(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), key: keys.key, nonce: keys.nonce(index),
-                          appendingTo: &sealed)
-        }
-        index += 1
-        if n < ChunkedScheme.chunkSize { done = true }
-        return sealed
+        var piece: [UInt8] = []
+        done = try !pipeline.next { piece = Array($0) }
+        return piece
     }
 }
 

@@ -109,8 +109,11 @@ extension KeyStore {
     }
 
     /// Every file of the key store, for wipe.
+    /// The leftover sweep's cache: folders and their times at their last clean sweep.
+    public var sweptPath: String { POSIX.join(root, "swept") }
+
     public func allFiles() -> [String] {
-        var files = [masterPath, devicePath, statePath, settingsPath, settingsPath + ".damaged", vaultIDPath, tpmAsidePath]
+        var files = [masterPath, devicePath, statePath, settingsPath, settingsPath + ".damaged", vaultIDPath, tpmAsidePath, sweptPath]
         for folder in [itemsPath, pendingPath, quarantinePath, forwardFolder, logFolder] {
             if let names = try? ProtectedFiles.list(folder) { files += names.map { POSIX.join(folder, $0) } }
         }
