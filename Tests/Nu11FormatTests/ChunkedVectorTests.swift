@@ -31,6 +31,25 @@ struct ChunkedVectorRunner<AEAD: ChunkAEAD> {
             return
         }
 
+        // The content pipeline (what import and export run), from memory and from a mapped file.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("n11-vec-\(UUID().uuidString)").path
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(ct)))
+        defer { unlink(path) }
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        for source in [AnySource(MemorySource(ct)), AnySource(FileDescriptorStream(fd: fd, label: "vector"))] {
+            var sink = MemorySink()
+            let outcome = Result { try ChunkedEncryption<AEAD>.decrypt(from: source, to: &sink, key: secret, context: ctx) }
+            if v.isValid {
+                #expect((try? outcome.get()) == UInt64(v.msgLength ?? -1), "\(v.label): valid vector failed in the pipeline: \(outcome)")
+                #expect(sha512Hex(sink.bytes) == v.msgSha512, "\(v.label): pipeline SHA-512")
+            } else {
+                #expect((try? outcome.get()) == nil, "\(v.label): invalid vector decrypted by the pipeline")
+                let prefix = v.has("PartialPlaintext") ? (v.msgLength ?? 0) : 0
+                #expect(sink.bytes.count <= prefix, "\(v.label): the pipeline released \(sink.bytes.count) bytes")
+            }
+        }
+
         // Streaming, with both whole and trickling reads.
         for step in [Int.max, 1000] {
             let source = TricklingSource(ct, step: step == Int.max ? ct.count + 1 : step)
