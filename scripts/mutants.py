@@ -80,7 +80,10 @@ def main():
             t = run(["swift", "test", "--skip-build", "--scratch-path", BUILD, "--filter", m["tests"]])
             failed = re.findall(r'✘ Test "([^"]+)"[^\n]*failed', t.stdout)
             ran = re.search(r"Test run with (\d+) tests?", t.stdout)
-            if t.returncode != 0 and ran:
+            crashed = re.search(r"Exited with unexpected signal code (\d+)|Fatal error|unexpected signal", t.stdout)
+            if t.returncode != 0 and crashed:
+                rows.append((m["name"], "killed", "the tests crashed: " + crashed.group(0), time.time() - start))
+            elif t.returncode != 0 and ran:
                 rows.append((m["name"], "killed", "; ".join(sorted(set(failed)))[:90] or "(suite failed)", time.time() - start))
             elif not ran:
                 rows.append((m["name"], "STALE", "no test ran for filter " + m["tests"], time.time() - start))
