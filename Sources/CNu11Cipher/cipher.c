@@ -106,11 +106,9 @@ static void nonce_for(uint8_t out[12], const uint8_t base[12], uint64_t index) {
     for (int p = 11; p >= 4 && index != 0; p--, index >>= 8) out[p] ^= (uint8_t)index;
 }
 
-int n11c_seal_chunks(n11c_ctx *ctx, const uint8_t base_nonce[12], uint64_t first_index, size_t chunk,
-                     const uint8_t *in, size_t length, int final, uint8_t *out) {
-    if (ctx == NULL || base_nonce == NULL || out == NULL || chunk == 0) return -1;
-    if (!final && length % chunk != 0) return -1;
-    size_t count = length / chunk + (final ? 1 : 0);
+/// Runs `body(arg)` with faults (SIGBUS) on a file mapping turned into the result -2. The
+/// jump buffer lives in this frame, which stays active while `body` runs.
+static int run_guarded(int (*body)(void *), void *arg) {
     pthread_once(&guard_once, install_guard);
     sigjmp_buf jump;
     if (sigsetjmp(jump, 0) != 0) {
@@ -118,16 +116,60 @@ int n11c_seal_chunks(n11c_ctx *ctx, const uint8_t base_nonce[12], uint64_t first
         return -2;
     }
     guard_jump = &jump;
+    int rc = body(arg);
+    guard_jump = NULL;
+    return rc;
+}
+
+struct batch {
+    n11c_ctx *ctx;
+    const uint8_t *base_nonce;
+    uint64_t first_index;
+    size_t chunk;
+    const uint8_t *in;
+    size_t length;
+    int final;
+    uint8_t *out;
+    size_t *opened;
+    size_t *written;
+};
+
+static int seal_batch(void *arg) {
+    const struct batch *b = arg;
+    size_t count = b->length / b->chunk + (b->final ? 1 : 0);
     int rc = 0;
     uint8_t nonce[12];
     for (size_t j = 0; j < count && rc == 0; j++) {
-        size_t n = j * chunk + chunk <= length ? chunk : length - j * chunk;
-        uint8_t *o = out + j * (chunk + 16);
-        nonce_for(nonce, base_nonce, first_index + j);
-        rc = n11c_seal(ctx, nonce, n > 0 ? in + j * chunk : NULL, n, o, o + n);
+        size_t n = j * b->chunk + b->chunk <= b->length ? b->chunk : b->length - j * b->chunk;
+        uint8_t *o = b->out + j * (b->chunk + 16);
+        nonce_for(nonce, b->base_nonce, b->first_index + j);
+        rc = n11c_seal(b->ctx, nonce, n > 0 ? b->in + j * b->chunk : NULL, n, o, o + n);
     }
-    guard_jump = NULL;
     return rc;
+}
+
+static int open_batch(void *arg) {
+    const struct batch *b = arg;
+    uint8_t nonce[12];
+    size_t sealed = b->chunk + 16;
+    for (size_t j = 0; j * sealed < b->length; j++) {
+        size_t c = b->length - j * sealed < sealed ? b->length - j * sealed : sealed;
+        if (c < 16) return -1;
+        nonce_for(nonce, b->base_nonce, b->first_index + j);
+        const uint8_t *i = b->in + j * sealed;
+        if (n11c_open(b->ctx, nonce, c > 16 ? i : NULL, c - 16, i + c - 16, c > 16 ? b->out + j * b->chunk : NULL) != 0) return -1;
+        *b->opened = j + 1;
+        *b->written += c - 16;
+    }
+    return 0;
+}
+
+int n11c_seal_chunks(n11c_ctx *ctx, const uint8_t base_nonce[12], uint64_t first_index, size_t chunk,
+                     const uint8_t *in, size_t length, int final, uint8_t *out) {
+    if (ctx == NULL || base_nonce == NULL || out == NULL || chunk == 0) return -1;
+    if (!final && length % chunk != 0) return -1;
+    struct batch b = {ctx, base_nonce, first_index, chunk, in, length, final, out, NULL, NULL};
+    return run_guarded(seal_batch, &b);
 }
 
 int n11c_open_chunks(n11c_ctx *ctx, const uint8_t base_nonce[12], uint64_t first_index, size_t chunk,
@@ -135,30 +177,8 @@ int n11c_open_chunks(n11c_ctx *ctx, const uint8_t base_nonce[12], uint64_t first
     if (ctx == NULL || base_nonce == NULL || opened == NULL || written == NULL || chunk == 0) return -1;
     *opened = 0;
     *written = 0;
-    pthread_once(&guard_once, install_guard);
-    sigjmp_buf jump;
-    if (sigsetjmp(jump, 0) != 0) {
-        guard_jump = NULL;
-        return -2;
-    }
-    guard_jump = &jump;
-    int rc = 0;
-    uint8_t nonce[12];
-    size_t sealed = chunk + 16;
-    for (size_t j = 0; j * sealed < length; j++) {
-        size_t c = length - j * sealed < sealed ? length - j * sealed : sealed;
-        if (c < 16) { rc = -1; break; }
-        nonce_for(nonce, base_nonce, first_index + j);
-        const uint8_t *i = in + j * sealed;
-        if (n11c_open(ctx, nonce, c > 16 ? i : NULL, c - 16, i + c - 16, c > 16 ? out + j * chunk : NULL) != 0) {
-            rc = -1;
-            break;
-        }
-        *opened = j + 1;
-        *written += c - 16;
-    }
-    guard_jump = NULL;
-    return rc;
+    struct batch b = {ctx, base_nonce, first_index, chunk, in, length, 1, out, opened, written};
+    return run_guarded(open_batch, &b);
 }
 
 const uint8_t *n11c_map(int fd, uint64_t offset, size_t length) {

@@ -84,6 +84,7 @@ final class ChunkPipeline: @unchecked Sendable {
     /// Hands the next output batch to `body` in order (on a failed batch, the part before the
     /// failure, then the error is thrown). False once the final batch has been handed out.
     func next(_ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        if closed { return false }  // after the final batch or an error
         if !started { try start() }
         let slot = slots[nextOut % slots.count]
         lock.lock()
