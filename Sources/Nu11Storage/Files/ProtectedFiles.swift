@@ -183,32 +183,15 @@ public enum ProtectedFiles {
             // Stamp the time after the sweep (removing a leftover changed it).
             if stuck.isEmpty, let after = mtime(folder) { clean[folder] = after }
         }
-        let text = clean.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)\n" }.joined()
+        var bytes = Array(clean.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)\n" }.joined().utf8)
+        // Padded to a fixed size (blank lines) so the file says nothing about which folders
+        // exist (a key store with a backup PIN looks like one without).
+        bytes += [UInt8](repeating: 0x0A, count: (8192 - bytes.count % 8192) % 8192)
         if clean != stamps {
-            // Best effort, no sync: a stamp lost in a crash only means one more listing.
-            try? writeCache(Array(text.utf8), to: stampFile)
+            // Best effort: failing to record a sweep only means one more listing next time.
+            try? writeAtomically(bytes, to: stampFile)
         }
         return failed
-    }
-
-    /// Replaces a small cache file atomically (no sync: losing it costs only a recomputation).
-    static func writeCache(_ bytes: [UInt8], to path: String) throws {
-        let temp = POSIX.join(POSIX.parent(of: path), tempPrefix + "cache")
-        let fd = try POSIX.openFile(temp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o600)
-        var stream = FileDescriptorStream(fd: fd, label: temp)
-        do {
-            guard fchmod(fd, 0o600) == 0 else { throw POSIX.error("chmod", temp) }
-            try stream.write(bytes)
-        } catch {
-            close(fd)
-            unlink(temp)
-            throw error
-        }
-        close(fd)
-        guard rename(temp, path) == 0 else {
-            unlink(temp)
-            throw POSIX.error("rename", temp)
-        }
     }
 
     /// Renames within one file system, durably (both folders are synced).
