@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "Nu11Vault", targets: ["Nu11Vault"]),
         .executable(name: "nu11vlt", targets: ["nu11vlt"]),
         .executable(name: "nu11vlt-image-helper", targets: ["nu11vlt-image-helper"]),
+        .executable(name: "nu11vlt-app", targets: ["nu11vlt-app"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
@@ -107,6 +108,20 @@ let package = Package(
                 "CNu11Sys",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: strict
+        ),
+        // The desktop app: GTK 4 + libadwaita (Debian libgtk-4-dev, libadwaita-1-dev) through a
+        // system-library target and a small C face for what Swift cannot call (variadic functions).
+        .systemLibrary(
+            name: "CGtk",
+            pkgConfig: "libadwaita-1",
+            providers: [.apt(["libadwaita-1-dev", "libgtk-4-dev"])]
+        ),
+        .target(name: "CNu11Gtk", dependencies: ["CGtk"]),
+        .executableTarget(
+            name: "nu11vlt-app",
+            dependencies: ["Nu11Vault", "Nu11Media", "CNu11Sys", "CGtk", "CNu11Gtk"],
+            exclude: ["data"],
             swiftSettings: strict
         ),
         // Fuzzing (developer tools): harness bodies, and a libFuzzer/corpus-replay driver.

@@ -142,6 +142,13 @@ public struct LockedVault: Sendable {
         return try gated(onWait: onWait) { _, _, _, _, report in report }
     }
 
+    /// Seconds until a PIN may be tried again (0 when it may be now), after the gate — what
+    /// the app counts down on its unlock screen.
+    public func pinDelay(onWait: () -> Void = {}) throws -> Double {
+        guard isInitialized else { return 0 }
+        return try gated(onWait: onWait) { _, _, _, state, report in max(0, state.lockedUntil - report.now) }
+    }
+
     /// Time left on the Skeleton Switch (runs the gate, which may fire the switch).
     public func skeletonStatus() throws -> SkeletonStatus {
         try gated(onWait: {}) { _, _, _, state, report in

@@ -46,3 +46,24 @@ extension Vault {
         audit("skeleton disarm")
     }
 }
+
+extension Vault {
+    /// The Skeleton Switch as this open session sees it (the app's settings screen); the
+    /// command line's `skeleton status` runs the gate instead.
+    public func skeletonStatus() -> SkeletonStatus {
+        guard let s = state.skeleton else { return SkeletonStatus(enabled: false) }
+        return SkeletonStatus(enabled: true, interval: DurationText.format(s.interval),
+                              lastCheckin: Date(timeIntervalSince1970: s.lastCheckin),
+                              deadline: Date(timeIntervalSince1970: s.deadline),
+                              secondsLeft: max(0, Int(s.deadline - now)), secure: s.secure)
+    }
+
+    /// A check-in from a session that stays open: the deadline moves to a full interval from
+    /// now (as an unlock with the primary PIN does).
+    public func skeletonCheckIn() throws {
+        guard let s = state.skeleton else {
+            throw Nu11Error(.invalidArgument, "the Skeleton Switch is off", remedy: "arm it first")
+        }
+        try enableSkeleton(interval: s.interval, secure: s.secure)
+    }
+}

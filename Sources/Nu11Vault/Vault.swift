@@ -74,6 +74,22 @@ public final class Vault {
         fileLock = nil
     }
 
+    /// For a session that stays open (the desktop app): gives up the vault's lock until the
+    /// next `exclusive` operation, so the command line can use the same vault meanwhile.
+    public func releaseLockBetweenOperations() { fileLock = nil }
+
+    /// Runs one operation under the vault's lock: taken for its duration when the session
+    /// released it (`releaseLockBetweenOperations`), re-reading the device state another
+    /// process may have changed; a no-op wrapper while the session holds the lock.
+    public func exclusive<T>(onWait: () -> Void = {}, _ body: () throws -> T) throws -> T {
+        _ = try held
+        if fileLock != nil { return try body() }
+        let lock = try FileLock(path: location.lockPath, onWait: onWait)
+        defer { withExtendedLifetime(lock) {} }
+        if case .loaded(let fresh) = try keyStore.loadState() { state = fresh }
+        return try body()
+    }
+
     /// The keys of the open slot; throws once the vault is locked.
     var held: UnlockedKeys {
         get throws {

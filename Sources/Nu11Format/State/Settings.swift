@@ -26,6 +26,8 @@ public struct Settings: Sendable, Equatable {
     public var rotateDays: Int = 0
     /// Bound of each vault's audit log, in KiB; older entries are compacted into a checkpoint.
     public var logMaxKiB: Int = 1024
+    /// The desktop app locks itself after this many seconds without input; 0 = never.
+    public var lockIdle: Double = 300
 
     public init() {}
 
@@ -58,6 +60,8 @@ public struct Settings: Sendable, Equatable {
                    allowed: "0, or 1 … 3650"),
         Definition(key: "log.max_kib", summary: "size bound of each vault's audit log; older entries become a checkpoint",
                    allowed: "64 … 65536"),
+        Definition(key: "lock.idle", summary: "the desktop app locks after this long without input (0 = never)",
+                   allowed: "0, or 10s … 24h (e.g. 30s, 5m, 1h)"),
     ]
 
     public func value(_ key: String) throws -> String {
@@ -72,6 +76,7 @@ public struct Settings: Sendable, Equatable {
         case "export.strip_location": stripLocation ? "true" : "false"
         case "keys.rotate_days": "\(rotateDays)"
         case "log.max_kib": "\(logMaxKiB)"
+        case "lock.idle": lockIdle == 0 ? "0" : DurationText.format(lockIdle)
         default: throw Self.unknown(key)
         }
     }
@@ -114,6 +119,10 @@ public struct Settings: Sendable, Equatable {
             stripLocation = text == "true"
         case "keys.rotate_days": rotateDays = try int(0...3650)
         case "log.max_kib": logMaxKiB = try int(64...65536)
+        case "lock.idle":
+            if text == "0" { lockIdle = 0; break }
+            guard let seconds = try? DurationText.parse(text), (10...86400).contains(seconds) else { throw bad() }
+            lockIdle = seconds
         default: throw Self.unknown(key)
         }
     }

@@ -5,7 +5,7 @@ import Nu11Format
 /// try (a common-password list, keyboard and number sequences, repeats, dictionary-word
 /// passphrases, brute force over the characters used), in bits. Conservative by design:
 /// it is there to warn, and to refuse archive passwords a laptop could guess.
-enum Strength {
+public enum Strength {
     static let common: Set<String> = [
         "password", "passwort", "motdepasse", "qwerty", "azerty", "qwertz", "letmein", "iloveyou", "admin", "welcome",
         "monkey", "dragon", "football", "baseball", "sunshine", "princess", "master", "shadow", "superman", "batman",
@@ -17,11 +17,11 @@ enum Strength {
     static let rows = ["qwertyuiop", "asdfghjkl", "zxcvbnm", "azertyuiop", "qwertzuiop", "1234567890", "abcdefghijklmnopqrstuvwxyz"]
 
     /// Estimated guesses, as bits (log2).
-    static func bits(_ secret: SecretBytes) -> Double {
+    public static func bits(_ secret: SecretBytes) -> Double {
         secret.withUnsafeBytes { bits(String(decoding: $0, as: UTF8.self)) }
     }
 
-    static func bits(_ text: String) -> Double {
+    public static func bits(_ text: String) -> Double {
         let chars = Array(text)
         guard !chars.isEmpty else { return 0 }
         let lower = text.lowercased()
@@ -56,7 +56,7 @@ enum Strength {
 
     /// How long an offline guesser needs, on one core, for half the candidates, at the
     /// Argon2id cost given (about 0.65 ms per MiB and pass on a 2020s laptop core).
-    static func offlineTime(bits: Double, parameters: KDFParameters) -> String {
+    public static func offlineTime(bits: Double, parameters: KDFParameters) -> String {
         let perGuess = Double(parameters.memoryMiB) * Double(parameters.iterations) * 0.00065
         let seconds = pow(2, bits - 1) * perGuess
         switch seconds {
@@ -70,7 +70,7 @@ enum Strength {
     }
 
     /// The warning for a weak PIN or passphrase, or nil. Digits only: fewer than 6 warns.
-    static func pinWarning(_ pin: SecretBytes, parameters: KDFParameters) -> String? {
+    public static func pinWarning(_ pin: SecretBytes, parameters: KDFParameters) -> String? {
         let estimate = bits(pin)
         let digitsOnly = pin.withUnsafeBytes { $0.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
         guard (digitsOnly && pin.count < 6) || estimate < 40 else { return nil }
@@ -78,11 +78,11 @@ enum Strength {
     }
 
     /// Archive passwords leave the machine: below this they are refused.
-    static let archiveFloor = 45.0
+    public static let archiveFloor = 45.0
 
     /// A diceware-style passphrase: 8 random pronounceable words of 5 letters (CVCVC, about
     /// 16.6 bits each: 133 bits), hyphenated.
-    static func generatePassphrase() -> SecretBytes {
+    public static func generatePassphrase() -> SecretBytes {
         let consonants = Array("bdfghjklmnprstvz".utf8)
         let vowels = Array("aeiou".utf8)
         var out: [UInt8] = []

@@ -1,0 +1,177 @@
+import CGtk
+import CNu11Gtk
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+/// The application: one window whose content is the unlock screen or, once unlocked, the
+/// vault (gallery, notes, fade, settings), under a cover that hides it whenever the window is
+/// not focused. Lock (Ctrl+L, the Lock button, idle time) zeroes the keys and the caches and
+/// tears the vault's widgets down.
+final class App {
+    let session: Session
+    let application: UnsafeMutablePointer<AdwApplication>
+    private(set) var window: Widget?
+    private var stack: Widget?
+    private var cover: Widget?
+    private(set) var unlockScreen: UnlockScreen?
+    private(set) var main: MainScreen?
+    private(set) var role: DomainKeys.Role?
+    /// Monotonic seconds of the last key press, click or pointer motion in the window.
+    private var lastInput = App.monotonic()
+    var idleLimit: Double = 300
+    /// Files named on the command line (or opened with the app), imported after unlock.
+    var pendingImports: [String] = []
+
+    init(location: VaultLocation) {
+        session = Session(location: location)
+        application = adw_application_new("org.nu11vlt.Nu11VLT", G_APPLICATION_NON_UNIQUE)
+    }
+
+    static func monotonic() -> Double { Double(g_get_monotonic_time()) / 1e6 }
+
+    func activate() {
+        if let window { gtk_window_present(UnsafeMutablePointer(OpaquePointer(window))); return }
+        n11g_harden_settings()
+        let win = adw_application_window_new(UnsafeMutablePointer(OpaquePointer(application)))
+        window = win
+        gtk_window_set_title(UnsafeMutablePointer(OpaquePointer(win)), "Nu11VLT")
+        gtk_window_set_default_size(UnsafeMutablePointer(OpaquePointer(win)), 1024, 720)
+        let stack = gtk_stack_new()
+        self.stack = stack
+        gtk_stack_set_transition_type(op(stack), GTK_STACK_TRANSITION_TYPE_CROSSFADE)
+        let overlay = gtk_overlay_new()
+        gtk_overlay_set_child(op(overlay), stack)
+        let cover = box(true, spacing: 12, [
+            label("Nu11VLT", style: "title-1"),
+            label("Hidden while the window is not focused", style: "dim-label"),
+        ])
+        gtk_widget_add_css_class(cover, "background")
+        gtk_widget_set_valign(cover, GTK_ALIGN_FILL)
+        gtk_widget_set_halign(cover, GTK_ALIGN_FILL)
+        gtk_widget_set_hexpand(cover, 1)
+        gtk_widget_set_vexpand(cover, 1)
+        n11g_set_label(cover, "Privacy cover")
+        gtk_widget_set_visible(cover, 0)
+        self.cover = cover
+        gtk_overlay_add_overlay(op(overlay), cover)
+        adw_application_window_set_content(UnsafeMutablePointer(OpaquePointer(win)), overlay)
+        on(raw(win), "notify::is-active") { [unowned self] in self.updateCover() }
+        shortcut(win, "<Control>l") { [unowned self] in self.lock(reason: "Locked") }
+        shortcut(win, "<Control>q") { [unowned self] in self.quit() }
+        trackInput(win)
+        showUnlock(message: nil)
+        gtk_window_present(UnsafeMutablePointer(OpaquePointer(win)))
+        every(milliseconds: 1000) { [unowned self] in self.tick(); return true }
+    }
+
+    /// The cover is up whenever the window is not the focused one and the vault is open.
+    private func updateCover() {
+        guard let window, let cover else { return }
+        let active = gtk_window_is_active(UnsafeMutablePointer(OpaquePointer(window))) != 0
+        gtk_widget_set_visible(cover, (!active && main != nil) ? 1 : 0)
+    }
+
+    private func trackInput(_ win: Widget?) {
+        let key = gtk_event_controller_key_new()
+        gtk_event_controller_set_propagation_phase(key, GTK_PHASE_CAPTURE)
+        onKey(key) { [unowned self] in self.lastInput = App.monotonic() }
+        gtk_widget_add_controller(win, key)
+        let motion = gtk_event_controller_motion_new()
+        gtk_event_controller_set_propagation_phase(motion, GTK_PHASE_CAPTURE)
+        on(raw(motion), "motion") { [unowned self] in self.lastInput = App.monotonic() }
+        gtk_widget_add_controller(win, motion)
+        let click = controller(gtk_gesture_click_new())
+        gtk_event_controller_set_propagation_phase(click, GTK_PHASE_CAPTURE)
+        on(raw(click), "pressed") { [unowned self] in self.lastInput = App.monotonic() }
+        gtk_widget_add_controller(win, click)
+    }
+
+    /// Once a second: idle auto-lock, and the screens' own clocks (countdowns, fade badges).
+    private func tick() {
+        if main != nil, idleLimit > 0, App.monotonic() - lastInput >= idleLimit {
+            lock(reason: "Locked after \(DurationText.format(idleLimit)) without input")
+            return
+        }
+        unlockScreen?.tick()
+        main?.tick()
+    }
+
+    func noteInput() { lastInput = App.monotonic() }
+
+    // MARK: states
+
+    func showUnlock(message: String?) {
+        let screen = UnlockScreen(app: self, message: message)
+        unlockScreen = screen
+        replace(with: screen.root, name: "unlock")
+        screen.start()
+    }
+
+    func unlocked(role: DomainKeys.Role) {
+        self.role = role
+        unlockScreen = nil
+        lastInput = App.monotonic()
+        let screen = MainScreen(app: self)
+        main = screen
+        replace(with: screen.root, name: "vault")
+        updateCover()
+        session.run({ vault in vault.settings.lockIdle }) { [weak self] result in
+            if case .success(let idle) = result { self?.idleLimit = idle }
+        }
+        screen.reload()
+        if !pendingImports.isEmpty {
+            let files = pendingImports
+            pendingImports = []
+            screen.transfers.importFiles(files)
+        }
+    }
+
+    /// Zeroes the keys and caches and returns to the unlock screen.
+    func lock(reason: String) {
+        guard main != nil else { return }
+        main?.tearDown()
+        main = nil
+        role = nil
+        session.lock()
+        showUnlock(message: reason)
+        updateCover()
+    }
+
+    func quit() {
+        main?.tearDown()
+        main = nil
+        session.lock()
+        g_application_quit(UnsafeMutablePointer(OpaquePointer(application)))
+    }
+
+    private func replace(with child: Widget, name: String) {
+        guard let stack else { return }
+        let old = gtk_stack_get_visible_child(op(stack))
+        gtk_stack_add_named(op(stack), child, name + "-\(UInt64(App.monotonic() * 1000))")
+        gtk_stack_set_visible_child(op(stack), child)
+        if let old { gtk_stack_remove(op(stack), old) }
+    }
+
+    // MARK: dialogs
+
+    /// A one-line message in a modal dialog.
+    func tell(_ heading: String, _ body: String) {
+        let dialog = adw_message_dialog_new(UnsafeMutablePointer(OpaquePointer(window)), heading, body)
+        adw_message_dialog_add_response(op(dialog).map { UnsafeMutablePointer($0) }, "ok", "OK")
+        gtk_window_present(UnsafeMutablePointer(OpaquePointer(dialog)))
+    }
+}
+
+/// A key-press handler (the "key-pressed" signal returns a gboolean: FALSE lets the key on).
+func onKey(_ controller: OpaquePointer?, _ body: @escaping () -> Void) {
+    let box = SignalBox { _, _ in body() }
+    let handler: @convention(c) (UnsafeMutableRawPointer?, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?) -> Int32 = { _, _, _, _, data in
+        if let data { Unmanaged<SignalBox>.fromOpaque(data).takeUnretainedValue().body(nil, nil) }
+        return 0
+    }
+    g_signal_connect_data(raw(controller), "key-pressed", unsafeBitCast(handler, to: GCallback.self),
+                          Unmanaged.passRetained(box).toOpaque(), { data, _ in
+                              if let data { Unmanaged<SignalBox>.fromOpaque(data).release() }
+                          }, GConnectFlags(rawValue: 0))
+}

@@ -1,0 +1,217 @@
+import CGtk
+import CNu11Gtk
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+/// The unlocked vault: a sidebar of sections (Photos, each album, Notes, Fade, Settings),
+/// the section's content, and a header bar with Import, Export, Delete, Lock.
+final class MainScreen {
+    unowned let app: App
+    let root: Widget
+    let content: Widget
+    private(set) lazy var gallery = Gallery(screen: self)
+    private(set) lazy var notes = NotesPane(screen: self)
+    private(set) lazy var settings = SettingsPane(screen: self)
+    private(set) lazy var viewer = Viewer(screen: self)
+    private(set) lazy var transfers = Transfers(screen: self)
+    private let sidebar: Widget
+    private let title: Widget
+    private let progressBar: Widget
+    private let progressRow: Widget
+    private var albums: [AlbumSummary] = []
+    /// What the gallery shows now.
+    enum Section: Equatable { case photos, album(String), fade, notes, settings }
+    private(set) var section: Section = .photos
+    private var sectionRows: [(row: Widget, section: Section)] = []
+
+    init(app: App) {
+        self.app = app
+        title = label("Photos", style: "heading")
+        let header = adw_header_bar_new()
+        adw_header_bar_set_title_widget(op(header), title)
+        content = gtk_stack_new()
+        gtk_stack_set_transition_type(op(content), GTK_STACK_TRANSITION_TYPE_CROSSFADE)
+        gtk_widget_set_hexpand(content, 1)
+        gtk_widget_set_vexpand(content, 1)
+        sidebar = gtk_list_box_new()
+        gtk_widget_add_css_class(sidebar, "navigation-sidebar")
+        n11g_set_label(sidebar, "Sections")
+        let sideScroll = gtk_scrolled_window_new()
+        gtk_scrolled_window_set_child(op(sideScroll), sidebar)
+        gtk_scrolled_window_set_policy(op(sideScroll), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
+        gtk_widget_set_size_request(sideScroll, 200, -1)
+        let paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL)
+        gtk_paned_set_start_child(op(paned), sideScroll)
+        gtk_paned_set_end_child(op(paned), content)
+        gtk_paned_set_shrink_start_child(op(paned), 0)
+        gtk_paned_set_resize_start_child(op(paned), 0)
+        gtk_widget_set_vexpand(paned, 1)
+        progressBar = gtk_progress_bar_new()
+        gtk_progress_bar_set_show_text(op(progressBar), 1)
+        gtk_widget_set_hexpand(progressBar, 1)
+        n11g_set_label(progressBar, "Progress")
+        progressRow = box(false, spacing: 12, [progressBar])
+        margins(progressRow, 8)
+        gtk_widget_set_visible(progressRow, 0)
+        root = box(true, spacing: 0, [header, paned, progressRow])
+        append(progressRow, button("Cancel", name: "Cancel transfer") { [unowned self] in self.transfers.cancel() })
+        gtk_stack_add_named(op(content), gallery.root, "gallery")
+        gtk_stack_add_named(op(content), notes.root, "notes")
+        gtk_stack_add_named(op(content), settings.root, "settings")
+        gtk_stack_add_named(op(content), viewer.root, "viewer")
+        adw_header_bar_pack_start(op(header), iconButton("list-add-symbolic", name: "Import") { [unowned self] in self.transfers.chooseImport() })
+        adw_header_bar_pack_start(op(header), iconButton("document-save-symbolic", name: "Export selected") { [unowned self] in
+            self.transfers.chooseExport(self.gallery.selectedIDs)
+        })
+        adw_header_bar_pack_start(op(header), iconButton("user-trash-symbolic", name: "Delete selected") { [unowned self] in
+            self.confirmDelete(self.gallery.selectedIDs)
+        })
+        adw_header_bar_pack_end(op(header), iconButton("system-lock-screen-symbolic", name: "Lock") { [unowned self] in
+            self.app.lock(reason: "Locked")
+        })
+        adw_header_bar_pack_end(op(header), iconButton("package-x-generic-symbolic", name: "Archives") { [unowned self] in
+            self.transfers.archiveMenu()
+        })
+        on1(raw(sidebar), "row-activated") { [unowned self] row in
+            guard let entry = self.sectionRows.first(where: { raw($0.row) == row }) else { return }
+            self.select(entry.section)
+        }
+        transfers.acceptDrops(on: content)
+        rebuildSidebar()
+    }
+
+    func tearDown() {
+        notes.tearDown()
+        viewer.tearDown()
+        gallery.tearDown()
+        transfers.cancel()
+    }
+
+    func tick() {
+        let now = Date()
+        gallery.tick(now: now)
+        viewer.tick(now: now)
+        notes.tick(now: now)
+    }
+
+    // MARK: sections
+
+    private func rebuildSidebar() {
+        while let child = gtk_widget_get_first_child(sidebar) { gtk_list_box_remove(op(sidebar), child) }
+        sectionRows = []
+        func add(_ text: String, _ section: Section, icon: String) {
+            let row = gtk_list_box_row_new()
+            let content = box(false, spacing: 8, [gtk_image_new_from_icon_name(icon), label(text)])
+            margins(content, 6)
+            gtk_list_box_row_set_child(typed(row), content)
+            n11g_set_label(row, text)
+            gtk_list_box_append(op(sidebar), row)
+            if let row { sectionRows.append((row, section)) }
+            if section == self.section { gtk_list_box_select_row(op(sidebar), typed(row)) }
+        }
+        add("Photos", .photos, icon: "image-x-generic-symbolic")
+        for album in albums { add("Album \(album.name)", .album(album.name), icon: "folder-pictures-symbolic") }
+        add("Notes", .notes, icon: "text-x-generic-symbolic")
+        add("Fade", .fade, icon: "alarm-symbolic")
+        add("Settings", .settings, icon: "emblem-system-symbolic")
+    }
+
+    func select(_ section: Section) {
+        self.section = section
+        switch section {
+        case .photos: setText(title, "Photos")
+        case .album(let name): setText(title, "Album \(name)")
+        case .fade: setText(title, "Fade")
+        case .notes: setText(title, "Notes")
+        case .settings: setText(title, "Settings")
+        }
+        switch section {
+        case .notes:
+            gtk_stack_set_visible_child_name(op(content), "notes")
+            notes.reload()
+        case .settings:
+            gtk_stack_set_visible_child_name(op(content), "settings")
+            settings.reload()
+        default:
+            gtk_stack_set_visible_child_name(op(content), "gallery")
+            reload()
+        }
+    }
+
+    /// Lists the section's items, sorted by capture date (newest first), and the albums.
+    func reload() {
+        let section = self.section
+        if gallery.firstScreenStart == nil && Timings.enabled { gallery.firstScreenStart = App.monotonic() }
+        app.session.run({ vault -> ([ItemSummary], [AlbumSummary]) in
+            let album: String? = if case .album(let name) = section { name } else { nil }
+            var items = try vault.list(album: album, limit: Int.max, order: .taken).items
+            if section == .fade { items = items.filter { $0.fadesAt != nil } }
+            return (items.reversed(), try vault.albums())
+        }) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let (items, albums)):
+                if albums != self.albums {
+                    self.albums = albums
+                    rebuildSidebar()
+                }
+                gallery.show(items)
+            case .failure(let error): app.tell("The vault cannot be listed", describe(error))
+            }
+        }
+    }
+
+    var albumNames: [String] { albums.map(\.name) }
+
+    func openViewer(_ items: [ItemSummary], at index: Int) {
+        viewer.open(items, at: index)
+        gtk_stack_set_visible_child_name(op(content), "viewer")
+    }
+
+    func closeViewer() {
+        gtk_stack_set_visible_child_name(op(content), "gallery")
+        reload()
+    }
+
+    // MARK: progress
+
+    func progress(_ fraction: Double?, _ text: String) {
+        gtk_widget_set_visible(progressRow, fraction == nil ? 0 : 1)
+        gtk_progress_bar_set_fraction(op(progressBar), fraction ?? 0)
+        gtk_progress_bar_set_text(op(progressBar), text)
+    }
+
+    // MARK: delete
+
+    func confirmDelete(_ ids: [String], then: @escaping () -> Void = {}) {
+        guard !ids.isEmpty else { return app.tell("Nothing selected", "Select items in the gallery first.") }
+        confirm("Delete \(ids.count) item\(ids.count == 1 ? "" : "s")?",
+                "They are destroyed as the deletion.mode setting says (standard or secure). This cannot be undone.",
+                action: "Delete") { [unowned self] in
+            app.session.run({ vault in try vault.delete(ids.map { try ItemRef($0) }) }) { [weak self] result in
+                if case .failure(let error) = result { self?.app.tell("Delete failed", describe(error)) }
+                then()
+                self?.reload()
+            }
+        }
+    }
+
+    /// A yes/no dialog; `body` runs on yes.
+    func confirm(_ heading: String, _ text: String, action: String, _ body: @escaping () -> Void) {
+        let dialog = adw_message_dialog_new(UnsafeMutablePointer(OpaquePointer(app.window)), heading, text)
+        let d = op(dialog).map { UnsafeMutablePointer<AdwMessageDialog>($0) }
+        adw_message_dialog_add_response(d, "cancel", "Cancel")
+        adw_message_dialog_add_response(d, "yes", action)
+        adw_message_dialog_set_response_appearance(d, "yes", ADW_RESPONSE_DESTRUCTIVE)
+        onResponse(dialog) { response in if response == "yes" { body() } }
+        gtk_window_present(UnsafeMutablePointer(OpaquePointer(dialog)))
+    }
+}
+
+/// AdwMessageDialog's "response" signal: (dialog, response id, user data).
+func onResponse(_ dialog: UnsafeMutablePointer<GtkWidget>?, _ body: @escaping (String) -> Void) {
+    on1(raw(dialog), "response") { response in
+        body(string(response?.assumingMemoryBound(to: CChar.self)))
+    }
+}

@@ -1,0 +1,187 @@
+import CGtk
+import CNu11Gtk
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+/// Notes: a list and an editor (`GtkTextView`), in memory only — never a temp file. Edits are
+/// sealed into the vault a second after typing stops, when another note is chosen, and on lock.
+final class NotesPane {
+    unowned let screen: MainScreen
+    let root: Widget
+    private let list: Widget
+    private let titleEntry: Widget
+    private let text: Widget
+    private let status: Widget
+    private var notes: [NoteSummary] = []
+    private var rows: [(row: Widget, id: String)] = []
+    /// The note in the editor (nil: none chosen) and whether it has unsaved edits.
+    private var currentID: String?
+    private var dirty = false
+    private var lastEdit = 0.0
+    private var loadingText = false
+
+    init(screen: MainScreen) {
+        self.screen = screen
+        list = must(gtk_list_box_new())
+        n11g_set_label(list, "Notes")
+        let listScroll = must(gtk_scrolled_window_new())
+        gtk_scrolled_window_set_child(op(listScroll), list)
+        gtk_widget_set_size_request(listScroll, 220, -1)
+        gtk_widget_set_vexpand(listScroll, 1)
+        titleEntry = must(gtk_entry_new())
+        n11g_set_label(titleEntry, "Note title")
+        text = must(gtk_text_view_new())
+        gtk_text_view_set_wrap_mode(typed(text), GTK_WRAP_WORD_CHAR)
+        n11g_set_label(text, "Note text")
+        let textScroll = must(gtk_scrolled_window_new())
+        gtk_scrolled_window_set_child(op(textScroll), text)
+        gtk_widget_set_vexpand(textScroll, 1)
+        gtk_widget_set_hexpand(textScroll, 1)
+        status = label("", style: "dim-label")
+        n11g_set_label(status, "Note status")
+        let left = box(true, spacing: 6, [listScroll])
+        let editor = box(true, spacing: 6, [titleEntry, textScroll, status])
+        root = box(false, spacing: 12, [left, editor])
+        margins(root, 8)
+        append(left, button("New note", name: "New note") { [unowned self] in self.newNote() })
+        on1(raw(list), "row-activated") { [unowned self] row in
+            guard let entry = self.rows.first(where: { raw($0.row) == row }) else { return }
+            self.open(entry.id)
+        }
+        let buffer = gtk_text_view_get_buffer(typed(text))
+        on(UnsafeMutableRawPointer(buffer), "changed") { [unowned self] in self.edited() }
+        on(raw(titleEntry), "changed") { [unowned self] in self.edited() }
+        setEditable(false)
+    }
+
+    private func setEditable(_ on: Bool) {
+        gtk_widget_set_sensitive(text, on ? 1 : 0)
+        gtk_widget_set_sensitive(titleEntry, on ? 1 : 0)
+    }
+
+    func reload() {
+        screen.app.session.run({ vault in try vault.notes() }) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let notes): show(notes)
+            case .failure(let error): screen.app.tell("Notes cannot be listed", describe(error))
+            }
+        }
+    }
+
+    private func show(_ notes: [NoteSummary]) {
+        self.notes = notes
+        while let child = gtk_widget_get_first_child(list) { gtk_list_box_remove(op(list), child) }
+        rows = []
+        for note in notes {
+            let row = must(gtk_list_box_row_new())
+            let title = label(note.title)
+            gtk_widget_set_halign(title, GTK_ALIGN_START)
+            margins(title, 6)
+            gtk_list_box_row_set_child(typed(row), title)
+            n11g_set_label(row, note.title)
+            gtk_list_box_append(op(list), row)
+            rows.append((row, note.id))
+        }
+    }
+
+    private func newNote() {
+        saveNow()
+        let title = "Note \(notes.count + 1)"
+        screen.app.session.run({ vault in try vault.addNote(title: title, body: []) }) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let note):
+                reload()
+                open(note.id)
+            case .failure(let error): screen.app.tell("The note cannot be created", describe(error))
+            }
+        }
+    }
+
+    private func open(_ id: String) {
+        saveNow()
+        screen.app.session.run({ vault -> (NoteSummary?, [UInt8]) in
+            let note = try vault.notes().first { $0.id == id }
+            return (note, try vault.noteBody(ItemRef(id)))
+        }) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(var (note, body)):
+                currentID = id
+                loadingText = true
+                gtk_editable_set_text(op(titleEntry), note?.title ?? "")
+                let buffer = gtk_text_view_get_buffer(typed(text))
+                body.append(0)
+                body.withUnsafeBufferPointer { p in
+                    p.baseAddress?.withMemoryRebound(to: CChar.self, capacity: p.count) { gtk_text_buffer_set_text(buffer, $0, -1) }
+                }
+                wipe(&body)
+                loadingText = false
+                dirty = false
+                setEditable(true)
+                setText(status, note?.fadesAt.map { "Fades in " + Countdown.text($0.timeIntervalSinceNow) } ?? "Saved")
+            case .failure(let error): screen.app.tell("The note cannot be opened", describe(error))
+            }
+        }
+    }
+
+    private func edited() {
+        guard !loadingText, currentID != nil else { return }
+        dirty = true
+        lastEdit = App.monotonic()
+        setText(status, "Editing…")
+    }
+
+    /// Once a second: autosave a second after the last edit.
+    func tick(now: Date) {
+        if dirty, App.monotonic() - lastEdit >= 1 { saveNow() }
+    }
+
+    /// Seals the editor's text into the vault (queued before anything later, lock included).
+    func saveNow() {
+        guard dirty, let id = currentID else { return }
+        dirty = false
+        let buffer = gtk_text_view_get_buffer(typed(text))
+        var start = GtkTextIter(), end = GtkTextIter()
+        gtk_text_buffer_get_bounds(buffer, &start, &end)
+        guard let raw = gtk_text_buffer_get_text(buffer, &start, &end, 0) else { return }
+        let count = strlen(raw)
+        let body = PlainBox(Array(UnsafeRawBufferPointer(start: raw, count: count)))
+        memset(raw, 0, count)
+        g_free(raw)
+        let title = string(gtk_editable_get_text(op(titleEntry)))
+        screen.app.session.run({ vault in
+            defer { body.zero() }
+            return try vault.updateNote(ItemRef(id), body: body.bytes, title: title.isEmpty ? nil : title)
+        }) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let note):
+                if currentID == id { currentID = note.id }  // a sealed edit is a new item
+                setText(status, "Saved")
+                if let i = rows.firstIndex(where: { $0.id == id }) { rows[i].id = note.id }
+            case .failure(let error):
+                setText(status, "Not saved: " + describe(error))
+            }
+        }
+    }
+
+    func tearDown() {
+        saveNow()
+        currentID = nil
+        loadingText = true
+        gtk_text_buffer_set_text(gtk_text_view_get_buffer(typed(text)), "", 0)
+        gtk_editable_set_text(op(titleEntry), "")
+        loadingText = false
+        show([])
+    }
+}
+
+/// Plaintext handed to the worker, zeroed there after use.
+final class PlainBox: @unchecked Sendable {
+    var bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    func zero() { wipe(&bytes) }
+}

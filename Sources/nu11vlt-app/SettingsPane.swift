@@ -1,0 +1,143 @@
+import CGtk
+import CNu11Gtk
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+/// Settings: the typed settings (validated as in the CLI), backup and duress PINs, the
+/// Skeleton Switch (status, arm with confirmation, check-in, disarm) and the TPM's status.
+final class SettingsPane {
+    unowned let screen: MainScreen
+    let root: Widget
+    private let list: Widget
+    private let status: Widget
+    private let skeleton: Widget
+    private let tpm: Widget
+    private var entries: [String: Widget] = [:]
+
+    init(screen: MainScreen) {
+        self.screen = screen
+        list = box(true, spacing: 8)
+        status = label("", style: "dim-label", wrap: true)
+        n11g_set_label(status, "Settings status")
+        skeleton = label("", wrap: true)
+        n11g_set_label(skeleton, "Skeleton Switch status")
+        tpm = label("", wrap: true)
+        n11g_set_label(tpm, "TPM status")
+        let pins = box(false, spacing: 8)
+        let switchRow = box(false, spacing: 8)
+        let page = box(true, spacing: 12, [label("Settings", style: "title-2"), list, status,
+                                           label("PINs", style: "title-3"), pins,
+                                           label("Skeleton Switch", style: "title-3"), skeleton, switchRow,
+                                           label("TPM", style: "title-3"), tpm])
+        margins(page, 16)
+        for w in [status, skeleton, tpm] { gtk_widget_set_halign(w, GTK_ALIGN_START) }
+        let scroll = must(gtk_scrolled_window_new())
+        gtk_scrolled_window_set_child(op(scroll), page)
+        gtk_widget_set_vexpand(scroll, 1)
+        root = scroll
+        for definition in Settings.definitions {
+            let entry = must(gtk_entry_new())
+            n11g_set_label(entry, definition.key)
+            gtk_widget_set_tooltip_text(entry, "allowed: " + definition.allowed)
+            gtk_widget_set_size_request(entry, 160, -1)
+            let name = label(definition.key, style: "heading")
+            gtk_widget_set_size_request(name, 200, -1)
+            gtk_label_set_xalign(op(name), 0)
+            let summary = label(definition.summary, style: "dim-label", wrap: true)
+            gtk_label_set_xalign(op(summary), 0)
+            gtk_widget_set_hexpand(summary, 1)
+            let apply = button("Apply", name: "Apply \(definition.key)") { [unowned self] in self.apply(definition.key) }
+            on(raw(entry), "activate") { [unowned self] in self.apply(definition.key) }
+            append(list, box(false, spacing: 8, [name, entry, apply, summary]))
+            entries[definition.key] = entry
+        }
+        append(pins, button("Set backup PIN…", name: "Set backup PIN") { [unowned self] in self.setPIN(backup: true) })
+        append(pins, button("Set duress PIN…", name: "Set duress PIN") { [unowned self] in self.setPIN(backup: false) })
+        append(switchRow, button("Arm…", name: "Arm Skeleton Switch") { [unowned self] in self.arm() })
+        append(switchRow, button("Check in", name: "Skeleton check-in") { [unowned self] in self.checkIn() })
+        append(switchRow, button("Disarm", name: "Disarm Skeleton Switch") { [unowned self] in
+            self.run("Skeleton Switch disarmed") { try $0.disableSkeleton() }
+        })
+    }
+
+    func reload() {
+        screen.app.session.run({ vault -> (Settings, SkeletonStatus, String) in
+            let settings = try LockedVault(vault.location).settings().settings
+            let skeleton = vault.skeletonStatus()
+            let tpm: String
+            do {
+                let s = try vault.keyStoreTPMStatus()
+                tpm = !s.enrolled ? "Not bound to a TPM (nu11vlt tpm enroll binds it)"
+                    : "Bound to \(s.thisTPM == false ? "another" : "this") TPM" + (s.pcrs.map { ", PCRs \($0.map(String.init).joined(separator: ","))" } ?? "")
+                        + (s.lockoutFailures.map { "; lockout failures \($0)/\(s.lockoutMaxTries ?? 0)" } ?? "")
+                        + (s.problem.map { "; \($0)" } ?? "")
+            } catch { tpm = describe(error) }
+            return (settings, skeleton, tpm)
+        }) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let (settings, switchStatus, tpmText)):
+                for (key, entry) in entries { gtk_editable_set_text(op(entry), (try? settings.value(key)) ?? "") }
+                setText(skeleton, switchStatus.enabled
+                        ? "Armed: wipes\(switchStatus.secure == true ? " (secure)" : "") after \(switchStatus.interval ?? "?") without a check-in; \(Countdown.text(Double(switchStatus.secondsLeft ?? 0))) left"
+                        : "Off")
+                setText(tpm, tpmText)
+            case .failure(let error): setText(status, describe(error))
+            }
+        }
+    }
+
+    private func apply(_ key: String) {
+        guard let entry = entries[key] else { return }
+        let value = string(gtk_editable_get_text(op(entry)))
+        screen.app.session.run({ vault in try vault.setSetting(key, value) }) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let settings):
+                setText(status, "\(key) = \((try? settings.value(key)) ?? value)")
+                if key == "lock.idle" { screen.app.idleLimit = settings.lockIdle }
+            case .failure(let error): setText(status, describe(error))
+            }
+        }
+    }
+
+    private func setPIN(backup: Bool) {
+        let what = backup ? "backup" : "duress"
+        screen.transfers.askPassword("Set the \(what) PIN", backup
+            ? "The backup PIN opens a separate vault (the backup vault) and nothing else."
+            : "The duress PIN opens an empty-looking vault and silently destroys the primary one.",
+                                     confirm: true) { [unowned self] pin in
+            run("The \(what) PIN is set") { vault in
+                try LockedVault.validateNewPIN(pin)
+                backup ? try vault.setBackupPIN(pin) : try vault.setDuressPIN(pin)
+            }
+        }
+    }
+
+    private func arm() {
+        screen.transfers.askText("Arm the Skeleton Switch", "Wipe the vault unless the primary PIN unlocks it within (e.g. 7d):",
+                                 initial: "7d") { [unowned self] text in
+            screen.confirm("Arm the Skeleton Switch?", "Without a check-in within \(text), the next start of nu11vlt wipes the vault. There is no undo.",
+                           action: "Arm") { [unowned self] in
+                run("Skeleton Switch armed") { vault in try vault.enableSkeleton(interval: DurationText.parse(text), secure: false) }
+            }
+        }
+    }
+
+    /// A check-in re-arms the switch with its own interval from now.
+    private func checkIn() {
+        run("Checked in") { vault in try vault.skeletonCheckIn() }
+    }
+
+    private func run(_ done: String, _ work: @escaping (Vault) throws -> Void) {
+        screen.app.session.run(work) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success: setText(status, done)
+            case .failure(let error): setText(status, describe(error))
+            }
+            reload()
+        }
+    }
+}

@@ -1,0 +1,176 @@
+import CGtk
+import CNu11Gtk
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+/// Import (file chooser, drag and drop), export (file chooser), with a progress bar and
+/// Cancel. An import runs a file at a time on the worker; Cancel stops before the next file,
+/// and every file is all or nothing, so nothing is left half-written.
+final class Transfers {
+    unowned let screen: MainScreen
+    private var cancelled = false
+    private var running = false
+
+    init(screen: MainScreen) { self.screen = screen }
+
+    func cancel() { cancelled = true }
+
+    // MARK: import
+
+    func chooseImport() {
+        choose("Import into the vault", action: GTK_FILE_CHOOSER_ACTION_OPEN, accept: "Import", multiple: true) { [unowned self] paths in
+            self.importFiles(paths)
+        }
+    }
+
+    /// A drop of files or folders on the content area imports them (nothing is ever dragged out).
+    func acceptDrops(on target: Widget) {
+        let drop = gtk_drop_target_new(n11g_file_list_type(), GDK_ACTION_COPY)
+        let handler: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<GValue>?, Double, Double, UnsafeMutableRawPointer?) -> Int32 = { _, value, _, _, data in
+            guard let data, let joined = n11g_dropped_paths(value) else { return 0 }
+            let paths = String(cString: joined).split(separator: "\n").map(String.init)
+            g_free(joined)
+            Unmanaged<PathsBox>.fromOpaque(data).takeUnretainedValue().body(paths)
+            return 1
+        }
+        g_signal_connect_data(UnsafeMutableRawPointer(drop), "drop", unsafeBitCast(handler, to: GCallback.self),
+                              Unmanaged.passRetained(PathsBox { [unowned self] in self.importFiles($0) }).toOpaque(), { data, _ in
+                                  if let data { Unmanaged<PathsBox>.fromOpaque(data).release() }
+                              }, GConnectFlags(rawValue: 0))
+        gtk_widget_add_controller(target, controller(drop))
+    }
+
+    func importFiles(_ paths: [String]) {
+        guard !running else { return screen.app.tell("An import is running", "Wait for it to finish or cancel it.") }
+        let files: [String]
+        do { files = try ImportSource.expand(paths, recursive: true) } catch {
+            return screen.app.tell("Nothing was imported", describe(error))
+        }
+        let album: String? = if case .album(let name) = screen.section { name } else { nil }
+        running = true
+        cancelled = false
+        var failures: [String] = []
+        func next(_ i: Int) {
+            guard i < files.count, !cancelled else {
+                running = false
+                screen.progress(nil, "")
+                screen.reload()
+                let done = cancelled ? "Import cancelled after \(i) of \(files.count) files" : "Imported \(i - failures.count) of \(files.count) files"
+                if !failures.isEmpty { screen.app.tell(done, failures.prefix(5).joined(separator: "\n")) }
+                return
+            }
+            screen.progress(Double(i) / Double(max(1, files.count)), "Importing \(i + 1) of \(files.count)")
+            let path = files[i]
+            screen.app.session.run({ vault in try vault.importFile(at: path, album: album) }) { [weak self] result in
+                guard let self else { return }
+                if case .failure(let error) = result { failures.append(describe(error)) }
+                if i % 8 == 7 { screen.reload() }
+                next(i + 1)
+            }
+        }
+        next(0)
+    }
+
+    // MARK: export
+
+    func chooseExport(_ ids: [String]) {
+        guard !ids.isEmpty else { return screen.app.tell("Nothing selected", "Select items in the gallery first.") }
+        let single = ids.count == 1 ? screen.gallery.items.first { $0.id == ids[0] } : nil
+        let action = single == nil ? GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER : GTK_FILE_CHOOSER_ACTION_SAVE
+        choose(single == nil ? "Export \(ids.count) items to a folder" : "Export", action: action, accept: "Export",
+               multiple: false, name: single?.name) { [unowned self] paths in
+            guard let target = paths.first else { return }
+            screen.progress(0, "Exporting")
+            screen.app.session.run({ vault -> Int in
+                var done = 0
+                for id in ids {
+                    let item = try vault.item(ItemRef(id))
+                    let path = single == nil ? target + "/" + item.name : target
+                    try vault.export(ItemRef(id), toFile: path, overwrite: false, stripLocation: vault.stripsLocationByDefault)
+                    done += 1
+                }
+                return done
+            }) { [weak self] result in
+                self?.screen.progress(nil, "")
+                if case .failure(let error) = result { self?.screen.app.tell("Export failed", describe(error)) }
+            }
+        }
+    }
+
+    // MARK: dialogs
+
+    /// A file chooser; `body` gets the chosen local paths.
+    func choose(_ title: String, action: GtkFileChooserAction, accept: String, multiple: Bool, name: String? = nil,
+                _ body: @escaping ([String]) -> Void) {
+        let chooser = gtk_file_chooser_native_new(title, UnsafeMutablePointer(OpaquePointer(screen.app.window)), action, accept, "Cancel")
+        let fc = chooser
+        gtk_file_chooser_set_select_multiple(fc, multiple ? 1 : 0)
+        if let name { gtk_file_chooser_set_current_name(fc, name) }
+        gtk_native_dialog_set_modal(typed(chooser), 1)
+        on1(UnsafeMutableRawPointer(chooser), "response") { response in
+            let code = Int32(truncatingIfNeeded: Int(bitPattern: response))
+            var paths: [String] = []
+            if code == GTK_RESPONSE_ACCEPT.rawValue, let list = gtk_file_chooser_get_files(fc) {
+                for i in 0..<g_list_model_get_n_items(list) {
+                    guard let file = g_list_model_get_item(list, i) else { continue }
+                    if let path = g_file_get_path(OpaquePointer(file)) {
+                        paths.append(String(cString: path))
+                        g_free(path)
+                    }
+                    g_object_unref(file)
+                }
+                g_object_unref(UnsafeMutableRawPointer(list))
+            }
+            gtk_native_dialog_destroy(typed(chooser))
+            if !paths.isEmpty { body(paths) }
+        }
+        gtk_native_dialog_show(typed(chooser))
+    }
+
+    /// A dialog with one text field.
+    func askText(_ heading: String, _ text: String, initial: String, _ body: @escaping (String) -> Void) {
+        let entry = must(gtk_entry_new())
+        gtk_editable_set_text(op(entry), initial)
+        n11g_set_label(entry, heading)
+        present(heading, text, extra: entry, action: "OK") {
+            let value = string(gtk_editable_get_text(op(entry)))
+            if !value.isEmpty { body(value) }
+        }
+    }
+
+    /// A dialog with a password field (twice when `confirm`); the secret goes to `body`.
+    func askPassword(_ heading: String, _ text: String, confirm: Bool, _ body: @escaping (SecretBytes) -> Void) {
+        let first = must(gtk_password_entry_new())
+        n11g_set_label(first, confirm ? "New password" : "Password")
+        let second = must(gtk_password_entry_new())
+        n11g_set_label(second, "Repeat password")
+        let fields = box(true, spacing: 6, confirm ? [first, second] : [first])
+        present(heading, text, extra: fields, action: "OK") { [unowned self] in
+            let a = string(gtk_editable_get_text(op(first)))
+            let b = string(gtk_editable_get_text(op(second)))
+            gtk_editable_set_text(op(first), "")
+            gtk_editable_set_text(op(second), "")
+            guard !confirm || a == b else { return screen.app.tell(heading, "The two entries differ; nothing was changed.") }
+            var bytes = Array(a.utf8)
+            body(SecretBytes(consuming: &bytes))
+        }
+    }
+
+    private func present(_ heading: String, _ text: String, extra: Widget, action: String, _ onOK: @escaping () -> Void) {
+        let dialog = adw_message_dialog_new(UnsafeMutablePointer(OpaquePointer(screen.app.window)), heading, text)
+        let d = op(dialog).map { UnsafeMutablePointer<AdwMessageDialog>($0) }
+        adw_message_dialog_set_extra_child(d, extra)
+        adw_message_dialog_add_response(d, "cancel", "Cancel")
+        adw_message_dialog_add_response(d, "ok", action)
+        adw_message_dialog_set_default_response(d, "ok")
+        adw_message_dialog_set_response_appearance(d, "ok", ADW_RESPONSE_SUGGESTED)
+        onResponse(dialog) { response in if response == "ok" { onOK() } }
+        gtk_window_present(UnsafeMutablePointer(OpaquePointer(dialog)))
+    }
+}
+
+final class PathsBox {
+    let body: ([String]) -> Void
+    init(_ body: @escaping ([String]) -> Void) { self.body = body }
+}

@@ -1,0 +1,140 @@
+import CGtk
+import CNu11Gtk
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+/// The unlock screen: one PIN field (and an on-screen keypad) that behaves the same for the
+/// primary, backup and duress PINs. The gate (fade sweep, Skeleton check, the wrong-PIN delay)
+/// runs before the field is offered; a delay is shown as a countdown with the field disabled.
+final class UnlockScreen {
+    unowned let app: App
+    let root: Widget
+    private let entry: Widget
+    private let status: Widget
+    private let unlockButton: Widget
+    private var keypad: [Widget] = []
+    /// Monotonic time when a PIN may be tried again.
+    private var waitUntil: Double = 0
+    private var busy = false
+
+    init(app: App, message: String?) {
+        self.app = app
+        let title = label("Nu11VLT", style: "title-1")
+        status = label(message ?? "Checking the vault…", style: "dim-label", wrap: true)
+        n11g_set_label(status, "Unlock status")
+        entry = gtk_password_entry_new()
+        gtk_password_entry_set_show_peek_icon(op(entry), 0)
+        n11g_set_label(entry, "PIN")
+        gtk_widget_set_size_request(entry, 260, -1)
+        let grid = gtk_grid_new()
+        gtk_grid_set_row_spacing(typed(grid), 6)
+        gtk_grid_set_column_spacing(typed(grid), 6)
+        gtk_widget_set_halign(grid, GTK_ALIGN_CENTER)
+        n11g_set_label(grid, "Keypad")
+        unlockButton = button("Unlock", name: "Unlock vault", style: "suggested-action") {}
+        root = box(true, spacing: 18)
+        gtk_widget_set_valign(root, GTK_ALIGN_CENTER)
+        gtk_widget_set_halign(root, GTK_ALIGN_CENTER)
+        for child in [title, status, entry, grid, unlockButton] { append(root, child) }
+        let keys = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "⌫", "0", "✓"]
+        for (i, key) in keys.enumerated() {
+            let name = key == "⌫" ? "Delete digit" : key == "✓" ? "Unlock with keypad" : "Digit \(key)"
+            let b = button(key, name: name, style: "title-2") { [unowned self] in self.keypadPressed(key) }
+            gtk_widget_set_size_request(b, 72, 56)
+            gtk_widget_set_focus_on_click(b, 0)
+            gtk_grid_attach(typed(grid), b, Int32(i % 3), Int32(i / 3), 1, 1)
+            keypad.append(b)
+        }
+        on(raw(unlockButton), "clicked") { [unowned self] in self.submit() }
+        on(raw(entry), "activate") { [unowned self] in self.submit() }
+        setEnabled(false)
+    }
+
+    /// The gate first (it may shred expired fade items or fire the Skeleton Switch), then the
+    /// prompt — or the countdown of a wrong-PIN delay.
+    func start(after wrong: Bool = false) {
+        app.session.runLocked({ locked -> (Bool, Double) in
+            guard locked.isInitialized else { return (false, 0) }
+            return (true, try locked.pinDelay())
+        }) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success((false, _)):
+                setText(status, "No vault at \(app.session.locked.location.vaultRoot). Create one with: nu11vlt init")
+            case .success((true, let delay)):
+                if delay > 0 { wait(delay) } else { ready(wrong ? "Wrong PIN. Enter your PIN" : nil) }
+            case .failure(let error):
+                setText(status, describe(error))
+            }
+        }
+    }
+
+    private func ready(_ message: String?) {
+        waitUntil = 0
+        setText(status, message ?? "Enter your PIN")
+        setEnabled(true)
+        gtk_widget_grab_focus(entry)
+    }
+
+    private func wait(_ seconds: Double) {
+        waitUntil = App.monotonic() + seconds
+        setEnabled(false)
+        tick()
+    }
+
+    /// Called every second: the countdown.
+    func tick() {
+        guard waitUntil > 0 else { return }
+        let left = Int((waitUntil - App.monotonic()).rounded(.up))
+        if left <= 0 {
+            ready("Wrong PIN. Enter your PIN")
+        } else {
+            setText(status, "Wrong PIN. Try again in \(left) s")
+        }
+    }
+
+    private func setEnabled(_ on: Bool) {
+        gtk_widget_set_sensitive(entry, on ? 1 : 0)
+        gtk_widget_set_sensitive(unlockButton, on ? 1 : 0)
+        for b in keypad { gtk_widget_set_sensitive(b, on ? 1 : 0) }
+    }
+
+    private func keypadPressed(_ key: String) {
+        switch key {
+        case "⌫":
+            let text = string(gtk_editable_get_text(op(entry)))
+            gtk_editable_set_text(op(entry), String(text.dropLast()))
+        case "✓": submit()
+        default:
+            var position = Int32(-1)
+            gtk_editable_insert_text(op(entry), key, -1, &position)
+            gtk_editable_set_position(op(entry), -1)
+        }
+    }
+
+    private func submit() {
+        guard !busy, waitUntil == 0 else { return }
+        // The PIN goes straight from GTK's (non-pageable) password buffer into guarded memory.
+        guard let text = gtk_editable_get_text(op(entry)), text.pointee != 0 else { return }
+        let pin = SecretBytes(copying: UnsafeRawBufferPointer(start: text, count: strlen(text)))
+        gtk_editable_set_text(op(entry), "")
+        busy = true
+        setEnabled(false)
+        setText(status, "Unlocking…")
+        app.session.unlock(pin: pin) { [weak self] result in
+            guard let self else { return }
+            busy = false
+            switch result {
+            case .success(let role):
+                app.unlocked(role: role)
+            case .failure(let error as Nu11Error) where error.code == .authenticationFailed || error.code == .lockedOut:
+                // The same answer whichever slot was tried; then the delay, if one runs now.
+                start(after: true)
+            case .failure(let error):
+                setText(status, describe(error))
+                setEnabled(true)
+            }
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import CGtk
+import CNu11Gtk
+import Foundation
+import Nu11Format
+import Nu11Media
+import Nu11Vault
+
+/// The viewer: one item at a time, the screen preview first, then the full image (decoded
+/// by the sandboxed helper) when zoomed; Left/Right (and a swipe) step through the items;
+/// Export, Delete, Move to album, Fade, Back.
+final class Viewer {
+    unowned let screen: MainScreen
+    let root: Widget
+    private let picture: Widget
+    private let caption: Widget
+    private let badge: Widget
+    private var items: [ItemSummary] = []
+    private var position = 0
+    private var texture: TextureBox?
+    private var zoomed = false
+    /// Bumped on every step, so a late decode of the previous item is dropped.
+    private var generation = 0
+
+    init(screen: MainScreen) {
+        self.screen = screen
+        picture = must(gtk_picture_new())
+        gtk_picture_set_content_fit(op(picture), GTK_CONTENT_FIT_CONTAIN)
+        gtk_widget_set_vexpand(picture, 1)
+        gtk_widget_set_hexpand(picture, 1)
+        gtk_widget_set_focusable(picture, 1)
+        n11g_set_label(picture, "Photo")
+        caption = label("", style: "heading")
+        badge = label("", style: "caption")
+        let bar = box(false, spacing: 6)
+        root = box(true, spacing: 6, [bar, picture, caption, badge])
+        margins(root, 6)
+        append(bar, button("Back", name: "Back to gallery") { [unowned self] in self.close() })
+        append(bar, button("Previous", name: "Previous item") { [unowned self] in self.step(-1) })
+        append(bar, button("Next", name: "Next item") { [unowned self] in self.step(1) })
+        append(bar, button("Full size", name: "Full size") { [unowned self] in self.zoom() })
+        append(bar, button("Export", name: "Export item") { [unowned self] in
+            guard let item = self.current else { return }
+            self.screen.transfers.chooseExport([item.id])
+        })
+        append(bar, button("Move to album", name: "Move to album") { [unowned self] in self.moveToAlbum() })
+        append(bar, button("Fade", name: "Fade item") { [unowned self] in self.fade() })
+        append(bar, button("Delete", name: "Delete item", style: "destructive-action") { [unowned self] in
+            guard let item = self.current else { return }
+            self.screen.confirmDelete([item.id]) { [weak self] in self?.close() }
+        })
+        let keys = controller(gtk_event_controller_key_new())
+        onKeyValue(keys) { [unowned self] key in
+            switch Int32(key) {
+            case GDK_KEY_Left: self.step(-1); return true
+            case GDK_KEY_Right: self.step(1); return true
+            case GDK_KEY_Escape: self.close(); return true
+            default: return false
+            }
+        }
+        gtk_widget_add_controller(root, keys)
+        let swipe = gtk_gesture_swipe_new()
+        onSwipe(controller(swipe)) { [unowned self] dx in if abs(dx) > 300 { self.step(dx < 0 ? 1 : -1) } }
+        gtk_widget_add_controller(picture, controller(swipe))
+    }
+
+    var current: ItemSummary? { items.indices.contains(position) ? items[position] : nil }
+
+    func open(_ items: [ItemSummary], at index: Int) {
+        self.items = items
+        position = index
+        showCurrent()
+        gtk_widget_grab_focus(picture)
+    }
+
+    func tearDown() {
+        generation += 1
+        gtk_picture_set_paintable(op(picture), nil)
+        texture = nil
+        items = []
+    }
+
+    func tick(now: Date) {
+        guard let item = current, let fades = item.fadesAt else { return }
+        if fades <= now {
+            tearDown()
+            screen.closeViewer()
+        } else {
+            setText(badge, "⏳ fades in " + Countdown.text(fades.timeIntervalSince(now)))
+        }
+    }
+
+    private func close() {
+        tearDown()
+        screen.closeViewer()
+    }
+
+    private func step(_ delta: Int) {
+        guard !items.isEmpty else { return }
+        position = (position + delta + items.count) % items.count
+        showCurrent()
+    }
+
+    /// The preview (the sealed screen-size thumbnail) first; a file without one shows its name.
+    private func showCurrent() {
+        guard let item = current else { return }
+        generation += 1
+        zoomed = false
+        let mine = generation
+        setText(caption, item.name)
+        n11g_set_label(picture, item.name)
+        setText(badge, item.fadesAt.map { "⏳ fades in " + Countdown.text($0.timeIntervalSinceNow) } ?? "")
+        gtk_picture_set_paintable(op(picture), nil)
+        guard item.thumbnail else { return }
+        screen.app.session.run({ vault in TextureBox(try Texture.decode(vault.thumbnail(ItemRef(item.id), size: .preview))) }) { [weak self] result in
+            self?.show(result, generation: mine)
+        }
+    }
+
+    /// The full image, decoded by the helper (up to 4096 px), when asked for.
+    private func zoom() {
+        guard let item = current, item.kind == "photo" || item.thumbnail, !zoomed else { return }
+        zoomed = true
+        let mine = generation
+        screen.app.session.run({ vault -> TextureBox in
+            var sink = MemorySink(capacity: Int(min(item.size, 1 << 30)))
+            _ = try vault.export(ItemRef(item.id), to: &sink)
+            defer { sink.zero() }
+            return TextureBox(try Texture.decodeImage(sink.bytes, maxSide: 4096))
+        }) { [weak self] result in
+            self?.show(result, generation: mine)
+        }
+    }
+
+    private func show(_ result: Result<TextureBox, any Error>, generation mine: Int) {
+        guard mine == generation else { return }
+        switch result {
+        case .success(let box):
+            texture = box
+            gtk_picture_set_paintable(op(picture), box.texture)
+        case .failure(let error):
+            setText(badge, describe(error))
+        }
+    }
+
+    private func moveToAlbum() {
+        guard let item = current else { return }
+        screen.transfers.askText("Move to album", "The album's name (it is created if it does not exist).",
+                                 initial: item.album ?? "") { [unowned self] name in
+            screen.app.session.run({ vault in
+                if !(try vault.albums().contains { $0.name == name }) { _ = try vault.createAlbum(name) }
+                try vault.moveItem(ItemRef(item.id), toAlbum: name)
+            }) { [weak self] result in
+                if case .failure(let error) = result { self?.screen.app.tell("Move failed", describe(error)) }
+            }
+        }
+    }
+
+    private func fade() {
+        guard let item = current else { return }
+        screen.transfers.askText("Fade", "Destroy this item after (e.g. 30s, 10m, 24h, 7d):", initial: "24h") { [unowned self] text in
+            screen.app.session.run({ vault -> Date? in
+                let seconds = try DurationText.parse(text)
+                let id = try vault.setFade(ItemRef(item.id), seconds: seconds)
+                return try vault.fadeDeadline(ItemRef(id.hex))
+            }) { [weak self] result in
+                switch result {
+                case .success: self?.close()
+                case .failure(let error): self?.screen.app.tell("Fade failed", describe(error))
+                }
+            }
+        }
+    }
+}
+
+/// Plaintext in memory only, zeroed by its owner.
+struct MemorySink: ByteSink {
+    var bytes: [UInt8] = []
+    /// Reserved up front, so the array never moves (a move would leave an unzeroed copy).
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+    mutating func write(_ chunk: UnsafeRawBufferPointer) throws { bytes.append(contentsOf: chunk) }
+    mutating func zero() { wipe(&bytes) }
+}

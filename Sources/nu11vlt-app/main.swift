@@ -1,0 +1,59 @@
+import CGtk
+import Foundation
+import Nu11Vault
+
+// nu11vlt-app — Nu11VLT on the Linux desktop (GTK 4 + libadwaita).
+//
+//   nu11vlt-app [--vault DIR] [--key-store DIR] [FILE ...]
+//
+// The vault and key store are found as the command line finds them (NU11VLT_VAULT,
+// NU11VLT_KEYSTORE, else the XDG folders). FILEs are imported after unlock.
+
+let usage = "usage: nu11vlt-app [--vault DIR] [--key-store DIR] [--timings] [FILE ...]"
+var vaultPath: String?
+var keyStorePath: String?
+var files: [String] = []
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.first {
+    arguments = arguments.dropFirst()
+    switch argument {
+    case "--vault", "--key-store":
+        guard let value = arguments.first, !value.hasPrefix("--") else {
+            FileHandle.standardError.write(Data("nu11vlt-app: \(argument) needs a folder (\(usage))\n".utf8))
+            exit(2)
+        }
+        arguments = arguments.dropFirst()
+        if argument == "--vault" { vaultPath = value } else { keyStorePath = value }
+    case "--timings": Timings.enabled = true
+    case "--help", "-h":
+        print(usage)
+        exit(0)
+    case "--version":
+        print("nu11vlt-app 2.0")
+        exit(0)
+    default:
+        guard !argument.hasPrefix("-") else {
+            FileHandle.standardError.write(Data("nu11vlt-app: unknown option '\(argument)' (\(usage))\n".utf8))
+            exit(2)
+        }
+        files.append(argument.hasPrefix("/") ? argument : FileManager.default.currentDirectoryPath + "/" + argument)
+    }
+}
+
+let location = VaultLocation.resolve(vault: vaultPath, keyStore: keyStorePath)
+let app = App(location: location)
+app.pendingImports = files
+on(UnsafeMutableRawPointer(app.application), "activate") { app.activate() }
+// GApplication parses no arguments of ours: only the program name goes through.
+var argv: [UnsafeMutablePointer<CChar>?] = [strdup(CommandLine.arguments[0]), nil]
+let status = g_application_run(UnsafeMutablePointer(OpaquePointer(app.application)), 1, &argv)
+exit(status)
+
+/// `--timings`: how long the first screen of tiles took after unlock, on stderr (bench/gallery).
+enum Timings {
+    nonisolated(unsafe) static var enabled = false
+    static func report(_ what: String, _ milliseconds: Double) {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("timing \(what) \(String(format: "%.1f", milliseconds)) ms\n".utf8))
+    }
+}
