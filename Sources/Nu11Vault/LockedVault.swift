@@ -142,11 +142,18 @@ public struct LockedVault: Sendable {
         return try gated(onWait: onWait) { _, _, _, _, report in report }
     }
 
-    /// Seconds until a PIN may be tried again (0 when it may be now), after the gate — what
-    /// the app counts down on its unlock screen.
-    public func pinDelay(onWait: () -> Void = {}) throws -> Double {
-        guard isInitialized else { return 0 }
-        return try gated(onWait: onWait) { _, _, _, state, report in max(0, state.lockedUntil - report.now) }
+    /// What the app's unlock screen shows, after the gate: the wrong PINs in a row and the
+    /// seconds until a PIN may be tried again (0 when it may be now).
+    public struct PINStatus: Sendable, Equatable {
+        public var failures: Int
+        public var secondsLeft: Double
+    }
+
+    public func pinStatus(onWait: () -> Void = {}) throws -> PINStatus {
+        guard isInitialized else { return PINStatus(failures: 0, secondsLeft: 0) }
+        return try gated(onWait: onWait) { _, _, _, state, report in
+            PINStatus(failures: state.failures, secondsLeft: max(0, state.lockedUntil - report.now))
+        }
     }
 
     /// Time left on the Skeleton Switch (runs the gate, which may fire the switch).

@@ -17,8 +17,9 @@ final class Gallery {
     private let selection: OpaquePointer
     private(set) var items: [ItemSummary] = []
     private var index: [String: Int] = [:]
-    /// Tile widgets by the list item that holds them, and the ID each shows now.
-    private var bound: [UnsafeMutableRawPointer: (tile: Tile, id: String)] = [:]
+    /// The Swift side of each tile widget GTK made (by list item), and the ID each shows now.
+    private var tiles: [UnsafeMutableRawPointer: Tile] = [:]
+    private var bound: [UnsafeMutableRawPointer: String] = [:]
     private var textures = TextureCache(capacity: 600)
     private var loading: Set<String> = []
     private let empty: Widget
@@ -51,6 +52,9 @@ final class Gallery {
         on1(raw(factory), "setup") { [unowned self] item in self.setup(item) }
         on1(raw(factory), "bind") { [unowned self] item in self.bind(item) }
         on1(raw(factory), "unbind") { [unowned self] item in if let item { self.bound[item] = nil } }
+        on1(raw(factory), "teardown") { [unowned self] item in
+            if let item { self.tiles[item] = nil; self.bound[item] = nil }
+        }
         on1(raw(grid), "activate") { [unowned self] position in
             let i = Int(UInt32(truncatingIfNeeded: UInt(bitPattern: position)))
             if i < self.items.count { self.screen.openViewer(self.items, at: i) }
@@ -61,7 +65,6 @@ final class Gallery {
     func show(_ items: [ItemSummary]) {
         self.items = items
         index = Dictionary(items.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
-        bound.removeAll()
         let ids = items.map { strdup($0.id) } + [nil]
         defer { for p in ids { free(p) } }
         let old = g_list_model_get_n_items(model)
@@ -84,19 +87,18 @@ final class Gallery {
     }
 
     func tearDown() {
-        textures.removeAll()
-        bound.removeAll()
         show([])
+        textures.removeAll()
     }
 
     /// Once a second: fade badges count down; an item whose deadline passed leaves the grid.
     func tick(now: Date) {
         var expired = false
-        for (_, entry) in bound {
-            guard let i = index[entry.id], let fades = items[i].fadesAt else { continue }
+        for (item, id) in bound {
+            guard let i = index[id], let fades = items[i].fadesAt, let tile = tiles[item] else { continue }
             let left = fades.timeIntervalSince(now)
             if left <= 0 { expired = true }
-            setText(entry.tile.badge, "⏳ " + Countdown.text(left))
+            setText(tile.badge, "⏳ " + Countdown.text(left))
         }
         if expired || items.contains(where: { ($0.fadesAt ?? .distantFuture) <= now }) {
             let kept = items.filter { ($0.fadesAt ?? .distantFuture) > now }
@@ -110,16 +112,13 @@ final class Gallery {
     private func setup(_ item: UnsafeMutableRawPointer?) {
         let tile = Tile()
         gtk_list_item_set_child(OpaquePointer(item), tile.root)
-        if let item { bound[item] = (tile, "") }
+        if let item { tiles[item] = tile }
     }
 
     private func bind(_ item: UnsafeMutableRawPointer?) {
-        guard let item, let object = gtk_list_item_get_item(OpaquePointer(item)),
-              let child = gtk_list_item_get_child(OpaquePointer(item)) else { return }
+        guard let item, let object = gtk_list_item_get_item(OpaquePointer(item)), let tile = tiles[item] else { return }
         let id = string(gtk_string_object_get_string(OpaquePointer(object)))
-        g_object_unref(object)
-        let tile = bound[item]?.tile ?? Tile(adopting: child)
-        bound[item] = (tile, id)
+        bound[item] = id
         guard let i = index[id] else { return }
         let summary = items[i]
         tile.show(summary)
@@ -144,8 +143,8 @@ final class Gallery {
             loading.remove(id)
             if case .success(let box) = result, let texture = box.texture {
                 textures.set(id, texture)
-                for (_, entry) in bound where entry.id == id {
-                    gtk_picture_set_paintable(op(entry.tile.picture), texture)
+                for (item, shown) in bound where shown == id {
+                    if let tile = tiles[item] { gtk_picture_set_paintable(op(tile.picture), texture) }
                 }
             }
             if firstScreenPending > 0 {
@@ -180,9 +179,6 @@ final class Tile {
         margins(root, 4)
         // No drag-out of plaintext: tiles offer no drag source (export is explicit).
     }
-
-    /// A tile GTK recycled whose Swift side is gone (should not happen; a fresh look).
-    convenience init(adopting child: UnsafeMutablePointer<GtkWidget>) { self.init() }
 
     func show(_ item: ItemSummary) {
         setText(name, item.name)

@@ -17,9 +17,13 @@ final class UnlockScreen {
     /// Monotonic time when a PIN may be tried again.
     private var waitUntil: Double = 0
     private var busy = false
+    private var failures = 0
+    /// Why this screen is up ("Locked", "Locked after 5m without input"), kept above the prompt.
+    private let reason: String?
 
     init(app: App, message: String?) {
         self.app = app
+        reason = message
         let title = label("Nu11VLT", style: "title-1")
         status = label(message ?? "Checking the vault…", style: "dim-label", wrap: true)
         n11g_set_label(status, "Unlock status")
@@ -54,21 +58,31 @@ final class UnlockScreen {
     /// The gate first (it may shred expired fade items or fire the Skeleton Switch), then the
     /// prompt — or the countdown of a wrong-PIN delay.
     func start(after wrong: Bool = false) {
-        app.session.runLocked({ locked -> (Bool, Double) in
-            guard locked.isInitialized else { return (false, 0) }
-            return (true, try locked.pinDelay())
+        app.session.runLocked({ locked -> LockedVault.PINStatus? in
+            guard locked.isInitialized else { return nil }
+            return try locked.pinStatus()
         }) { [weak self] result in
             guard let self else { return }
             switch result {
-            case .success((false, _)):
+            case .success(nil):
                 setText(status, "No vault at \(app.session.locked.location.vaultRoot). Create one with: nu11vlt init")
-            case .success((true, let delay)):
-                if delay > 0 { wait(delay) } else { ready(wrong ? "Wrong PIN. Enter your PIN" : nil) }
+            case .success(let pin?):
+                failures = pin.failures
+                if pin.secondsLeft > 0 {
+                    wait(pin.secondsLeft)
+                } else if pin.failures > 0 {
+                    ready(wrongText + ". Enter your PIN")
+                } else {
+                    ready(reason.map { "\($0). Enter your PIN" })
+                }
             case .failure(let error):
                 setText(status, describe(error))
             }
         }
     }
+
+    /// "Wrong PIN (3 failed attempts)": the count the delay grows with.
+    private var wrongText: String { "Wrong PIN (\(failures) failed attempt\(failures == 1 ? "" : "s"))" }
 
     private func ready(_ message: String?) {
         waitUntil = 0
@@ -88,9 +102,9 @@ final class UnlockScreen {
         guard waitUntil > 0 else { return }
         let left = Int((waitUntil - App.monotonic()).rounded(.up))
         if left <= 0 {
-            ready("Wrong PIN. Enter your PIN")
+            ready(wrongText + ". Enter your PIN")
         } else {
-            setText(status, "Wrong PIN. Try again in \(left) s")
+            setText(status, wrongText + ". Try again in \(left) s")
         }
     }
 

@@ -4,12 +4,12 @@ import Nu11Vault
 
 // nu11vlt-app — Nu11VLT on the Linux desktop (GTK 4 + libadwaita).
 //
-//   nu11vlt-app [--vault DIR] [--key-store DIR] [FILE ...]
+//   nu11vlt-app [--vault DIR] [--keystore DIR] [FILE ...]
 //
 // The vault and key store are found as the command line finds them (NU11VLT_VAULT,
 // NU11VLT_KEYSTORE, else the XDG folders). FILEs are imported after unlock.
 
-let usage = "usage: nu11vlt-app [--vault DIR] [--key-store DIR] [--timings] [FILE ...]"
+let usage = "usage: nu11vlt-app [--vault DIR] [--keystore DIR] [--timings] [FILE ...]"
 var vaultPath: String?
 var keyStorePath: String?
 var files: [String] = []
@@ -17,7 +17,7 @@ var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.first {
     arguments = arguments.dropFirst()
     switch argument {
-    case "--vault", "--key-store":
+    case "--vault", "--keystore":
         guard let value = arguments.first, !value.hasPrefix("--") else {
             FileHandle.standardError.write(Data("nu11vlt-app: \(argument) needs a folder (\(usage))\n".utf8))
             exit(2)

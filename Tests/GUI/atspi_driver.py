@@ -1,0 +1,139 @@
+"""Drives nu11vlt-app the way a screen reader and a keyboard would: the accessibility tree
+(AT-SPI, Debian's python3-pyatspi) to find and press controls by their accessible names,
+xdotool for keys, text and pointer clicks. Used by gui_test.py."""
+import os
+import subprocess
+import time
+
+import pyatspi
+
+
+class Timeout(Exception):
+    pass
+
+
+def app_root(name="nu11vlt-app"):
+    desk = pyatspi.Registry.getDesktop(0)
+    for app in desk:
+        if app is not None and app.name == name:
+            return app
+    return None
+
+
+def walk(acc, depth=0, out=None):
+    out = [] if out is None else out
+    try:
+        out.append((depth, acc))
+        for child in acc:
+            if child is not None:
+                walk(child, depth + 1, out)
+    except Exception:
+        pass  # a widget went away while we walked: the next poll sees the new tree
+    return out
+
+
+def everything():
+    root = app_root()
+    return [] if root is None else [acc for _, acc in walk(root)]
+
+
+def named(name, role=None, exact=True):
+    found = []
+    for acc in everything():
+        try:
+            n = acc.name or ""
+            if (n == name if exact else name in n) and (role is None or acc.getRoleName() == role):
+                found.append(acc)
+        except Exception:
+            continue
+    return found
+
+
+def showing(acc):
+    # GTK 4.8 reports VISIBLE (gtk_widget_get_visible), not SHOWING.
+    try:
+        return acc.getState().contains(pyatspi.STATE_VISIBLE)
+    except Exception:
+        return False
+
+
+def wait_for(predicate, what, timeout=30.0, interval=0.25):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise Timeout(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def find(name, role=None, timeout=30.0, exact=True, visible=True):
+    def look():
+        hits = [a for a in named(name, role, exact) if not visible or showing(a)]
+        return hits[0] if hits else None
+    return wait_for(look, f"{role or 'widget'} named {name!r}", timeout)
+
+
+def gone(name, role=None, timeout=30.0, exact=True):
+    wait_for(lambda: not [a for a in named(name, role, exact) if showing(a)], f"{name!r} to disappear", timeout)
+
+
+def press(name, role="push button", timeout=30.0):
+    acc = find(name, role, timeout)
+    acc.queryAction().doAction(0)
+    return acc
+
+
+def texts(role="label"):
+    out = []
+    for acc in everything():
+        try:
+            if acc.getRoleName() == role and showing(acc):
+                out.append(acc.name)
+        except Exception:
+            continue
+    return out
+
+
+def center(acc):
+    box = acc.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+    return box.x + box.width // 2, box.y + box.height // 2
+
+
+def xdo(*args):
+    subprocess.run(["xdotool", *args], check=True, capture_output=True)
+
+
+def focus_window(title, timeout=15.0):
+    def look():
+        r = subprocess.run(["xdotool", "search", "--name", title], capture_output=True, text=True)
+        ids = r.stdout.split()
+        return ids[-1] if ids else None
+    wid = wait_for(look, f"window {title!r}", timeout)
+    subprocess.run(["xdotool", "windowfocus", "--sync", wid], capture_output=True)
+    time.sleep(0.3)
+    return wid
+
+
+def type_text(text):
+    xdo("type", "--delay", "40", text)
+
+
+def key(*keys):
+    xdo("key", *keys)
+
+
+def double_click(acc):
+    x, y = center(acc)
+    xdo("mousemove", "--sync", str(x), str(y))
+    xdo("click", "--repeat", "2", "--delay", "80", "1")
+
+
+def click(acc):
+    x, y = center(acc)
+    xdo("mousemove", "--sync", str(x), str(y))
+    xdo("click", "1")
+
+
+def screenshot(path):
+    subprocess.run(["import", "-window", "root", path], check=True, capture_output=True)

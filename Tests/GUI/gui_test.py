@@ -1,0 +1,273 @@
+#!/usr/bin/python3
+"""End-to-end test of nu11vlt-app, run by Tests/GUI/run.sh under Xvfb and dbus-run-session.
+
+The user's story: unlock with the primary PIN on the keypad; import three photos through
+the file chooser; the grid shows three tiles with their names; open one; write a note;
+look at the settings; a fade item disappears at its deadline with the app open; lock;
+unlock with the backup PIN and see the backup vault only; wrong PINs bring the delay as a
+countdown; quit. Then nothing of the plaintext is left on disk, GTK's recent files do not
+mention the vault's files, and the app opened no socket but AF_UNIX.
+
+usage: gui_test.py BIN_DIR SCREENSHOT_DIR WORK_DIR"""
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from atspi_driver import (Timeout, double_click, click, find, focus_window, gone, key, press,  # noqa: E402
+                          screenshot, texts, type_text, wait_for)
+
+BIN, SHOTS, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
+CLI = os.path.join(BIN, "nu11vlt")
+APP = os.path.join(BIN, "nu11vlt-app")
+VAULT, KEYSTORE = os.path.join(WORK, "vault"), os.path.join(WORK, "keystore")
+PHOTOS = os.path.join(WORK, "photos")
+# Test PINs, known only to this script (never in argv or the environment of any process).
+PRIMARY, BACKUP, WRONG = "2468", "1357", "9090"
+MARKER = "N11GUIMARKER" + secrets.token_hex(8)
+NOTE_MARKER = "N11NOTEMARKER" + secrets.token_hex(8)
+FADE_SECONDS = 45
+step_started = time.monotonic()
+
+
+def step(text):
+    global step_started
+    now = time.monotonic()
+    print(f"gui: {text}  (+{now - step_started:.1f} s)", flush=True)
+    step_started = now
+
+
+def cli(args, pin_lines):
+    r = subprocess.run([CLI, *args, "--vault", VAULT, "--keystore", KEYSTORE, "--pin-stdin"],
+                       input="".join(p + "\n" for p in pin_lines), capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"setup: nu11vlt {' '.join(args)} failed: {r.stderr.strip()}")
+    return r.stdout
+
+
+def photo(name, colour):
+    path = os.path.join(PHOTOS, name)
+    subprocess.run(["convert", "-size", "320x240", f"gradient:{colour}-white", "-comment", MARKER, path], check=True)
+    return path
+
+
+def setup():
+    os.makedirs(PHOTOS, exist_ok=True)
+    cli(["init", "--kdf-iterations", "2", "--kdf-memory", "19"], [PRIMARY])
+    r = subprocess.run([CLI, "pin", "set-backup", "--vault", VAULT, "--keystore", KEYSTORE, "--pin-stdin", "--new-pin-fd", "0"],
+                       input=f"{PRIMARY}\n{BACKUP}\n", capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"setup: set-backup failed: {r.stderr.strip()}")
+    cli(["import", photo("backup-only.jpg", "purple")], [BACKUP])
+    for i, colour in enumerate(["red", "green", "blue"], 1):
+        photo(f"photo-{i}.jpg", colour)
+
+
+def wait_label(text, timeout=30.0, exact=True):
+    return find(text, "label", timeout=timeout, exact=exact)
+
+
+def main_window():
+    focus_window("^Nu11VLT$")
+
+
+def unlock_with_keypad(pin):
+    for digit in pin:
+        press(f"Digit {digit}")
+    press("Unlock with keypad")
+
+
+def unlock_typing(pin):
+    main_window()
+    click(find("PIN", "password text"))
+    type_text(pin)
+    key("Return")
+
+
+def import_through_chooser(path, check_cover=False):
+    press("Import")
+    focus_window("Import into the vault")
+    if check_cover:
+        # The main window is not focused now: its content is behind the privacy cover.
+        find("Privacy cover", timeout=10)
+    key("ctrl+l")
+    time.sleep(0.3)
+    type_text(path)
+    time.sleep(0.5)
+    for _ in range(5):
+        key("Return")
+        try:
+            wait_for(lambda: not window_exists("Import into the vault"), "the chooser to close", 3)
+            step(f"  imported {os.path.basename(path)}")
+            return
+        except Timeout:
+            focus_window("Import into the vault")
+    raise Timeout("the file chooser did not take the path")
+
+
+def window_exists(title):
+    r = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title], capture_output=True, text=True)
+    return bool(r.stdout.split())
+
+
+def tile_names():
+    return {t for t in texts("label") if t.endswith(".jpg")}
+
+
+def run_app():
+    env = dict(os.environ)
+    strace_log = os.path.join(WORK, "strace.log")
+    app = subprocess.Popen(["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=socket,connect", "-o", strace_log,
+                            APP, "--vault", VAULT, "--keystore", KEYSTORE],
+                           env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, "app.log"), "w"))
+    return app, strace_log
+
+
+def scenario():
+    step("the unlock screen (the gate ran first)")
+    wait_label("Enter your PIN", timeout=60)
+    main_window()
+    screenshot(os.path.join(SHOTS, "unlock.png"))
+
+    step("unlock with the primary PIN on the keypad")
+    unlock_with_keypad(PRIMARY)
+    find("Import", "push button", timeout=60)
+    wait_label("fading.jpg")
+
+    step("import three photos through the file chooser")
+    for i in (1, 2, 3):
+        import_through_chooser(os.path.join(PHOTOS, f"photo-{i}.jpg"), check_cover=(i == 1))
+        wait_label(f"photo-{i}.jpg", timeout=60)
+    main_window()
+    gone("Privacy cover", timeout=10)
+    names = wait_for(lambda: (lambda n: n if {"photo-1.jpg", "photo-2.jpg", "photo-3.jpg"} <= n else None)(tile_names()),
+                     "three named tiles", 30)
+    assert "backup-only.jpg" not in names, "the primary vault shows a backup item"
+    time.sleep(1.5)  # thumbnails decode on the worker
+    screenshot(os.path.join(SHOTS, "gallery.png"))
+
+    step("open one photo in the viewer")
+    double_click(wait_label("photo-2.jpg"))
+    find("Back to gallery", "push button")
+    time.sleep(1.0)
+    screenshot(os.path.join(SHOTS, "viewer.png"))
+    press("Back to gallery")
+
+    step("a note, typed into the editor and autosaved sealed")
+    press_row("Notes")
+    press("New note")
+    click(find("Note text", "text", timeout=30))
+    time.sleep(0.5)
+    type_text("Meeting notes " + NOTE_MARKER)
+    wait_label("Saved", timeout=30)
+    time.sleep(1.5)
+    wait_label("Saved", timeout=30)
+    screenshot(os.path.join(SHOTS, "notes.png"))
+
+    step("settings")
+    press_row("Settings")
+    find("Apply lock.idle", "push button")
+    time.sleep(0.5)
+    screenshot(os.path.join(SHOTS, "settings.png"))
+    press_row("Photos")
+
+    step("the fade item disappears at its deadline while the app is open")
+    wait_label("photo-1.jpg")
+    gone("fading.jpg", "label", timeout=FADE_SECONDS + 30)
+
+    step("lock with Ctrl+L")
+    main_window()
+    key("ctrl+l")
+    wait_label("Locked. Enter your PIN", timeout=30)
+    assert not tile_names(), "tiles are still in the tree after lock"
+
+    step("unlock with the backup PIN: the backup vault only")
+    unlock_typing(BACKUP)
+    wait_label("backup-only.jpg", timeout=60)
+    time.sleep(1.0)
+    names = tile_names()
+    assert names == {"backup-only.jpg"}, f"the backup PIN sees {names}"
+    main_window()
+    key("ctrl+l")
+    wait_label("Locked. Enter your PIN", timeout=30)
+
+    step("wrong PINs: the delay is shown as a countdown")
+    for attempt in range(1, 6):
+        unlock_typing(WRONG)
+        counted = f"Wrong PIN ({attempt} failed attempt{'' if attempt == 1 else 's'})"
+        if attempt < 5:
+            wait_label(counted + ". Enter your PIN", timeout=30)
+    countdown = wait_for(lambda: [t for t in texts("label") if re.match(r"Wrong PIN \(5 failed attempts\)\. Try again in \d+ s", t)],
+                         "the countdown", 30)
+    first = countdown[0]
+    time.sleep(2.2)
+    later = [t for t in texts("label") if "Try again in" in t]
+    assert later and later[0] != first, f"the countdown does not count: {first} then {later}"
+    screenshot(os.path.join(SHOTS, "wrong-pin.png"))
+
+    step("quit with Ctrl+Q")
+    main_window()
+    key("ctrl+q")
+
+
+def press_row(name):
+    row = find(name, "list item", timeout=30)
+    click(row)
+    time.sleep(0.5)
+
+
+def scan_for_plaintext():
+    """After quitting: the markers of the photos and the note are nowhere on disk."""
+    for name in os.listdir(PHOTOS):
+        os.remove(os.path.join(PHOTOS, name))  # the user's own originals
+    places = [os.environ["HOME"], os.environ["XDG_RUNTIME_DIR"], "/tmp", "/dev/shm"]
+    for marker in (MARKER, NOTE_MARKER):
+        r = subprocess.run(["grep", "-rlsaF", marker, *places], capture_output=True, text=True)
+        hits = [h for h in r.stdout.split() if h]
+        assert not hits, f"plaintext left on disk: {hits}"
+    xbel = os.path.join(os.environ["HOME"], ".local/share/recently-used.xbel")
+    if os.path.exists(xbel):
+        text = open(xbel, encoding="utf-8", errors="replace").read()
+        for word in ("photo-1.jpg", "photo-2.jpg", "photo-3.jpg", VAULT, PHOTOS):
+            assert word not in text, f"recently-used.xbel mentions {word}"
+
+
+def check_sockets(strace_log):
+    families = re.findall(r"socket\((AF_\w+|PF_\w+)", open(strace_log).read())
+    others = sorted({f for f in families if f not in ("AF_UNIX", "PF_UNIX", "AF_LOCAL")})
+    assert families, "strace saw no socket at all (X11 and D-Bus use AF_UNIX): the trace is not working"
+    assert not others, f"the app opened sockets other than AF_UNIX: {others}"
+    print(f"gui: sockets: {len(families)}, all AF_UNIX", flush=True)
+
+
+def main():
+    os.makedirs(SHOTS, exist_ok=True)
+    setup()
+    cli(["import", "--fade", f"{FADE_SECONDS}s", photo("fading.jpg", "orange")], [PRIMARY])
+    app, strace_log = run_app()
+    try:
+        scenario()
+        app.wait(timeout=30)
+    except BaseException:
+        screenshot(os.path.join(SHOTS, "failure.png"))
+        app.send_signal(signal.SIGTERM)
+        log = open(os.path.join(WORK, "app.log"), errors="replace").read()
+        at = log.find("crashed")
+        print(log[at - 200:at + 2500] if at >= 0 else log[-3000:], file=sys.stderr)
+        raise
+    assert app.returncode == 0, f"the app exited with {app.returncode}"
+    scan_for_plaintext()
+    check_sockets(strace_log)
+    print("gui: PASS", flush=True)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (AssertionError, Timeout) as error:
+        print(f"gui: FAIL: {error}", flush=True)
+        sys.exit(1)
