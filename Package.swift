@@ -121,7 +121,6 @@ let package = Package(
         .executableTarget(
             name: "nu11vlt-app",
             dependencies: ["Nu11Vault", "Nu11Media", "CNu11Sys", "CGtk", "CNu11Gtk"],
-            exclude: ["data"],
             swiftSettings: strict
         ),
         // Fuzzing (developer tools): harness bodies, and a libFuzzer/corpus-replay driver.

@@ -29,6 +29,15 @@ command -v exiftool >/dev/null 2>&1 || missing="$missing libimage-exiftool-perl"
 pkg-config --exists tss2-esys tss2-tctildr tss2-mu tss2-rc 2>/dev/null || missing="$missing libtss2-dev"
 command -v swtpm >/dev/null 2>&1 || missing="$missing swtpm swtpm-tools"
 command -v tpm2_setclock >/dev/null 2>&1 || missing="$missing tpm2-tools"
+# The desktop app: GTK 4 + libadwaita to build; a headless X server, a session bus, the
+# accessibility stack and xdotool for its GUI test; the validators of its desktop files.
+pkg-config --exists gtk4 libadwaita-1 2>/dev/null || missing="$missing libgtk-4-dev libadwaita-1-dev"
+command -v Xvfb >/dev/null 2>&1 || missing="$missing xvfb"
+command -v dbus-run-session >/dev/null 2>&1 || missing="$missing dbus-x11"
+command -v xdotool >/dev/null 2>&1 || missing="$missing xdotool"
+/usr/bin/python3 -c 'import pyatspi' 2>/dev/null || missing="$missing python3-pyatspi gir1.2-atspi-2.0 at-spi2-core"
+command -v appstreamcli >/dev/null 2>&1 || missing="$missing appstream"
+command -v desktop-file-validate >/dev/null 2>&1 || missing="$missing desktop-file-utils"
 command -v fish >/dev/null 2>&1 || missing="$missing fish"   # the completion test loads the fish script
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"   # the terminal test (progress, prompts)
 command -v man >/dev/null 2>&1 || missing="$missing man-db"  # `man -l` renders the generated page

@@ -28,7 +28,7 @@ struct SourceHygieneTests {
         for caught in ["let x = y!", "f()!.g", "a[0]!", "x! + 1"] { #expect(caught.firstMatch(of: bang) != nil, "misses: \(caught)") }
         for fine in ["a != b", "!flag", "x != nil"] { #expect(fine.firstMatch(of: bang) == nil, "flags: \(fine)") }
         var checked = 0
-        for target in ["Nu11Format", "Nu11Storage", "Nu11Vault", "nu11vlt"] {
+        for target in ["Nu11Format", "Nu11Storage", "Nu11Vault", "nu11vlt", "nu11vlt-app"] {
             for (name, text) in try Self.swiftFiles(target) {
                 checked += 1
                 for line in text.split(separator: "\n") {
@@ -47,7 +47,8 @@ struct SourceHygieneTests {
         let rules: [String: [String]] = [
             "Nu11Format": ["Nu11Storage", "Nu11Vault", "ArgumentParser", "GRDB"],
             "Nu11Storage": ["Nu11Vault", "ArgumentParser"],
-            "Nu11Vault": ["ArgumentParser"],
+            "Nu11Vault": ["ArgumentParser", "CGtk"],
+            "Nu11Media": ["CGtk", "Nu11Vault"],
         ]
         for (target, banned) in rules {
             for (name, text) in try Self.swiftFiles(target) {
@@ -59,10 +60,12 @@ struct SourceHygieneTests {
     @Test("the binary links no networking library")
     func ldd() throws {
         let cli = try CLI()
-        let r = try cli.spawn("/usr/bin/ldd", [CLI.binary])
-        #expect(r.code == 0)
-        for lib in ["FoundationNetworking", "libcurl", "libnghttp", "libssl"] {
-            #expect(!r.out.contains(lib), "nu11vlt links \(lib)")
+        for binary in [CLI.binary, GUITests.binDir + "/nu11vlt-app"] {
+            let r = try cli.spawn("/usr/bin/ldd", [binary])
+            #expect(r.code == 0)
+            for lib in ["FoundationNetworking", "libcurl", "libnghttp", "libssl", "libsoup", "libwebkit"] {
+                #expect(!r.out.contains(lib), "\(binary) links \(lib)")
+            }
         }
     }
 }
