@@ -1,7 +1,7 @@
 # Nu11VLT — two commands on a fresh machine:
 #   make demo   builds everything and walks a throwaway vault through the main features
 #   make test   runs the whole test suite
-.PHONY: demo test build release vectors clean bench fuzz mutants install
+.PHONY: demo test build release vectors clean bench bench-gallery fuzz mutants install
 
 build:
 	@scripts/ensure-deps.sh
@@ -20,14 +20,18 @@ release:
 	@scripts/ensure-deps.sh
 	swift build -c release
 
-# Installs nu11vlt, its image helper (next to it), the man page (generated from the
+# Installs nu11vlt, nu11vlt-app (with its desktop entry, metainfo and icon), the image helper (next to them), the man page (generated from the
 # command definitions) and bash/zsh/fish completions under PREFIX (default ~/.local).
 PREFIX ?= $(HOME)/.local
 install: release
 	swift package --disable-sandbox plugin generate-manual >/dev/null
 	install -d $(PREFIX)/bin $(PREFIX)/share/man/man1 $(PREFIX)/share/bash-completion/completions \
 	  $(PREFIX)/share/zsh/site-functions $(PREFIX)/share/fish/vendor_completions.d
-	install -m 0755 .build/release/nu11vlt .build/release/nu11vlt-image-helper $(PREFIX)/bin/
+	install -m 0755 .build/release/nu11vlt .build/release/nu11vlt-image-helper .build/release/nu11vlt-app $(PREFIX)/bin/
+	install -d $(PREFIX)/share/applications $(PREFIX)/share/metainfo $(PREFIX)/share/icons/hicolor/scalable/apps
+	install -m 0644 data/org.nu11vlt.Nu11VLT.desktop $(PREFIX)/share/applications/
+	install -m 0644 data/org.nu11vlt.Nu11VLT.metainfo.xml $(PREFIX)/share/metainfo/
+	install -m 0644 data/icons/hicolor/scalable/apps/org.nu11vlt.Nu11VLT.svg $(PREFIX)/share/icons/hicolor/scalable/apps/
 	install -m 0644 .build/plugins/GenerateManual/outputs/nu11vlt/nu11vlt.1 $(PREFIX)/share/man/man1/
 	.build/release/nu11vlt --generate-completion-script bash > $(PREFIX)/share/bash-completion/completions/nu11vlt
 	.build/release/nu11vlt --generate-completion-script zsh > $(PREFIX)/share/zsh/site-functions/_nu11vlt
@@ -44,6 +48,10 @@ clean:
 	rm -rf .build
 bench:
 	bench/run
+
+# The desktop app's gallery alone (10,000 photos): first screen after unlock, tile decode times.
+bench-gallery: release
+	bench/gallery.py 10000
 
 # libFuzzer harnesses (n11, keystore, settings, archive); FUZZ_SECONDS per harness.
 FUZZ_SECONDS ?= 600

@@ -136,8 +136,11 @@ final class Gallery {
         loading.insert(id)
         if firstScreenPending >= 0 { firstScreenPending += 1 }
         screen.app.session.run({ vault -> TextureBox in
+            let start = Timings.enabled ? App.monotonic() : 0
             let thumb = try vault.thumbnail(ItemRef(id), size: .grid)
-            return TextureBox(try Texture.decode(thumb))
+            let texture = TextureBox(try Texture.decode(thumb))
+            if Timings.enabled { Timings.report("tile", (App.monotonic() - start) * 1000) }
+            return texture
         }) { [weak self] result in
             guard let self else { return }
             loading.remove(id)

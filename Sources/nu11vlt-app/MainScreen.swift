@@ -152,6 +152,7 @@ final class MainScreen {
             guard let self else { return }
             switch result {
             case .success(let (items, albums)):
+                if let start = gallery.firstScreenStart { Timings.report("listed", (App.monotonic() - start) * 1000) }
                 if albums != self.albums {
                     self.albums = albums
                     rebuildSidebar()

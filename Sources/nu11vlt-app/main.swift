@@ -49,11 +49,13 @@ var argv: [UnsafeMutablePointer<CChar>?] = [strdup(CommandLine.arguments[0]), ni
 let status = g_application_run(UnsafeMutablePointer(OpaquePointer(app.application)), 1, &argv)
 exit(status)
 
-/// `--timings`: how long the first screen of tiles took after unlock, on stderr (bench/gallery).
+/// `--timings`: on stderr, how long the first screen of tiles took after unlock, the listing,
+/// and each tile's decrypt + decode on the worker (bench/gallery.py reads them). Timings only,
+/// never a name or an ID.
 enum Timings {
     nonisolated(unsafe) static var enabled = false
     static func report(_ what: String, _ milliseconds: Double) {
         guard enabled else { return }
-        FileHandle.standardError.write(Data("timing \(what) \(String(format: "%.1f", milliseconds)) ms\n".utf8))
+        FileHandle.standardError.write(Data("timing \(what) \(String(format: "%.2f", milliseconds)) ms\n".utf8))
     }
 }
