@@ -59,6 +59,8 @@ def main():
         time.sleep(1.5)
         env = {"PATH": os.environ["PATH"], "HOME": work, "DISPLAY": display, "GDK_BACKEND": "x11", "LANG": "C.UTF-8",
                "XDG_RUNTIME_DIR": work}
+        if os.environ.get("GSK_RENDERER"):  # GTK's renderer (e.g. cairo: no software OpenGL on a GPU-less VM)
+            env["GSK_RENDERER"] = os.environ["GSK_RENDERER"]
         log = work + "/timings.log"
         app = subprocess.Popen(["dbus-run-session", "--", os.path.join(BIN, "nu11vlt-app"), "--timings",
                                 "--vault", work + "/v", "--keystore", work + "/ks"],
@@ -74,7 +76,7 @@ def main():
         xdo(env, "key", "Return")
 
         def lines(kind):
-            return [float(l.split()[2]) for l in open(log) if l.startswith(f"timing {kind} ")]
+            return [float(l.split()[-2]) for l in open(log) if l.startswith(f"timing {kind} ")]
         deadline = time.monotonic() + 60
         while not lines("first-screen") and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -87,13 +89,13 @@ def main():
         time.sleep(2)
         xdo(env, "key", "ctrl+q")
         app.wait(timeout=30)
-        listed, first, tiles = lines("listed"), lines("first-screen"), lines("tile")
+        listed, first, tiles, call = lines("listed"), lines("first-screen"), lines("tile"), lines("list-call")
         if not first:
-            raise SystemExit("bench: the first screen of tiles was never reported")
+            raise SystemExit("bench: the first screen of tiles was never reported; the app said:\n" + open(log).read()[-2000:])
         tiles.sort()
         p95 = tiles[int(len(tiles) * 0.95) - 1] if tiles else 0
         median = statistics.median(tiles) if tiles else 0
-        print(f"| gallery: {N} photos, unlock → listing sorted by capture date | {listed[0]:.0f} ms | |")
+        print(f"| gallery: {N} photos, unlock → IDs sorted by capture date in the grid (the vault call: {call[0]:.0f} ms) | {listed[0]:.0f} ms | |")
         print(f"| gallery: unlock → first screen of tiles ({first_tiles} tiles) decrypted, decoded, shown (target ≤ 300 ms) | {first[0]:.0f} ms | {first[0] / 300:.2f}× target |")
         print(f"| gallery: one tile's decrypt + decode on the worker, median / p95 ({len(tiles)} tiles while scrolling) | {median:.2f} / {p95:.2f} ms | {16.7 / max(median, 0.001):.0f} tiles per 60 Hz frame |")
         print(f"(setup: {N} photos made and imported in {setup:.0f} s)", file=sys.stderr)

@@ -70,7 +70,43 @@ struct ItemMetadata: Codable, Sendable {
         try openReportingLegacy(row, key: key).meta
     }
 
-    static func openReportingLegacy(_ row: ItemRow, key: SecretBytes) throws -> (meta: ItemMetadata, legacy: Bool) {
+    /// The metadata of many rows (a whole listing, sorted by capture date), opened on every
+    /// core: a 10,000-item gallery is listed in a fraction of the time. The first failure wins.
+    static func openAll(_ rows: [ItemRow], keys: [Domain: SecretBytes]) throws -> [ItemMetadata] {
+        let workers = rows.count < 256 ? 1 : max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
+        let results = OpenResults(count: rows.count)
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .secondsSince1970
+            for i in stride(from: worker, to: rows.count, by: workers) {
+                let row = rows[i]
+                do {
+                    guard let key = keys[row.domain] else { throw Nu11Error(.internalError, "domain \(row.domain) is not open") }
+                    results.set(i, try openReportingLegacy(row, key: key, decoder: decoder).meta)
+                } catch {
+                    results.fail(error)
+                }
+            }
+        }
+        return try results.all()
+    }
+
+    /// One slot per row, each written by exactly one worker.
+    private final class OpenResults: @unchecked Sendable {
+        private var metas: [ItemMetadata?]
+        private var failure: (any Error)?
+        private let lock = NSLock()
+        init(count: Int) { metas = Array(repeating: nil, count: count) }
+        func set(_ i: Int, _ meta: ItemMetadata) { lock.withLock { metas[i] = meta } }
+        func fail(_ error: any Error) { lock.withLock { if failure == nil { failure = error } } }
+        func all() throws -> [ItemMetadata] {
+            if let failure { throw failure }
+            return metas.compactMap { $0 }
+        }
+    }
+
+    static func openReportingLegacy(_ row: ItemRow, key: SecretBytes,
+                                    decoder: JSONDecoder? = nil) throws -> (meta: ItemMetadata, legacy: Bool) {
         var legacy = false
         do {
             var plain: [UInt8]
@@ -81,8 +117,11 @@ struct ItemMetadata: Codable, Sendable {
                 legacy = true
             }
             defer { secureZero(&plain) }
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .secondsSince1970
+            let decoder = decoder ?? {
+                let fresh = JSONDecoder()
+                fresh.dateDecodingStrategy = .secondsSince1970
+                return fresh
+            }()
             return (try decoder.decode(ItemMetadata.self, from: Data(plain)), legacy)
         } catch {
             throw Nu11Error(.corrupted, "item \(row.id): its index entry is damaged", remedy: .check(reason: nil), item: row.id.hex)

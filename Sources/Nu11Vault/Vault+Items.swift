@@ -81,7 +81,13 @@ extension Vault {
             return summary(row: row, meta: meta, albumName: row.album.flatMap { names[$0] })
         }
         if order == .taken {
-            var all = try visibleRows(kind: kind, album: filter, afterSeq: 0, limit: Int.max).map { (row: $0, item: try summarize($0)) }
+            let rows = try visibleRows(kind: kind, album: filter, afterSeq: 0, limit: Int.max)
+            var keys: [Domain: SecretBytes] = [:]
+            for domain in Set(rows.map(\.domain)) { keys[domain] = try metadataKey(domain) }
+            let metas = try ItemMetadata.openAll(rows, keys: keys)
+            var all = zip(rows, metas).map { row, meta in
+                (row: row, item: summary(row: row, meta: meta, albumName: row.album.flatMap { names[$0] }))
+            }
             all.sort { a, b in
                 let (x, y) = (a.item.taken ?? a.item.created, b.item.taken ?? b.item.created)
                 return x != y ? x < y : a.row.seq < b.row.seq

@@ -20,7 +20,7 @@ extension Vault {
 
     /// Up to `limit` visible rows after `afterSeq`.
     func visibleRows(kind: ItemKind?, album: ItemID?? = .none, afterSeq: Int64, limit: Int) throws -> [ItemRow] {
-        let batchSize = 256
+        let batchSize = limit > 4096 ? 4096 : 256
         var out: [ItemRow] = []
         var cursor = afterSeq
         while out.count < limit {

@@ -15,8 +15,13 @@ final class Gallery {
     let grid: Widget
     private let model: OpaquePointer
     private let selection: OpaquePointer
-    private(set) var items: [ItemSummary] = []
+    /// The section's item IDs in display order, and the summaries fetched so far (a tile's
+    /// summary is fetched when it is first bound, a screenful at a time).
+    private(set) var ids: [String] = []
+    private var summaries: [String: ItemSummary] = [:]
     private var index: [String: Int] = [:]
+    private var summaryWanted: Set<String> = []
+    private var summaryFetching = false
     /// The Swift side of each tile widget GTK made (by list item), and the ID each shows now.
     private var tiles: [UnsafeMutableRawPointer: Tile] = [:]
     private var bound: [UnsafeMutableRawPointer: String] = [:]
@@ -27,6 +32,10 @@ final class Gallery {
     /// For `--timings`: when the listing was asked for, and whether the first screen was reported.
     var firstScreenStart: Double?
     private var firstScreenPending = 0
+    /// Tiles bound since the last pump, waiting for their thumbnails (visible ones go first).
+    private var wanted: [String] = []
+    private var pumpScheduled = false
+    private let scroller: Widget
 
     init(screen: MainScreen) {
         self.screen = screen
@@ -36,11 +45,12 @@ final class Gallery {
         let factory = gtk_signal_list_item_factory_new()
         g_object_ref(UnsafeMutableRawPointer(selection))
         grid = must(gtk_grid_view_new(selection, factory))
-        gtk_grid_view_set_max_columns(op(grid), 12)
+        // GTK 4.8 instantiates up to max_columns × 30 rows of tiles: 7 columns keeps that near 200.
+        gtk_grid_view_set_max_columns(op(grid), 7)
         gtk_grid_view_set_min_columns(op(grid), 2)
         gtk_grid_view_set_enable_rubberband(op(grid), 1)
         n11g_set_label(grid, "Gallery")
-        let scroller = gtk_scrolled_window_new()
+        scroller = must(gtk_scrolled_window_new())
         gtk_scrolled_window_set_child(op(scroller), grid)
         gtk_widget_set_vexpand(scroller, 1)
         gtk_widget_set_hexpand(scroller, 1)
@@ -57,54 +67,65 @@ final class Gallery {
         }
         on1(raw(grid), "activate") { [unowned self] position in
             let i = Int(UInt32(truncatingIfNeeded: UInt(bitPattern: position)))
-            if i < self.items.count { self.screen.openViewer(self.items, at: i) }
+            guard i < self.ids.count else { return }
+            let known = self.ids.compactMap { self.summaries[$0] }
+            if let at = known.firstIndex(where: { $0.id == self.ids[i] }) { self.screen.openViewer(known, at: at) }
         }
     }
 
-    /// Shows `items` (already sorted); tiles bind lazily as they come into view.
+    /// Shows `items` (already sorted, summaries known); tiles bind lazily as they come into view.
     func show(_ items: [ItemSummary]) {
-        self.items = items
-        index = Dictionary(items.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
-        let ids = items.map { strdup($0.id) } + [nil]
-        defer { for p in ids { free(p) } }
+        summaries = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        show(ids: items.map(\.id))
+    }
+
+    /// Shows `ids` (already sorted); each tile's summary is fetched when it is bound.
+    func show(ids newIDs: [String]) {
+        ids = newIDs
+        index = Dictionary(newIDs.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        // Counted from here: the splice may bind (and start loading) tiles at once.
+        if firstScreenStart != nil { firstScreenPending = 0 }
+        let cIDs = newIDs.map { strdup($0) } + [nil]
+        defer { for p in cIDs { free(p) } }
         let old = g_list_model_get_n_items(model)
-        ids.withUnsafeBufferPointer { buffer in
+        cIDs.withUnsafeBufferPointer { buffer in
             buffer.baseAddress?.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { p in
                 gtk_string_list_splice(model, 0, old, p)
             }
         }
-        gtk_stack_set_visible_child_name(op(stack), items.isEmpty ? "empty" : "grid")
-        if firstScreenStart != nil { firstScreenPending = 0 }
+        gtk_stack_set_visible_child_name(op(stack), newIDs.isEmpty ? "empty" : "grid")
     }
 
     /// The IDs of the selected tiles.
     var selectedIDs: [String] {
         var out: [String] = []
-        for (i, item) in items.enumerated() where gtk_selection_model_is_selected(selection, UInt32(i)) != 0 {
-            out.append(item.id)
+        for (i, id) in ids.enumerated() where gtk_selection_model_is_selected(selection, UInt32(i)) != 0 {
+            out.append(id)
         }
         return out
     }
 
+    func summary(_ id: String) -> ItemSummary? { summaries[id] }
+
     func tearDown() {
         show([])
+        summaries.removeAll()
         textures.removeAll()
     }
 
     /// Once a second: fade badges count down; an item whose deadline passed leaves the grid.
     func tick(now: Date) {
-        var expired = false
         for (item, id) in bound {
-            guard let i = index[id], let fades = items[i].fadesAt, let tile = tiles[item] else { continue }
-            let left = fades.timeIntervalSince(now)
-            if left <= 0 { expired = true }
-            setText(tile.badge, "⏳ " + Countdown.text(left))
+            guard let fades = summaries[id]?.fadesAt, let tile = tiles[item] else { continue }
+            setText(tile.badge, "⏳ " + Countdown.text(fades.timeIntervalSince(now)))
         }
-        if expired || items.contains(where: { ($0.fadesAt ?? .distantFuture) <= now }) {
-            let kept = items.filter { ($0.fadesAt ?? .distantFuture) > now }
-            for item in items where (item.fadesAt ?? .distantFuture) <= now { textures.remove(item.id) }
-            show(kept)
+        let expired = Set(summaries.values.filter { ($0.fadesAt ?? .distantFuture) <= now }.map(\.id))
+        guard !expired.isEmpty else { return }
+        for id in expired {
+            textures.remove(id)
+            summaries[id] = nil
         }
+        show(ids: ids.filter { !expired.contains($0) })
     }
 
     // MARK: tiles
@@ -119,22 +140,89 @@ final class Gallery {
         guard let item, let object = gtk_list_item_get_item(OpaquePointer(item)), let tile = tiles[item] else { return }
         let id = string(gtk_string_object_get_string(OpaquePointer(object)))
         bound[item] = id
-        guard let i = index[id] else { return }
-        let summary = items[i]
+        guard let summary = summaries[id] else {
+            tile.clear()
+            summaryWanted.insert(id)
+            scheduleSummaries()
+            return
+        }
+        present(summary, on: tile)
+    }
+
+    private func present(_ summary: ItemSummary, on tile: Tile) {
         tile.show(summary)
-        if let texture = textures.get(id) {
+        if let texture = textures.get(summary.id) {
             gtk_picture_set_paintable(op(tile.picture), texture)
         } else {
             gtk_picture_set_paintable(op(tile.picture), nil)
-            if summary.thumbnail { load(id) }
+            if summary.thumbnail { want(summary.id) }
         }
     }
 
+    /// Fetches the summaries of the tiles bound since the last fetch, in one worker call.
+    private func scheduleSummaries() {
+        guard !summaryFetching else { return }
+        summaryFetching = true
+        onMain { [weak self] in
+            guard let self else { return }
+            let batch = summaryWanted.filter { index[$0] != nil }.sorted { (index[$0] ?? 0) < (index[$1] ?? 0) }
+            summaryWanted = []
+            screen.app.session.run({ vault in try vault.summaries(batch) }) { [weak self] result in
+                guard let self else { return }
+                summaryFetching = false
+                guard case .success(let found) = result else { return }
+                for summary in found {
+                    summaries[summary.id] = summary
+                    for (item, shown) in bound where shown == summary.id {
+                        if let tile = tiles[item] { present(summary, on: tile) }
+                    }
+                }
+                let gone = Set(batch).subtracting(found.map(\.id))
+                if !gone.isEmpty { show(ids: ids.filter { !gone.contains($0) }) }
+                if !summaryWanted.isEmpty { scheduleSummaries() }
+            }
+        }
+    }
+
+    /// GTK binds more tiles than the window shows (a margin above and below); once the
+    /// layout is done (an idle callback runs after it), the tiles on screen are queued first.
+    private func want(_ id: String) {
+        wanted.append(id)
+        guard !pumpScheduled else { return }
+        pumpScheduled = true
+        onMain { [weak self] in self?.pump() }
+    }
+
+    private func pump() {
+        pumpScheduled = false
+        let ids = wanted
+        wanted = []
+        var visible: [String] = [], rest: [String] = []
+        for id in ids where !loading.contains(id) && textures.get(id) == nil {
+            (isOnScreen(id) ? { visible.append(id) } : { rest.append(id) })()
+        }
+        for id in visible { load(id, onScreen: true) }
+        for id in rest { load(id, onScreen: false) }
+    }
+
+    /// Whether a bound tile showing `id` lies (at least partly) inside the scrolled window.
+    private func isOnScreen(_ id: String) -> Bool {
+        let height = Float(gtk_widget_get_height(scroller))
+        for (item, shown) in bound where shown == id {
+            guard let tile = tiles[item], gtk_widget_get_mapped(tile.root) != 0, gtk_widget_get_height(tile.root) > 0 else { continue }
+            var origin = graphene_point_t(x: 0, y: 0), out = graphene_point_t(x: 0, y: 0)
+            guard gtk_widget_compute_point(tile.root, scroller, &origin, &out) != 0 else { continue }
+            let bottom = out.y + Float(gtk_widget_get_height(tile.root))
+            if bottom > 0 && out.y < height { return true }
+        }
+        return false
+    }
+
     /// Decrypts and decodes a thumbnail on the worker; the texture comes back to the main loop.
-    private func load(_ id: String) {
+    private func load(_ id: String, onScreen: Bool) {
         guard !loading.contains(id) else { return }
         loading.insert(id)
-        if firstScreenPending >= 0 { firstScreenPending += 1 }
+        if onScreen && firstScreenPending >= 0 { firstScreenPending += 1 }
         screen.app.session.run({ vault -> TextureBox in
             let start = Timings.enabled ? App.monotonic() : 0
             let thumb = try vault.thumbnail(ItemRef(id), size: .grid)
@@ -150,7 +238,7 @@ final class Gallery {
                     if let tile = tiles[item] { gtk_picture_set_paintable(op(tile.picture), texture) }
                 }
             }
-            if firstScreenPending > 0 {
+            if onScreen && firstScreenPending > 0 {
                 firstScreenPending -= 1
                 if firstScreenPending == 0, let start = firstScreenStart {
                     Timings.report("first-screen", (App.monotonic() - start) * 1000)
@@ -181,6 +269,13 @@ final class Tile {
         root = box(true, spacing: 4, [picture, name, badge])
         margins(root, 4)
         // No drag-out of plaintext: tiles offer no drag source (export is explicit).
+    }
+
+    /// A tile whose summary is on its way.
+    func clear() {
+        setText(name, "")
+        gtk_picture_set_paintable(op(picture), nil)
+        gtk_widget_set_visible(badge, 0)
     }
 
     func show(_ item: ItemSummary) {

@@ -143,21 +143,26 @@ final class MainScreen {
     func reload() {
         let section = self.section
         if gallery.firstScreenStart == nil && Timings.enabled { gallery.firstScreenStart = App.monotonic() }
-        app.session.run({ vault -> ([ItemSummary], [AlbumSummary]) in
+        app.session.run({ vault -> ([String], [ItemSummary]?, [AlbumSummary]) in
             let album: String? = if case .album(let name) = section { name } else { nil }
-            var items = try vault.list(album: album, limit: Int.max, order: .taken).items
-            if section == .fade { items = items.filter { $0.fadesAt != nil } }
-            return (items.reversed(), try vault.albums())
+            let start = Timings.enabled ? App.monotonic() : 0
+            defer { if Timings.enabled { Timings.report("list-call", (App.monotonic() - start) * 1000) } }
+            if section == .fade {
+                // A handful of items: their summaries (with the deadlines) at once.
+                let items = try vault.list(limit: Int.max, order: .taken).items.filter { $0.fadesAt != nil }
+                return (items.map(\.id).reversed(), items.reversed(), try vault.albums())
+            }
+            return (try vault.itemIDs(album: album).reversed(), nil, try vault.albums())
         }) { [weak self] result in
             guard let self else { return }
             switch result {
-            case .success(let (items, albums)):
+            case .success(let (ids, summaries, albums)):
                 if let start = gallery.firstScreenStart { Timings.report("listed", (App.monotonic() - start) * 1000) }
                 if albums != self.albums {
                     self.albums = albums
                     rebuildSidebar()
                 }
-                gallery.show(items)
+                if let summaries { gallery.show(summaries) } else { gallery.show(ids: ids) }
             case .failure(let error): app.tell("The vault cannot be listed", describe(error))
             }
         }

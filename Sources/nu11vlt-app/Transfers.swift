@@ -76,7 +76,7 @@ final class Transfers {
 
     func chooseExport(_ ids: [String]) {
         guard !ids.isEmpty else { return screen.app.tell("Nothing selected", "Select items in the gallery first.") }
-        let single = ids.count == 1 ? screen.gallery.items.first { $0.id == ids[0] } : nil
+        let single = ids.count == 1 ? screen.gallery.summary(ids[0]) : nil
         let action = single == nil ? GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER : GTK_FILE_CHOOSER_ACTION_SAVE
         choose(single == nil ? "Export \(ids.count) items to a folder" : "Export", action: action, accept: "Export",
                multiple: false, name: single?.name) { [unowned self] paths in

@@ -5,7 +5,7 @@ import Testing
 /// file-system call that changes something (the LD_PRELOAD shim of FaultTests), spread over
 /// every call of the operation — and checks that the vault is always consistent: `check` passes, committed items are intact, the in-flight
 /// item is complete or absent, the PIN still opens the vault, no plaintext is left around.
-@Suite("crash safety (SIGKILL)", .serialized)
+@Suite("crash safety (SIGKILL)")
 struct CrashTests {
     static let trials = 30
 

@@ -30,7 +30,7 @@ PHOTOS = os.path.join(WORK, "photos")
 PRIMARY, BACKUP, WRONG = "2468", "1357", "9090"
 MARKER = "N11GUIMARKER" + secrets.token_hex(8)
 NOTE_MARKER = "N11NOTEMARKER" + secrets.token_hex(8)
-FADE_SECONDS = 45
+FADE_SECONDS = 60
 step_started = time.monotonic()
 
 
@@ -177,7 +177,7 @@ def scenario():
 
     step("the fade item disappears at its deadline while the app is open")
     wait_label("photo-1.jpg")
-    gone("fading.jpg", "label", timeout=FADE_SECONDS + 30)
+    gone("fading.jpg", "label", timeout=FADE_SECONDS + 60)
 
     step("lock with Ctrl+L")
     main_window()

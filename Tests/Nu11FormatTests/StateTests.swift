@@ -44,6 +44,17 @@ struct StateTests {
         #expect(throws: Nu11Error.self) { try s.set("kdf.memory_mib", "10") }
         #expect(throws: Nu11Error.self) { try s.set("backup.allow", "yes") }
         #expect(throws: Nu11Error.self) { try s.set("nope", "1") }
+        // lock.idle (the desktop app): 0 or 10s … 24h.
+        #expect(Settings().lockIdle == 300)
+        try s.set("lock.idle", "90s")
+        #expect(s.lockIdle == 90 && (try s.value("lock.idle")) == "90s")
+        for bad in ["5s", "25h", "-1", "never", "", "1.5m"] {
+            #expect { try s.set("lock.idle", bad) } throws: { ($0 as? Nu11Error)?.remedy?.description.contains("10s … 24h") == true }
+        }
+        #expect(s.lockIdle == 90)
+        try s.set("lock.idle", "0")
+        #expect(s.lockIdle == 0 && (try s.value("lock.idle")) == "0")
+        try s.set("lock.idle", "2m")
         let device = SecretBytes(randomCount: 32)
         let (back, migrated) = try Settings.open(s.sealed(deviceKey: device), deviceKey: device)
         #expect(back == s && !migrated)

@@ -148,4 +148,52 @@ struct TimePolicyTests {
         clock.pass(DeviceState.delay(afterFailures: 5) + 1)
         #expect(throws: Never.self) { _ = try locked.unlock(pin: secret("test-pin")) }
     }
+
+    @Test("a session that stays open (the app) holds the lock only per operation: another opener gets in between")
+    func lockPerOperation() throws {
+        let t = try TestVault()
+        t.close()
+        let app = try LockedVault(t.location).unlock(pin: secret("test-pin"))
+        // While the session holds the lock, nobody else can take it (a second opener waits).
+        #expect(!Self.lockIsFree(t.location.lockPath))
+        app.releaseLockBetweenOperations()
+        #expect(Self.lockIsFree(t.location.lockPath))
+        // The command line, meanwhile: unlock, import, lock.
+        let cli = try LockedVault(t.location).unlock(pin: secret("test-pin"))
+        let imported = try cli.importFile(at: t.file("from-cli.txt", Array("hello".utf8)))
+        cli.lock()
+        // The session sees it, each operation under the lock; the lock is free again after.
+        let names = try app.exclusive { try app.list(limit: 10).items.map(\.name) }
+        #expect(names == ["from-cli.txt"] && imported.name == "from-cli.txt")
+        #expect(Self.lockIsFree(t.location.lockPath))
+        app.lock()
+        #expect { try app.exclusive { 1 } } throws: { ($0 as? Nu11Error)?.message == "the vault is locked" }
+    }
+
+    /// Whether another open file description could take the vault's lock now.
+    static func lockIsFree(_ path: String) -> Bool {
+        let fd = open(path, O_RDWR)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }
+        flock(fd, LOCK_UN)
+        return true
+    }
+
+    @Test("pinStatus: the wrong PINs in a row and the delay, after the gate")
+    func pinStatus() throws {
+        let t = try TestVault()
+        t.close()
+        let clock = TestClock()
+        let locked = LockedVault(t.location, clock: clock)
+        #expect(try locked.pinStatus() == LockedVault.PINStatus(failures: 0, secondsLeft: 0))
+        for _ in 0..<5 { _ = try? locked.unlock(pin: secret("wrong")) }
+        let status = try locked.pinStatus()
+        #expect(status.failures == 5 && status.secondsLeft == DeviceState.delay(afterFailures: 5))
+        clock.pass(20)
+        #expect(try locked.pinStatus().secondsLeft == DeviceState.delay(afterFailures: 5) - 20)
+        clock.pass(DeviceState.delay(afterFailures: 5))
+        _ = try locked.unlock(pin: secret("test-pin"))
+        #expect(try locked.pinStatus() == LockedVault.PINStatus(failures: 0, secondsLeft: 0))
+    }
 }

@@ -181,7 +181,7 @@ public final class VaultIndex: Sendable {
     public func items(domains: [Domain], kind: ItemKind? = nil, album: ItemID?? = .none, afterSeq: Int64 = 0,
                       limit: Int) throws -> [ItemRow] {
         try read { db in
-            var sql = "SELECT * FROM item WHERE domain IN (\(domains.map { "\($0.rawValue)" }.joined(separator: ","))) AND seq > ?"
+            var sql = "SELECT id, seq, kind, domain, album, meta FROM item WHERE domain IN (\(domains.map { "\($0.rawValue)" }.joined(separator: ","))) AND seq > ?"
             var args: [(any DatabaseValueConvertible)?] = [afterSeq]
             if let kind {
                 sql += " AND kind = ?"
@@ -197,7 +197,8 @@ public final class VaultIndex: Sendable {
             }
             sql += " ORDER BY seq LIMIT ?"
             args.append(limit)
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args)).map(Self.itemRow)
+            // By column position (a gallery lists every row: a name lookup per column shows).
+            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args)).map(Self.itemRowByPosition)
         }
     }
 
@@ -307,6 +308,16 @@ public final class VaultIndex: Sendable {
     public func deleteAlbum(_ id: ItemID) throws {
         try write { db in try db.execute(sql: "DELETE FROM album WHERE id = ?", arguments: [id.hex]) }
         try POSIX.afterEffect { try checkpoint() }
+    }
+
+    /// A row of `SELECT id, seq, kind, domain, album, meta`.
+    static func itemRowByPosition(_ row: Row) throws -> ItemRow {
+        guard let kind = ItemKind(rawValue: row[2]), let domain = Domain(rawValue: row[3]) else {
+            throw Nu11Error(.corrupted, "the index holds an invalid row", remedy: .check(reason: nil))
+        }
+        let album: String? = row[4]
+        return ItemRow(id: try ItemID(hex: row[0]), seq: row[1], kind: kind, domain: domain,
+                       album: try album.map { try ItemID(hex: $0) }, meta: [UInt8](row[5] as Data))
     }
 
     static func itemRow(_ row: Row) throws -> ItemRow {

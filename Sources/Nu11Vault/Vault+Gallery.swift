@@ -1,0 +1,97 @@
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// A gallery's listing in two steps, so its first screen does not wait for every item's
+/// metadata to be decoded: `itemIDs` sorts every visible item by capture date reading only
+/// the two dates out of each sealed metadata record, and `summaries` decodes the items a
+/// screen shows. (`list(order: .taken)` decodes every item in full.)
+extension Vault {
+    /// The visible items' IDs in capture-date order (oldest first; ties by import order).
+    public func itemIDs(album: String? = nil, kind: ItemKind = .file) throws -> [String] {
+        let filter: ItemID?? = try album.map { .some(try albumID(named: $0)) } ?? .none
+        evictExpiredPreviews()
+        let rows = try visibleRows(kind: kind, album: filter, afterSeq: 0, limit: Int.max)
+        var keys: [Domain: SecretBytes] = [:]
+        for domain in Set(rows.map(\.domain)) { keys[domain] = try metadataKey(domain) }
+        var dated: [(date: Double, seq: Int64, id: ItemID)] = []
+        dated.reserveCapacity(rows.count)
+        for row in rows {
+            guard let key = keys[row.domain] else { continue }
+            dated.append((try ItemMetadata.sortDate(row, key: key), row.seq, row.id))
+        }
+        dated.sort { $0.date != $1.date ? $0.date < $1.date : $0.seq < $1.seq }
+        return dated.map(\.id.hex)
+    }
+
+    /// The summaries of `ids`, in their order; items gone since (deleted, faded) are left out.
+    public func summaries(_ ids: [String]) throws -> [ItemSummary] {
+        evictExpiredPreviews()
+        let names = try albumNames()
+        var out: [ItemSummary] = []
+        for text in ids {
+            guard let row = try index.item(ItemID(hex: text)), isVisible(row) else { continue }
+            let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
+            out.append(summary(row: row, meta: meta, albumName: row.album.flatMap { names[$0] }))
+        }
+        return out
+    }
+}
+
+extension ItemMetadata {
+    /// The capture date (else the import time) of a sealed record, read without decoding the
+    /// whole document: the record is our own JSON, where `"taken":` and `"created":` can only
+    /// occur as keys (a quote inside a string is always escaped). Falls back to the full
+    /// decode for anything unexpected.
+    static func sortDate(_ row: ItemRow, key: SecretBytes) throws -> Double {
+        var plain: [UInt8]
+        do {
+            plain = try SmallSeal.open(row.meta, key: key, associatedData: aad(row.id, album: row.album))
+        } catch {
+            let meta = try open(row, key: key)
+            return (meta.taken ?? meta.created).timeIntervalSince1970
+        }
+        defer { secureZero(&plain) }
+        if let taken = number(after: takenKey, in: plain) { return taken }
+        if !contains(takenKey, in: plain), let created = number(after: createdKey, in: plain) { return created }
+        if contains(takenKey, in: plain), let created = number(after: createdKey, in: plain),
+           isNull(after: takenKey, in: plain) { return created }
+        let meta = try open(row, key: key)
+        return (meta.taken ?? meta.created).timeIntervalSince1970
+    }
+
+    private static let takenKey = Array("\"taken\":".utf8)
+    private static let createdKey = Array("\"created\":".utf8)
+
+    private static func find(_ key: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= key.count else { return nil }
+        var i = 0
+        while i <= bytes.count - key.count {
+            if bytes[i] == key[0] && bytes[i ..< i + key.count].elementsEqual(key) { return i + key.count }
+            i += 1
+        }
+        return nil
+    }
+
+    private static func contains(_ key: [UInt8], in bytes: [UInt8]) -> Bool { find(key, in: bytes) != nil }
+
+    private static func isNull(after key: [UInt8], in bytes: [UInt8]) -> Bool {
+        guard var i = find(key, in: bytes) else { return false }
+        while i < bytes.count, bytes[i] == UInt8(ascii: " ") { i += 1 }
+        return bytes[i...].starts(with: Array("null".utf8))
+    }
+
+    /// The JSON number right after `key`, if there is one.
+    private static func number(after key: [UInt8], in bytes: [UInt8]) -> Double? {
+        guard var i = find(key, in: bytes) else { return nil }
+        while i < bytes.count, bytes[i] == UInt8(ascii: " ") { i += 1 }
+        var text = ""
+        while i < bytes.count, let c = Optional(bytes[i]),
+              (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
+                || c == UInt8(ascii: "e") || c == UInt8(ascii: "E") || c == UInt8(ascii: "+") {
+            text.unicodeScalars.append(Unicode.Scalar(c))
+            i += 1
+        }
+        return Double(text)
+    }
+}
