@@ -14,14 +14,10 @@ extension Vault {
         let rows = try visibleRows(kind: kind, album: filter, afterSeq: 0, limit: Int.max)
         var keys: [Domain: SecretBytes] = [:]
         for domain in Set(rows.map(\.domain)) { keys[domain] = try metadataKey(domain) }
-        var dated: [(date: Double, seq: Int64, id: ItemID)] = []
-        dated.reserveCapacity(rows.count)
-        for row in rows {
-            guard let key = keys[row.domain] else { continue }
-            dated.append((try ItemMetadata.sortDate(row, key: key), row.seq, row.id))
-        }
-        dated.sort { $0.date != $1.date ? $0.date < $1.date : $0.seq < $1.seq }
-        return dated.map(\.id.hex)
+        let dates = try ItemMetadata.sortDates(rows, keys: keys)
+        var order = Array(rows.indices)
+        order.sort { dates[$0] != dates[$1] ? dates[$0] < dates[$1] : rows[$0].seq < rows[$1].seq }
+        return order.map { rows[$0].id.hex }
     }
 
     /// The summaries of `ids`, in their order; items gone since (deleted, faded) are left out.
@@ -58,6 +54,36 @@ extension ItemMetadata {
            isNull(after: takenKey, in: plain) { return created }
         let meta = try open(row, key: key)
         return (meta.taken ?? meta.created).timeIntervalSince1970
+    }
+
+    /// `sortDate` of every row, on every core.
+    static func sortDates(_ rows: [ItemRow], keys: [Domain: SecretBytes]) throws -> [Double] {
+        let workers = rows.count < 256 ? 1 : max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
+        let results = DateResults(count: rows.count)
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            for i in stride(from: worker, to: rows.count, by: workers) {
+                do {
+                    guard let key = keys[rows[i].domain] else { throw Nu11Error(.internalError, "domain \(rows[i].domain) is not open") }
+                    results.set(i, try sortDate(rows[i], key: key))
+                } catch {
+                    results.fail(error)
+                }
+            }
+        }
+        return try results.all()
+    }
+
+    private final class DateResults: @unchecked Sendable {
+        private var dates: [Double]
+        private var failure: (any Error)?
+        private let lock = NSLock()
+        init(count: Int) { dates = Array(repeating: 0, count: count) }
+        func set(_ i: Int, _ date: Double) { lock.withLock { dates[i] = date } }
+        func fail(_ error: any Error) { lock.withLock { if failure == nil { failure = error } } }
+        func all() throws -> [Double] {
+            if let failure { throw failure }
+            return dates
+        }
     }
 
     private static let takenKey = Array("\"taken\":".utf8)

@@ -47,13 +47,13 @@ struct StateTests {
         // lock.idle (the desktop app): 0 or 10s … 24h.
         #expect(Settings().lockIdle == 300)
         try s.set("lock.idle", "90s")
-        #expect(s.lockIdle == 90 && (try s.value("lock.idle")) == "90s")
+        #expect(try s.lockIdle == 90 && s.value("lock.idle") == "90s")
         for bad in ["5s", "25h", "-1", "never", "", "1.5m"] {
             #expect { try s.set("lock.idle", bad) } throws: { ($0 as? Nu11Error)?.remedy?.description.contains("10s … 24h") == true }
         }
         #expect(s.lockIdle == 90)
         try s.set("lock.idle", "0")
-        #expect(s.lockIdle == 0 && (try s.value("lock.idle")) == "0")
+        #expect(try s.lockIdle == 0 && s.value("lock.idle") == "0")
         try s.set("lock.idle", "2m")
         let device = SecretBytes(randomCount: 32)
         let (back, migrated) = try Settings.open(s.sealed(deviceKey: device), deviceKey: device)

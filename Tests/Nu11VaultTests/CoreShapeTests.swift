@@ -196,4 +196,25 @@ struct TimePolicyTests {
         _ = try locked.unlock(pin: secret("test-pin"))
         #expect(try locked.pinStatus() == LockedVault.PINStatus(failures: 0, secondsLeft: 0))
     }
+
+    @Test("a gallery's two-step listing: itemIDs sorts like list(order: .taken) reading only the dates; summaries leave out what is gone")
+    func galleryListing() throws {
+        let t = try TestVault()
+        let v = try t.vault
+        var made: [String] = []
+        for i in 0..<300 {
+            // Names with quotes and the key text itself cannot confuse the date reader.
+            let name = i % 7 == 0 ? "\"taken\":\(i)-\"created\":0-\(i).txt" : "file-\(i).txt"
+            made.append(try v.importFile(at: t.file(name, Array("item \(i)".utf8))).id)
+        }
+        let sorted = try v.itemIDs()
+        #expect(sorted == (try v.list(limit: Int.max, order: .taken).items.map(\.id)))
+        #expect(Set(sorted) == Set(made))
+        let page = Array(sorted.prefix(5))
+        try v.delete([try ItemRef(page[1])])
+        let summaries = try v.summaries(page)
+        #expect(summaries.map(\.id) == [page[0]] + page[2...])
+        #expect(try v.summaries([]) .isEmpty)
+        #expect(throws: Nu11Error.self) { _ = try v.summaries(["not hex"]) }
+    }
 }
