@@ -73,35 +73,37 @@ struct ItemMetadata: Codable, Sendable {
     /// The metadata of many rows (a whole listing, sorted by capture date), opened on every
     /// core: a 10,000-item gallery is listed in a fraction of the time. The first failure wins.
     static func openAll(_ rows: [ItemRow], keys: [Domain: SecretBytes]) throws -> [ItemMetadata] {
+        try inParallel(rows) { row, decoder in
+            guard let key = keys[row.domain] else { throw Nu11Error(.internalError, "domain \(row.domain) is not open") }
+            return try openReportingLegacy(row, key: key, decoder: decoder).meta
+        }
+    }
+
+    /// `body` over every row on every core (one JSON decoder per worker), results in row order.
+    static func inParallel<T: Sendable>(_ rows: [ItemRow], _ body: @Sendable (ItemRow, JSONDecoder) throws -> T) throws -> [T] {
         let workers = rows.count < 256 ? 1 : max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
-        let results = OpenResults(count: rows.count)
+        let results = Slots<T>(count: rows.count)
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .secondsSince1970
             for i in stride(from: worker, to: rows.count, by: workers) {
-                let row = rows[i]
-                do {
-                    guard let key = keys[row.domain] else { throw Nu11Error(.internalError, "domain \(row.domain) is not open") }
-                    results.set(i, try openReportingLegacy(row, key: key, decoder: decoder).meta)
-                } catch {
-                    results.fail(error)
-                }
+                do { results.set(i, try body(rows[i], decoder)) } catch { results.fail(error) }
             }
         }
         return try results.all()
     }
 
     /// One slot per row, each written by exactly one worker.
-    private final class OpenResults: @unchecked Sendable {
-        private var metas: [ItemMetadata?]
+    private final class Slots<T: Sendable>: @unchecked Sendable {
+        private var values: [T?]
         private var failure: (any Error)?
         private let lock = NSLock()
-        init(count: Int) { metas = Array(repeating: nil, count: count) }
-        func set(_ i: Int, _ meta: ItemMetadata) { lock.withLock { metas[i] = meta } }
+        init(count: Int) { values = Array(repeating: nil, count: count) }
+        func set(_ i: Int, _ value: T) { lock.withLock { values[i] = value } }
         func fail(_ error: any Error) { lock.withLock { if failure == nil { failure = error } } }
-        func all() throws -> [ItemMetadata] {
+        func all() throws -> [T] {
             if let failure { throw failure }
-            return metas.compactMap { $0 }
+            return values.compactMap { $0 }
         }
     }
 

@@ -58,31 +58,9 @@ extension ItemMetadata {
 
     /// `sortDate` of every row, on every core.
     static func sortDates(_ rows: [ItemRow], keys: [Domain: SecretBytes]) throws -> [Double] {
-        let workers = rows.count < 256 ? 1 : max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
-        let results = DateResults(count: rows.count)
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            for i in stride(from: worker, to: rows.count, by: workers) {
-                do {
-                    guard let key = keys[rows[i].domain] else { throw Nu11Error(.internalError, "domain \(rows[i].domain) is not open") }
-                    results.set(i, try sortDate(rows[i], key: key))
-                } catch {
-                    results.fail(error)
-                }
-            }
-        }
-        return try results.all()
-    }
-
-    private final class DateResults: @unchecked Sendable {
-        private var dates: [Double]
-        private var failure: (any Error)?
-        private let lock = NSLock()
-        init(count: Int) { dates = Array(repeating: 0, count: count) }
-        func set(_ i: Int, _ date: Double) { lock.withLock { dates[i] = date } }
-        func fail(_ error: any Error) { lock.withLock { if failure == nil { failure = error } } }
-        func all() throws -> [Double] {
-            if let failure { throw failure }
-            return dates
+        try inParallel(rows) { row, _ in
+            guard let key = keys[row.domain] else { throw Nu11Error(.internalError, "domain \(row.domain) is not open") }
+            return try sortDate(row, key: key)
         }
     }
 
