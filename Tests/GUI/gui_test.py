@@ -2,10 +2,11 @@
 """End-to-end test of nu11vlt-app, run by Tests/GUI/run.sh under Xvfb and dbus-run-session.
 
 The user's story: unlock with the primary PIN on the keypad; import three photos through
-the file chooser; the grid shows three tiles with their names; open one; write a note;
-look at the settings; a fade item disappears at its deadline with the app open; lock;
-unlock with the backup PIN and see the backup vault only; wrong PINs bring the delay as a
-countdown; quit. Then nothing of the plaintext is left on disk, GTK's recent files do not
+the file chooser (the privacy cover is up while the chooser has the focus); the grid shows
+three tiles with their names; open one; write a note; a fade item disappears at its
+deadline with the app open; set lock.idle in the settings (a bad value refused); lock with
+Ctrl+L; unlock with the backup PIN and see the backup vault only; the idle lock; wrong PINs
+bring the delay as a countdown; quit. Then nothing of the plaintext is left on disk, GTK's recent files do not
 mention the vault's files, and the app opened no socket but AF_UNIX.
 
 usage: gui_test.py BIN_DIR SCREENSHOT_DIR WORK_DIR"""
@@ -168,16 +169,28 @@ def scenario():
     wait_label("Saved", timeout=30)
     screenshot(os.path.join(SHOTS, "notes.png"))
 
-    step("settings")
+    step("the fade item disappears at its deadline while the app is open")
+    press_row("Photos")
+    wait_label("photo-1.jpg")
+    gone("fading.jpg", "label", timeout=FADE_SECONDS + 60)
+
+    step("settings: lock.idle set to 10s through its field (validated as in the CLI)")
     press_row("Settings")
     find("Apply lock.idle", "push button")
     time.sleep(0.5)
     screenshot(os.path.join(SHOTS, "settings.png"))
+    main_window()
+    click(find("lock.idle", "text"))
+    key("ctrl+a")
+    type_text("3s")
+    key("Return")
+    wait_label("'3s' is not allowed for lock.idle", timeout=15, exact=False)
+    click(find("lock.idle", "text"))
+    key("ctrl+a")
+    type_text("10s")
+    key("Return")
+    wait_label("lock.idle = 10s", timeout=15)
     press_row("Photos")
-
-    step("the fade item disappears at its deadline while the app is open")
-    wait_label("photo-1.jpg")
-    gone("fading.jpg", "label", timeout=FADE_SECONDS + 60)
 
     step("lock with Ctrl+L")
     main_window()
@@ -191,9 +204,10 @@ def scenario():
     time.sleep(1.0)
     names = tile_names()
     assert names == {"backup-only.jpg"}, f"the backup PIN sees {names}"
-    main_window()
-    key("ctrl+l")
-    wait_label("Locked. Enter your PIN", timeout=30)
+
+    step("no input for lock.idle (10 s): the app locks itself")
+    wait_label("Locked after 10s without input. Enter your PIN", timeout=40)
+    assert not tile_names(), "tiles are still in the tree after the idle lock"
 
     step("wrong PINs: the delay is shown as a countdown")
     for attempt in range(1, 6):
