@@ -10,10 +10,14 @@ build:
 demo: build
 	@scripts/demo.sh .build/debug/nu11vlt
 
+# The GUI test (minutes of Xvfb and AT-SPI) starts first, in the background, and runs beside the
+# suite; its Swift test (GUITests) waits for its result. `swift test` alone runs it inline.
 test:
 	@scripts/ensure-deps.sh
 	swift build --build-tests
 	swift package --disable-sandbox plugin generate-manual >/dev/null   # the man page test renders it
+	@rm -f .build/gui-test.rc .build/gui-test.log; date +%s > .build/gui-test.started
+	@(Tests/GUI/run.sh .build/debug .build/debug/gui-screenshots > .build/gui-test.log 2>&1; echo $$? > .build/gui-test.rc.tmp; mv .build/gui-test.rc.tmp .build/gui-test.rc) &
 	swift test --skip-build
 
 release:
