@@ -86,8 +86,24 @@ public final class Vault {
         if fileLock != nil { return try body() }
         let lock = try FileLock(path: location.lockPath, onWait: onWait)
         defer { withExtendedLifetime(lock) {} }
-        if case .loaded(let fresh) = try keyStore.loadState() { state = fresh }
+        // Re-read only when the state file changed since the last read (every write replaces
+        // it: a new inode): a TPM-bound state costs TPM round trips, and the app runs one
+        // operation per tile.
+        let stamp = Self.fileStamp(keyStore.statePath)
+        if stamp != stateStamp, case .loaded(let fresh) = try keyStore.loadState() {
+            state = fresh
+            stateStamp = stamp
+        }
         return try body()
+    }
+
+    /// Inode, size and modification time of a file (empty when it cannot be read).
+    private var stateStamp: [Int] = []
+
+    static func fileStamp(_ path: String) -> [Int] {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return [] }
+        return [Int(st.st_ino), Int(st.st_size), st.st_mtim.tv_sec, st.st_mtim.tv_nsec]
     }
 
     /// The keys of the open slot; throws once the vault is locked.

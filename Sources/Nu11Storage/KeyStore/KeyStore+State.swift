@@ -1,7 +1,7 @@
 import Nu11Format
 
 extension KeyStore {
-    var statePath: String { POSIX.join(root, "state.n11s") }
+    public var statePath: String { POSIX.join(root, "state.n11s") }
     var settingsPath: String { POSIX.join(root, "settings.n11c") }
 
     public enum StateLoad: Sendable {
