@@ -3,11 +3,15 @@
 (release build) unlocked under Xvfb, and its own --timings on stderr:
 
   listed        unlock → the sorted listing of every item is in the grid model
-  first-screen  unlock → every tile of the first screen decrypted, decoded, on screen
+  (each measured over 5 unlocks in one session, Ctrl+L between)
+  first-screen  unlock → the end of the first frame painted in which every tile on screen
+                shows its name and thumbnail (the app sorts, then decrypts and decodes the
+                first screen in the listing's call, so that frame is complete)
   tile          one tile's thumbnail decrypted (vault LRU) and decoded into a texture, on
                 the worker thread (never the main thread), while the test scrolls
 
-usage: bench/gallery.py [N]   (run by bench/run; needs a release build)"""
+usage: bench/gallery.py [N] [--keep DIR]   (run by bench/run; needs a release build)
+  --keep DIR   make the vault in DIR (once) and keep it, so repeated runs skip the setup"""
 import os
 import random
 import shutil
@@ -21,7 +25,16 @@ from PIL import Image
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, ".build/release")
-N = int(sys.argv[1]) if len(sys.argv) > 1 else 10000
+ARGS = [a for a in sys.argv[1:]]
+KEEP = None
+if "--keep" in ARGS:
+    at = ARGS.index("--keep")
+    if at + 1 >= len(ARGS):
+        raise SystemExit("bench: --keep needs a folder (e.g. --keep /tmp/gallery10k)")
+    KEEP = os.path.abspath(ARGS[at + 1])
+    del ARGS[at:at + 2]
+N = int(ARGS[0]) if ARGS else 10000
+ROUNDS = 5
 PIN = "bench-gallery-2468"
 
 
@@ -45,13 +58,16 @@ def xdo(env, *args):
 
 
 def main():
-    work = tempfile.mkdtemp(prefix="n11gallery.", dir=os.path.join(ROOT, "bench"))
+    work = KEEP or tempfile.mkdtemp(prefix="n11gallery.", dir=os.path.join(ROOT, "bench"))
     xvfb = None
     try:
         t = time.monotonic()
-        make_photos(work + "/photos", N)
-        nu11vlt(work, "init", "--kdf-memory", "19", "--kdf-iterations", "2")
-        nu11vlt(work, "import", "-r", work + "/photos")
+        if not (KEEP and os.path.isdir(work + "/v")):
+            os.makedirs(work, exist_ok=True)
+            make_photos(work + "/photos", N)
+            nu11vlt(work, "init", "--kdf-memory", "19", "--kdf-iterations", "2")
+            nu11vlt(work, "import", "-r", work + "/photos")
+            shutil.rmtree(work + "/photos")
         setup = time.monotonic() - t
         display = ":" + str(120 + os.getpid() % 50)
         xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"],
@@ -72,15 +88,22 @@ def main():
             wid = subprocess.run(["xdotool", "search", "--name", "^Nu11VLT$"], env=env, capture_output=True, text=True).stdout.strip()
         time.sleep(1.0)
         xdo(env, "windowfocus", "--sync", wid.split()[0])
-        xdo(env, "type", "--delay", "20", PIN)
-        xdo(env, "key", "Return")
 
         def lines(kind):
             return [float(l.split()[-2]) for l in open(log) if l.startswith(f"timing {kind} ")]
-        deadline = time.monotonic() + 60
-        while not lines("first-screen") and time.monotonic() < deadline:
-            time.sleep(0.2)
-        first_tiles = len(lines("tile"))
+        # Unlock ROUNDS times (Ctrl+L between): each unlock lists and draws the gallery afresh.
+        for r in range(ROUNDS):
+            xdo(env, "type", "--delay", "20", PIN)
+            xdo(env, "key", "Return")
+            deadline = time.monotonic() + 60
+            while len(lines("first-screen")) <= r and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if r < ROUNDS - 1:
+                time.sleep(0.5)
+                xdo(env, "key", "ctrl+l")
+                time.sleep(1.0)
+        counted = [int(l.split()[-1]) for l in open(log) if l.startswith("count first-screen-tiles ")]
+        first_tiles = counted[0] if counted else 0
         # Scroll a screen at a time, ten times a second: tiles bind and decode as they come in.
         xdo(env, "mousemove", "600", "300")
         for _ in range(40):
@@ -90,19 +113,22 @@ def main():
         xdo(env, "key", "ctrl+q")
         app.wait(timeout=30)
         listed, first, tiles, call = lines("listed"), lines("first-screen"), lines("tile"), lines("list-call")
-        if not first:
-            raise SystemExit("bench: the first screen of tiles was never reported; the app said:\n" + open(log).read()[-2000:])
+        if len(first) < ROUNDS:
+            raise SystemExit(f"bench: the first screen of tiles was reported {len(first)} times in {ROUNDS} unlocks; the app said:\n"
+                             + open(log).read()[-2000:])
         tiles.sort()
         p95 = tiles[int(len(tiles) * 0.95) - 1] if tiles else 0
         median = statistics.median(tiles) if tiles else 0
-        print(f"| gallery: {N} photos, unlock → IDs sorted by capture date in the grid (the vault call: {call[0]:.0f} ms) | {listed[0]:.0f} ms | |")
-        print(f"| gallery: unlock → first screen of tiles ({first_tiles} tiles) decrypted, decoded, shown (target ≤ 300 ms) | {first[0]:.0f} ms | {first[0] / 300:.2f}× target |")
+        print(f"| gallery: {N} photos, unlock → IDs sorted by capture date and the first screen decoded, in the grid; median of {ROUNDS} unlocks (the vault call: {statistics.median(call):.0f} ms) | {statistics.median(listed):.0f} ms | |")
+        print(f"| gallery: unlock → first screen ({first_tiles} tiles on screen) decrypted, decoded, painted; median of {ROUNDS} unlocks (target ≤ 300 ms) | {statistics.median(first):.0f} ms | {statistics.median(first) / 300:.2f}× target |")
+        print(f"| gallery: the same, the slowest of the {ROUNDS} unlocks | {max(first):.0f} ms | {max(first) / 300:.2f}× target |")
         print(f"| gallery: one tile's decrypt + decode on the worker, median / p95 ({len(tiles)} tiles while scrolling) | {median:.2f} / {p95:.2f} ms | {16.7 / max(median, 0.001):.0f} tiles per 60 Hz frame |")
         print(f"(setup: {N} photos made and imported in {setup:.0f} s)", file=sys.stderr)
     finally:
         if xvfb:
             xvfb.terminate()
-        shutil.rmtree(work, ignore_errors=True)
+        if not KEEP:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

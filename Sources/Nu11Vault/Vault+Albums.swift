@@ -78,14 +78,7 @@ extension Vault {
 
     public func albums() throws -> [AlbumSummary] {
         let names = try albumNames()
-        var counts: [ItemID: Int] = [:]
-        var after: Int64 = 0
-        while true {
-            let rows = try index.items(domains: visibleDomains, afterSeq: after, limit: 10_000)
-            for row in rows { if let a = row.album { counts[a, default: 0] += 1 } }
-            guard let last = rows.last else { break }
-            after = last.seq
-        }
+        let counts = try index.albumItemCounts(domains: visibleDomains)
         return try index.albums(domains: visibleDomains).compactMap { row in
             names[row.id].map { AlbumSummary(id: row.id.hex, name: $0, items: counts[row.id] ?? 0) }
         }

@@ -20,6 +20,11 @@ extension Vault {
 
     /// Up to `limit` visible rows after `afterSeq`.
     func visibleRows(kind: ItemKind?, album: ItemID?? = .none, afterSeq: Int64, limit: Int) throws -> [ItemRow] {
+        if limit == Int.max {
+            // Every row: one pass, sorted here (cheaper than SQLite sorting pages of rows).
+            return try index.items(domains: visibleDomains, kind: kind, album: album, afterSeq: afterSeq, limit: nil)
+                .filter(isVisible).sorted { $0.seq < $1.seq }
+        }
         let batchSize = limit > 4096 ? 4096 : 256
         var out: [ItemRow] = []
         var cursor = afterSeq

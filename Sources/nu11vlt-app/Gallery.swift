@@ -29,9 +29,8 @@ final class Gallery {
     private var loading: Set<String> = []
     private let empty: Widget
     private let stack: Widget
-    /// For `--timings`: when the listing was asked for, and whether the first screen was reported.
-    var firstScreenStart: Double?
-    private var firstScreenPending = 0
+    /// For `--timings`: from the listing's start to the first full screen of tiles.
+    let firstScreen = FirstScreenClock()
     /// Tiles bound since the last pump, waiting for their thumbnails (visible ones go first).
     private var wanted: [String] = []
     private var pumpScheduled = false
@@ -39,14 +38,16 @@ final class Gallery {
 
     init(screen: MainScreen) {
         self.screen = screen
+        let windowWidth: Int32 = screen.app.window.map { gtk_widget_get_width($0) } ?? 1000
         model = must(gtk_string_list_new(nil))
         g_object_ref(UnsafeMutableRawPointer(model))  // the selection takes one reference
         selection = must(gtk_multi_selection_new(model))
         let factory = gtk_signal_list_item_factory_new()
         g_object_ref(UnsafeMutableRawPointer(selection))
         grid = must(gtk_grid_view_new(selection, factory))
-        // GTK 4.8 instantiates up to max_columns × 30 rows of tiles: 7 columns keeps that near 200.
-        gtk_grid_view_set_max_columns(op(grid), 7)
+        // GTK 4.8 makes max_columns × 30 rows of tiles up front, whatever fits: the most
+        // columns follow the width (`fitColumns`), so a narrow window makes fewer tiles.
+        gtk_grid_view_set_max_columns(op(grid), UInt32(Self.columns(width: windowWidth - 200)))
         gtk_grid_view_set_min_columns(op(grid), 2)
         gtk_grid_view_set_enable_rubberband(op(grid), 1)
         n11g_set_label(grid, "Gallery")
@@ -59,6 +60,9 @@ final class Gallery {
         gtk_stack_add_named(op(stack), scroller, "grid")
         gtk_stack_add_named(op(stack), empty, "empty")
         root = stack
+        if let adjustment = gtk_scrollable_get_hadjustment(op(grid)) {
+            on(UnsafeMutableRawPointer(adjustment), "notify::page-size") { [unowned self] in self.fitColumns() }
+        }
         on1(raw(factory), "setup") { [unowned self] item in self.setup(item) }
         on1(raw(factory), "bind") { [unowned self] item in self.bind(item) }
         on1(raw(factory), "unbind") { [unowned self] item in if let item { self.bound[item] = nil } }
@@ -79,12 +83,18 @@ final class Gallery {
         show(ids: items.map(\.id))
     }
 
+    /// Shows `ids` (already sorted) with the first screen's summaries and thumbnails made.
+    func show(ids newIDs: [String], head: FirstScreen) {
+        for summary in head.summaries { summaries[summary.id] = summary }
+        for (id, box) in head.textures { if let texture = box.texture { textures.set(id, texture) } }
+        show(ids: newIDs)
+        if let window = screen.app.window { firstScreen.watch(window) { [unowned self] in self.fullScreen } }
+    }
+
     /// Shows `ids` (already sorted); each tile's summary is fetched when it is bound.
     func show(ids newIDs: [String]) {
         ids = newIDs
         index = Dictionary(newIDs.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-        // Counted from here: the splice may bind (and start loading) tiles at once.
-        if firstScreenStart != nil { firstScreenPending = 0 }
         let cIDs = newIDs.map { strdup($0) } + [nil]
         defer { for p in cIDs { free(p) } }
         let old = g_list_model_get_n_items(model)
@@ -94,6 +104,24 @@ final class Gallery {
             }
         }
         gtk_stack_set_visible_child_name(op(stack), newIDs.isEmpty ? "empty" : "grid")
+    }
+
+    /// The most columns a grid of this width needs: one more than the 168 px tiles that fit
+    /// (GTK lays out as many as fit, up to this), from 2 to 7.
+    static func columns(width: Int32) -> Int {
+        min(7, max(2, Int(width) / 168 + 1))
+    }
+
+    /// Follows the grid's width (called when it changes; applied after the layout in progress).
+    private func fitColumns() {
+        let width = gtk_widget_get_width(grid)
+        guard width > 0 else { return }
+        let wanted = UInt32(Self.columns(width: width))
+        guard wanted != gtk_grid_view_get_max_columns(op(grid)) else { return }
+        onMain { [weak self] in
+            guard let self else { return }
+            gtk_grid_view_set_max_columns(op(grid), wanted)
+        }
     }
 
     /// The IDs of the selected tiles.
@@ -207,22 +235,34 @@ final class Gallery {
 
     /// Whether a bound tile showing `id` lies (at least partly) inside the scrolled window.
     private func isOnScreen(_ id: String) -> Bool {
-        let height = Float(gtk_widget_get_height(scroller))
-        for (item, shown) in bound where shown == id {
-            guard let tile = tiles[item], gtk_widget_get_mapped(tile.root) != 0, gtk_widget_get_height(tile.root) > 0 else { continue }
-            var origin = graphene_point_t(x: 0, y: 0), out = graphene_point_t(x: 0, y: 0)
-            guard gtk_widget_compute_point(tile.root, scroller, &origin, &out) != 0 else { continue }
-            let bottom = out.y + Float(gtk_widget_get_height(tile.root))
-            if bottom > 0 && out.y < height { return true }
+        bound.contains { item, shown in shown == id && tiles[item].map(isOnScreen) == true }
+    }
+
+    private func isOnScreen(_ tile: Tile) -> Bool {
+        guard gtk_widget_get_mapped(tile.root) != 0, gtk_widget_get_height(tile.root) > 0 else { return false }
+        var origin = graphene_point_t(x: 0, y: 0), out = graphene_point_t(x: 0, y: 0)
+        guard gtk_widget_compute_point(tile.root, scroller, &origin, &out) != 0 else { return false }
+        let bottom = out.y + Float(gtk_widget_get_height(tile.root))
+        return bottom > 0 && out.y < Float(gtk_widget_get_height(scroller))
+    }
+
+    /// How many tiles are on screen once every one shows its name and, if it has one, its
+    /// thumbnail (nil before).
+    private var fullScreen: Int? {
+        var shown = 0
+        for (item, id) in bound {
+            guard let tile = tiles[item], isOnScreen(tile) else { continue }
+            guard let summary = summaries[id] else { return nil }
+            if summary.thumbnail && gtk_picture_get_paintable(op(tile.picture)) == nil { return nil }
+            shown += 1
         }
-        return false
+        return shown > 0 ? shown : nil
     }
 
     /// Decrypts and decodes a thumbnail on the worker; the texture comes back to the main loop.
     private func load(_ id: String, onScreen: Bool) {
         guard !loading.contains(id) else { return }
         loading.insert(id)
-        if onScreen && firstScreenPending >= 0 { firstScreenPending += 1 }
         screen.app.session.run({ vault -> TextureBox in
             let start = Timings.enabled ? App.monotonic() : 0
             let thumb = try vault.thumbnail(ItemRef(id), size: .grid)
@@ -236,14 +276,6 @@ final class Gallery {
                 textures.set(id, texture)
                 for (item, shown) in bound where shown == id {
                     if let tile = tiles[item] { gtk_picture_set_paintable(op(tile.picture), texture) }
-                }
-            }
-            if onScreen && firstScreenPending > 0 {
-                firstScreenPending -= 1
-                if firstScreenPending == 0, let start = firstScreenStart {
-                    Timings.report("first-screen", (App.monotonic() - start) * 1000)
-                    firstScreenStart = nil
-                    firstScreenPending = -1
                 }
             }
         }

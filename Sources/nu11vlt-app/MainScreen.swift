@@ -140,29 +140,34 @@ final class MainScreen {
     }
 
     /// Lists the section's items, sorted by capture date (newest first), and the albums.
-    func reload() {
+    /// `first` runs on the main thread before they are shown; returning false drops them.
+    func reload(first: (() -> Bool)? = nil) {
         let section = self.section
-        if gallery.firstScreenStart == nil && Timings.enabled { gallery.firstScreenStart = App.monotonic() }
-        app.session.run({ vault -> ([String], [ItemSummary]?, [AlbumSummary]) in
+        gallery.firstScreen.begin()
+        let window = app.window
+        let headCount = FirstScreen.count(windowWidth: window.map { gtk_widget_get_width($0) } ?? 1024,
+                                          windowHeight: window.map { gtk_widget_get_height($0) } ?? 720)
+        app.session.run({ vault -> ([String], [ItemSummary]?, FirstScreen, [AlbumSummary]) in
             let album: String? = if case .album(let name) = section { name } else { nil }
             let start = Timings.enabled ? App.monotonic() : 0
             defer { if Timings.enabled { Timings.report("list-call", (App.monotonic() - start) * 1000) } }
             if section == .fade {
                 // A handful of items: their summaries (with the deadlines) at once.
                 let items = try vault.list(limit: Int.max, order: .taken).items.filter { $0.fadesAt != nil }
-                return (items.map(\.id).reversed(), items.reversed(), try vault.albums())
+                return (items.map(\.id).reversed(), items.reversed(), FirstScreen(), try vault.albums())
             }
-            return (try vault.itemIDs(album: album).reversed(), nil, try vault.albums())
+            let ids = Array(try vault.itemIDs(album: album).reversed())
+            return (ids, nil, try FirstScreen(vault: vault, ids: ids.prefix(headCount)), try vault.albums())
         }) { [weak self] result in
-            guard let self else { return }
+            guard let self, first?() ?? true else { return }
             switch result {
-            case .success(let (ids, summaries, albums)):
-                if let start = gallery.firstScreenStart { Timings.report("listed", (App.monotonic() - start) * 1000) }
+            case .success(let (ids, summaries, head, albums)):
+                if let start = gallery.firstScreen.started { Timings.report("listed", (App.monotonic() - start) * 1000) }
                 if albums != self.albums {
                     self.albums = albums
                     rebuildSidebar()
                 }
-                if let summaries { gallery.show(summaries) } else { gallery.show(ids: ids) }
+                if let summaries { gallery.show(summaries) } else { gallery.show(ids: ids, head: head) }
             case .failure(let error): app.tell("The vault cannot be listed", describe(error))
             }
         }

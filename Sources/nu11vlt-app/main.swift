@@ -58,4 +58,9 @@ enum Timings {
         guard enabled else { return }
         FileHandle.standardError.write(Data("timing \(what) \(String(format: "%.2f", milliseconds)) ms\n".utf8))
     }
+
+    static func count(_ what: String, _ count: Int) {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("count \(what) \(count)\n".utf8))
+    }
 }

@@ -217,4 +217,34 @@ struct TimePolicyTests {
         #expect(try v.summaries([]) .isEmpty)
         #expect(throws: Nu11Error.self) { _ = try v.summaries(["not hex"]) }
     }
+
+    @Test("a whole listing is read in one pass and still comes in import order across domains; album counts by SQL")
+    func wholeListingOrderAndAlbumCounts() throws {
+        let t = try TestVault()
+        let v = try t.vault
+        try v.createAlbum("A")
+        try v.createAlbum("B")
+        try v.createAlbum("Empty")
+        var made: [String] = []
+        for i in 0..<40 {
+            // Fade items live in their own domain: a one-pass read meets the domains in index
+            // order, not in import order, unless it is sorted again.
+            let path = try t.file("f\(i).txt", Array("item \(i)".utf8))
+            let album: String? = i % 5 == 1 ? "A" : i % 5 == 2 ? "B" : nil
+            made.append(try (i % 3 == 0 ? v.importFile(at: path, fade: 3600) : v.importFile(at: path, album: album)).id)
+        }
+        #expect(try v.list(limit: Int.max).items.map(\.id) == made)
+        var paged: [String] = []
+        var after: String?
+        repeat {
+            let page = try v.list(limit: 7, after: after)
+            paged += page.items.map(\.id)
+            after = page.next
+        } while after != nil
+        #expect(paged == made)
+        let counts = Dictionary(uniqueKeysWithValues: try v.albums().map { ($0.name, $0.items) })
+        #expect(counts == ["A": try v.list(album: "A", limit: Int.max).items.count,
+                           "B": try v.list(album: "B", limit: Int.max).items.count, "Empty": 0])
+        #expect(counts["A"] ?? 0 > 0 && counts["B"] ?? 0 > 0)
+    }
 }

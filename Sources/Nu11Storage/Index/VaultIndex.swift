@@ -177,9 +177,12 @@ public final class VaultIndex: Sendable {
         }
     }
 
-    /// One page of items in insertion order, after `afterSeq` (keyset paging).
+    /// One page of items in insertion order, after `afterSeq` (keyset paging). `limit: nil`
+    /// reads every match in one pass, in no particular order: the query has no ORDER BY,
+    /// which over several domains costs SQLite a sort of every row (and a page of `LIMIT`
+    /// rows sorts all the rows after it again, page after page).
     public func items(domains: [Domain], kind: ItemKind? = nil, album: ItemID?? = .none, afterSeq: Int64 = 0,
-                      limit: Int) throws -> [ItemRow] {
+                      limit: Int?) throws -> [ItemRow] {
         try read { db in
             var sql = "SELECT id, seq, kind, domain, album, meta FROM item WHERE domain IN (\(domains.map { "\($0.rawValue)" }.joined(separator: ","))) AND seq > ?"
             var args: [(any DatabaseValueConvertible)?] = [afterSeq]
@@ -195,10 +198,17 @@ public final class VaultIndex: Sendable {
                     sql += " AND album IS NULL"
                 }
             }
-            sql += " ORDER BY seq LIMIT ?"
-            args.append(limit)
-            // By column position (a gallery lists every row: a name lookup per column shows).
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args)).map(Self.itemRowByPosition)
+            if let limit {
+                sql += " ORDER BY seq LIMIT ?"
+                args.append(limit)
+            }
+            // Through a cursor, by column position: a gallery lists every row, and copying each
+            // row out (`fetchAll`) or looking its columns up by name shows at 10,000 items.
+            let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(args))
+            var out: [ItemRow] = []
+            out.reserveCapacity(min(limit ?? 4096, 4096))
+            while let row = try cursor.next() { out.append(try Self.itemRowByPosition(row)) }
+            return out
         }
     }
 
@@ -207,6 +217,17 @@ public final class VaultIndex: Sendable {
         try read { db in
             try String.fetchAll(db, sql: "SELECT id FROM item WHERE domain = ?", arguments: [domain.rawValue])
                 .compactMap { try? ItemID(hex: $0) }
+        }
+    }
+
+    /// How many items of `domains` each album holds (albums with none are left out).
+    public func albumItemCounts(domains: [Domain]) throws -> [ItemID: Int] {
+        try read { db in
+            let list = domains.map { "\($0.rawValue)" }.joined(separator: ",")
+            let rows = try Row.fetchCursor(db, sql: "SELECT album, count(*) FROM item WHERE domain IN (\(list)) AND album IS NOT NULL GROUP BY album")
+            var counts: [ItemID: Int] = [:]
+            while let row = try rows.next() { counts[try ItemID(hex: row[0])] = row[1] }
+            return counts
         }
     }
 
@@ -317,7 +338,8 @@ public final class VaultIndex: Sendable {
         }
         let album: String? = row[4]
         return ItemRow(id: try ItemID(hex: row[0]), seq: row[1], kind: kind, domain: domain,
-                       album: try album.map { try ItemID(hex: $0) }, meta: [UInt8](row[5] as Data))
+                       album: try album.map { try ItemID(hex: $0) },
+                       meta: try row.withUnsafeData(atIndex: 5) { data in data.map { [UInt8]($0) } } ?? [])
     }
 
     static func itemRow(_ row: Row) throws -> ItemRow {

@@ -1,0 +1,83 @@
+import CGtk
+import Foundation
+import Nu11Format
+import Nu11Media
+import Nu11Vault
+
+/// The first screen of a listing, made on the worker inside the listing's own call: the
+/// summaries and decoded thumbnails of the items the window shows first. The grid's first
+/// frame after an unlock is then complete, instead of filling in over several frames (each
+/// frame costs tens of milliseconds when OpenGL runs in software). The rest of the grid still
+/// loads lazily, tile by tile, as it scrolls into view.
+final class FirstScreen: @unchecked Sendable {
+    let summaries: [ItemSummary]
+    let textures: [String: TextureBox]
+
+    init() {
+        summaries = []
+        textures = [:]
+    }
+
+    /// Runs on the worker. A thumbnail that cannot be read is left to the tile's own load
+    /// (which shows no picture), so one damaged item does not fail the listing.
+    init(vault: Vault, ids: ArraySlice<String>) throws {
+        summaries = try vault.summaries(Array(ids))
+        var made: [String: TextureBox] = [:]
+        for item in summaries where item.thumbnail {
+            let start = Timings.enabled ? App.monotonic() : 0
+            do {
+                made[item.id] = TextureBox(try Texture.decode(try vault.thumbnail(ItemRef(item.id), size: .grid)))
+            } catch {
+                continue  // the tile loads it again when bound, and shows no picture if that fails too
+            }
+            if Timings.enabled { Timings.report("tile", (App.monotonic() - start) * 1000) }
+        }
+        textures = made
+    }
+
+    /// How many tiles a window of this size shows at once (a row more, for the partly visible
+    /// one): the grid's tiles are 168 px wide (2 to 7 columns beside a 200 px sidebar) and
+    /// about 190 px high.
+    static func count(windowWidth: Int32, windowHeight: Int32) -> Int {
+        let columns = min(7, max(2, (Int(windowWidth) - 200) / 168))
+        let rows = max(2, (Int(windowHeight) + 189) / 190 + 1)
+        return columns * rows
+    }
+}
+
+/// `--timings`' "first-screen": the time from the listing's start to the end of the first
+/// frame in which every tile on screen shows its thumbnail (measured after the frame is
+/// painted, not when the textures arrive).
+final class FirstScreenClock {
+    private var start: Double?
+    private var clock: UnsafeMutableRawPointer?
+    private var handler: UInt = 0
+
+    /// Starts counting (once per unlock) if `--timings` is on.
+    func begin() {
+        guard Timings.enabled, start == nil, handler == 0 else { return }
+        start = App.monotonic()
+    }
+
+    var started: Double? { start }
+
+    /// Watches the frames of `widget`'s window until `full` gives the number of tiles of a
+    /// full screen (nil while some tile on screen still lacks its thumbnail).
+    func watch(_ widget: Widget, full: @escaping () -> Int?) {
+        guard start != nil, handler == 0, let frameClock = gtk_widget_get_frame_clock(widget) else { return }
+        clock = UnsafeMutableRawPointer(frameClock)
+        handler = on(clock, "after-paint") { [weak self] in
+            guard let self, let start = self.start, let tiles = full() else { return }
+            Timings.report("first-screen", (App.monotonic() - start) * 1000)
+            Timings.count("first-screen-tiles", tiles)
+            self.stop()
+        }
+    }
+
+    func stop() {
+        if handler != 0, let clock { g_signal_handler_disconnect(clock, gulong(handler)) }
+        handler = 0
+        clock = nil
+        start = nil
+    }
+}
