@@ -11,7 +11,7 @@ struct GUITests {
         .deletingLastPathComponent().path
     static var binDir: String { URL(fileURLWithPath: CLI.binary).deletingLastPathComponent().path }
 
-    @Test("unlock, import three photos, named tiles, viewer, notes, fade, settings, lock, backup PIN, idle lock, wrong-PIN countdown; no plaintext left, no recent files, AF_UNIX only",
+    @Test("unlock, import three photos, named tiles, viewer, export, archive, notes, fade, lock, Skeleton Switch, duress PIN, settings, idle lock, backup PIN, wrong-PIN countdown; no plaintext left, no recent files, AF_UNIX only",
           .timeLimit(.minutes(10)))
     func userStory() throws {
         let app = Self.binDir + "/nu11vlt-app"

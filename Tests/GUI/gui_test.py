@@ -3,11 +3,13 @@
 
 The user's story: unlock with the primary PIN on the keypad; import three photos through
 the file chooser (the privacy cover is up while the chooser has the focus); the grid shows
-three tiles with their names; open one; write a note; a fade item disappears at its
-deadline with the app open; set lock.idle in the settings (a bad value refused); lock with
-Ctrl+L; unlock with the backup PIN and see the backup vault only; the idle lock; wrong PINs
-bring the delay as a countdown; quit. Then nothing of the plaintext is left on disk, GTK's recent files do not
-mention the vault's files, and the app opened no socket but AF_UNIX.
+three tiles with their names; open one and export it through the file chooser; export an
+archive (a weak password refused); write a note; a fade item disappears at its deadline
+with the app open; lock with Ctrl+L; in the settings arm the Skeleton Switch, check in,
+disarm, set a duress PIN, set lock.idle (a bad value refused); the idle lock; unlock with
+the backup PIN and see the backup vault only; wrong PINs bring the delay as a countdown;
+quit. Then nothing of the plaintext is left on disk, GTK's recent files do not mention the
+vault's files, and the app opened no socket but AF_UNIX.
 
 usage: gui_test.py BIN_DIR SCREENSHOT_DIR WORK_DIR"""
 import os
@@ -28,9 +30,10 @@ APP = os.path.join(BIN, "nu11vlt-app")
 VAULT, KEYSTORE = os.path.join(WORK, "vault"), os.path.join(WORK, "keystore")
 PHOTOS = os.path.join(WORK, "photos")
 # Test PINs, known only to this script (never in argv or the environment of any process).
-PRIMARY, BACKUP, WRONG = "2468", "1357", "9090"
+PRIMARY, BACKUP, WRONG, DURESS = "2468", "1357", "9090", "8642"
 MARKER = "N11GUIMARKER" + secrets.token_hex(8)
 NOTE_MARKER = "N11NOTEMARKER" + secrets.token_hex(8)
+ARCHIVE_PASSWORD = "-".join(secrets.token_hex(4) for _ in range(5))  # 160 random bits
 FADE_SECONDS = 60
 step_started = time.monotonic()
 
@@ -156,7 +159,49 @@ def scenario():
     find("Back to gallery", "push button")
     time.sleep(1.0)
     screenshot(os.path.join(SHOTS, "viewer.png"))
+
+    step("export it through the file chooser: the original's bytes, where the user chose, 0600")
+    press("Export item")
+    focus_window("^Export$")
+    target = os.path.join(PHOTOS, "exported-photo-2.jpg")  # removed with the originals before the scan
+    time.sleep(0.5)
+    key("ctrl+a")
+    type_text(target)
+    time.sleep(0.5)
+    key("Return")
+    original = open(os.path.join(PHOTOS, "photo-2.jpg"), "rb").read()
+    wait_for(lambda: os.path.exists(target) and open(target, "rb").read() == original or None, "the exported photo", 30)
+    mode = os.stat(target).st_mode & 0o777
+    assert mode == 0o600, f"the export is mode {oct(mode)}"
+    main_window()
     press("Back to gallery")
+
+    step("export an archive: a weak password refused, a strong one accepted; `nu11vlt archive inspect` reads it")
+    archive = os.path.join(WORK, "exported.n11a")
+    for password, refused in (("password1", True), (ARCHIVE_PASSWORD, False)):
+        main_window()
+        press("Archives")
+        press("Export archive…")
+        click(find("New password", "password text"))
+        type_text(password)
+        click(find("Repeat password", "password text"))
+        type_text(password)
+        press("OK")
+        if refused:
+            wait_label("The password is too weak", timeout=30)
+            press("OK")
+            gone("The password is too weak", timeout=10)
+    focus_window("^Export archive$")
+    time.sleep(0.5)
+    key("ctrl+a")
+    type_text(archive)
+    time.sleep(0.5)
+    key("Return")
+    wait_label("Archive exported", timeout=120)
+    press("OK")
+    assert os.stat(archive).st_mode & 0o777 == 0o600, "the archive is not 0600"
+    r = subprocess.run([CLI, "archive", "inspect", archive], capture_output=True, text=True)
+    assert r.returncode == 0 and "portable" in r.stdout.lower(), f"archive inspect: {r.stdout} {r.stderr}"
 
     step("a note, typed into the editor and autosaved sealed")
     press_row("Notes")
@@ -186,6 +231,26 @@ def scenario():
     find("Apply lock.idle", "push button")
     time.sleep(0.5)
     screenshot(os.path.join(SHOTS, "settings.png"))
+
+    step("settings: arm the Skeleton Switch (asked, then confirmed), check in, disarm; set a duress PIN")
+    press("Arm Skeleton Switch")
+    press("OK")  # the interval dialog, 7d as offered
+    press("Arm")  # the confirmation
+    wait_label("Skeleton Switch armed", timeout=30)
+    wait_label("Armed: wipes after 7d without a check-in", timeout=30, exact=False)
+    press("Skeleton check-in")
+    wait_label("Checked in", timeout=30)
+    press("Disarm Skeleton Switch")
+    wait_label("Skeleton Switch disarmed", timeout=30)
+    wait_label("Off", timeout=30)
+    press("Set duress PIN")
+    click(find("New password", "password text"))
+    type_text(DURESS)
+    click(find("Repeat password", "password text"))
+    type_text(DURESS)
+    press("OK")
+    wait_label("The duress PIN is set", timeout=60)
+    main_window()
     main_window()
     click(find("lock.idle", "text"))
     key("ctrl+a")

@@ -246,5 +246,17 @@ struct TimePolicyTests {
         #expect(counts == ["A": try v.list(album: "A", limit: Int.max).items.count,
                            "B": try v.list(album: "B", limit: Int.max).items.count, "Empty": 0])
         #expect(counts["A"] ?? 0 > 0 && counts["B"] ?? 0 > 0)
+
+        // A backup PIN's session reads the same index: the primary's fade items (their own
+        // domain, which every session lists) must stay out of its whole listings.
+        try v.setBackupPIN(secret("backup-pin"))
+        let ownFade = try v.importFile(at: try t.file("mine.txt", [7]), fade: 3600).id
+        v.releaseLockBetweenOperations()  // as the app does: the backup session takes the lock
+        let backup = try LockedVault(t.location).unlock(pin: secret("backup-pin"))
+        let theirs = try backup.importFile(at: try t.file("theirs.txt", [8]), fade: 3600).id
+        #expect(try backup.list(limit: Int.max).items.map(\.id) == [theirs])
+        #expect(try backup.itemIDs() == [theirs])
+        #expect(try backup.albums().isEmpty)
+        #expect(!made.contains(theirs) && ownFade != theirs)
     }
 }
