@@ -52,8 +52,13 @@ final class SettingsPane {
             append(list, box(false, spacing: 8, [name, entry, apply, summary]))
             entries[definition.key] = entry
         }
-        append(pins, button("Set backup PIN…", name: "Set backup PIN") { [unowned self] in self.setPIN(backup: true) })
-        append(pins, button("Set duress PIN…", name: "Set duress PIN") { [unowned self] in self.setPIN(backup: false) })
+        // What each PIN may set (as in the CLI): the primary PIN sets the backup PIN, the
+        // backup PIN sets the duress PIN. A duress session looks like a backup session.
+        if screen.app.role == .primary {
+            append(pins, button("Set backup PIN…", name: "Set backup PIN") { [unowned self] in self.setPIN(backup: true) })
+        } else {
+            append(pins, button("Set duress PIN…", name: "Set duress PIN") { [unowned self] in self.setPIN(backup: false) })
+        }
         append(switchRow, button("Arm…", name: "Arm Skeleton Switch") { [unowned self] in self.arm() })
         append(switchRow, button("Check in", name: "Skeleton check-in") { [unowned self] in self.checkIn() })
         append(switchRow, button("Disarm", name: "Disarm Skeleton Switch") { [unowned self] in

@@ -12,7 +12,7 @@ struct GUITests {
     static var binDir: String { URL(fileURLWithPath: CLI.binary).deletingLastPathComponent().path }
 
     @Test("unlock, import three photos, named tiles, viewer, export, archive, notes, fade, lock, Skeleton Switch, duress PIN, settings, idle lock, backup PIN, wrong-PIN countdown; no plaintext left, no recent files, AF_UNIX only",
-          .timeLimit(.minutes(10)))
+          .timeLimit(.minutes(20)))
     func userStory() throws {
         let app = Self.binDir + "/nu11vlt-app"
         try #require(FileManager.default.isExecutableFile(atPath: app), "nu11vlt-app was not built")
