@@ -182,11 +182,7 @@ def scenario():
         main_window()
         press("Archives")
         respond("Export archive…")
-        click(find("New password", "password text"))
-        type_text(password)
-        click(find("Repeat password", "password text"))
-        type_text(password)
-        respond("OK")
+        new_password(password)
         if refused:
             wait_label("The password is too weak", timeout=30)
             respond("OK")
@@ -235,11 +231,7 @@ def scenario():
     step("the backup session sets the duress PIN (in its settings: the primary's offer only the backup PIN)")
     press_row("Settings")
     press("Set duress PIN")
-    click(find("New password", "password text"))
-    type_text(DURESS)
-    click(find("Repeat password", "password text"))
-    type_text(DURESS)
-    respond("OK")
+    new_password(DURESS)
     wait_label("The duress PIN is set", timeout=60)
     main_window()
     key("ctrl+l")
@@ -298,6 +290,15 @@ def scenario():
     step("quit with Ctrl+Q")
     main_window()
     key("ctrl+q")
+
+
+def new_password(secret):
+    """Fills a new-password dialog (the secret twice) and answers OK."""
+    click(find("New password", "password text"))
+    type_text(secret)
+    click(find("Repeat password", "password text"))
+    type_text(secret)
+    respond("OK")
 
 
 def respond(label):
