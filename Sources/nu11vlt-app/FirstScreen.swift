@@ -47,15 +47,17 @@ final class FirstScreen: @unchecked Sendable {
 
 /// `--timings`' "first-screen": the time from the listing's start to the end of the first
 /// frame in which every tile on screen shows its thumbnail (measured after the frame is
-/// painted, not when the textures arrive).
+/// painted, not when the textures arrive). One "after-paint" handler per gallery, idle when
+/// nothing is being measured, blocked when the gallery goes (on lock).
 final class FirstScreenClock {
     private var start: Double?
+    private var full: (() -> Int?)?
     private var clock: UnsafeMutableRawPointer?
     private var handler: UInt = 0
 
-    /// Starts counting (once per unlock) if `--timings` is on.
+    /// Starts counting (at each listing) if `--timings` is on.
     func begin() {
-        guard Timings.enabled, start == nil, handler == 0 else { return }
+        guard Timings.enabled, start == nil else { return }
         start = App.monotonic()
     }
 
@@ -64,20 +66,26 @@ final class FirstScreenClock {
     /// Watches the frames of `widget`'s window until `full` gives the number of tiles of a
     /// full screen (nil while some tile on screen still lacks its thumbnail).
     func watch(_ widget: Widget, full: @escaping () -> Int?) {
-        guard start != nil, handler == 0, let frameClock = gtk_widget_get_frame_clock(widget) else { return }
-        clock = UnsafeMutableRawPointer(frameClock)
-        handler = on(clock, "after-paint") { [weak self] in
-            guard let self, let start = self.start, let tiles = full() else { return }
-            Timings.report("first-screen", (App.monotonic() - start) * 1000)
-            Timings.count("first-screen-tiles", tiles)
-            self.stop()
-        }
+        guard start != nil else { return }
+        self.full = full
+        guard handler == 0, let frameClock = gtk_widget_get_frame_clock(widget) else { return }
+        let clock = UnsafeMutableRawPointer(frameClock)
+        g_object_ref(clock)
+        self.clock = clock
+        handler = on(clock, "after-paint") { [weak self] in self?.afterPaint() }
     }
 
-    func stop() {
-        if handler != 0, let clock { g_signal_handler_disconnect(clock, gulong(handler)) }
-        handler = 0
-        clock = nil
-        start = nil
+    private func afterPaint() {
+        guard let start, let tiles = full?() else { return }
+        Timings.report("first-screen", (App.monotonic() - start) * 1000)
+        Timings.count("first-screen-tiles", tiles)
+        self.start = nil
+        full = nil
+    }
+
+    deinit {
+        guard let clock else { return }
+        g_signal_handler_block(clock, gulong(handler))
+        g_object_unref(clock)
     }
 }
