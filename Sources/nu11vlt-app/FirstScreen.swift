@@ -39,7 +39,7 @@ final class FirstScreen: @unchecked Sendable {
     /// one): the grid's tiles are 168 px wide (2 to 7 columns beside a 200 px sidebar) and
     /// about 190 px high.
     static func count(windowWidth: Int32, windowHeight: Int32) -> Int {
-        let columns = min(7, max(2, (Int(windowWidth) - 200) / 168))
+        let columns = Gallery.fittingColumns(width: windowWidth - 200)
         let rows = max(2, (Int(windowHeight) + 189) / 190 + 1)
         return columns * rows
     }

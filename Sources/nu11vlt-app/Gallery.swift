@@ -106,11 +106,14 @@ final class Gallery {
         gtk_stack_set_visible_child_name(op(stack), newIDs.isEmpty ? "empty" : "grid")
     }
 
-    /// The most columns a grid of this width needs: one more than the 168 px tiles that fit
-    /// (GTK lays out as many as fit, up to this), from 2 to 7.
-    static func columns(width: Int32) -> Int {
-        min(7, max(2, Int(width) / 168 + 1))
+    /// How many tiles (160 px and their margins) fit across `width`, from 2 to 7.
+    static func fittingColumns(width: Int32, extra: Int = 0) -> Int {
+        min(7, max(2, Int(width) / 168 + extra))
     }
+
+    /// The most columns a grid of this width needs: one more than the tiles that fit (GTK
+    /// lays out as many as fit, up to this).
+    static func columns(width: Int32) -> Int { fittingColumns(width: width, extra: 1) }
 
     /// Follows the grid's width (called when it changes; applied after the layout in progress).
     private func fitColumns() {
