@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <vips/vips.h>
+#include <vips/vector.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int init_status = -1;
@@ -43,6 +44,8 @@ static void start(void) {
     /* Only the vetted loaders (JPEG, PNG, WebP, GIF, TIFF, HEIF): never ImageMagick,
      * Matlab, FITS or the other loaders libvips marks untrusted. */
     vips_block_untrusted_set(TRUE);
+    /* No run-time code generation (liborc): the lock-down allows no executable memory. */
+    vips_vector_set_enabled(FALSE);
     /* No operation cache: decoded pixels are not kept after a call returns. */
     vips_cache_set_max(0);
     vips_cache_set_max_mem(0);
@@ -69,7 +72,24 @@ static const char *const allowed_loaders[] = {
     "VipsForeignLoadWebpBuffer", "VipsForeignLoadTiffBuffer", "VipsForeignLoadHeifBuffer", NULL,
 };
 
+/* The file's own signature, checked before libvips looks: libvips asks every loader it has
+ * whether it knows the bytes, and for bytes no trusted loader claims, that reaches
+ * ImageMagick's format sniffers (whose loader is blocked, but not its sniffing). */
+static int signature_known(const unsigned char *b, size_t len) {
+    if (len >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return 1;                      /* JPEG */
+    if (len >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0) return 1;                             /* PNG */
+    if (len >= 6 && (memcmp(b, "GIF87a", 6) == 0 || memcmp(b, "GIF89a", 6) == 0)) return 1;      /* GIF */
+    if (len >= 12 && memcmp(b, "RIFF", 4) == 0 && memcmp(b + 8, "WEBP", 4) == 0) return 1;       /* WebP */
+    if (len >= 4 && (memcmp(b, "II*\0", 4) == 0 || memcmp(b, "MM\0*", 4) == 0)) return 1;        /* TIFF */
+    if (len >= 12 && memcmp(b + 4, "ftyp", 4) == 0) {                                            /* HEIF/AVIF */
+        static const char *const brands[] = { "heic", "heix", "hevc", "hevx", "heim", "heis", "mif1", "msf1", "avif", "avis", NULL };
+        for (int i = 0; brands[i] != NULL; i++) if (memcmp(b + 8, brands[i], 4) == 0) return 1;
+    }
+    return 0;
+}
+
 static int loader_allowed(const void *buf, size_t len) {
+    if (!signature_known(buf, len)) return 0;
     const char *loader = vips_foreign_find_load_buffer(buf, len);
     if (loader == NULL) return 0;
     for (int i = 0; allowed_loaders[i] != NULL; i++) {
@@ -208,6 +228,52 @@ int nu11_image_png(const void *buf, size_t len, int max_side, void **png, size_t
     } else {
         status = 0;
     }
+    g_object_unref(image);
+    return status;
+}
+
+int nu11_image_pixels(const void *buf, size_t len, int max_side, void **pixels, size_t *pixels_len,
+                      int *width, int *height, int *bands, char *err, size_t errlen) {
+    *pixels = NULL;
+    *pixels_len = 0;
+    if (nu11_image_init(err, errlen) != 0) return -1;
+    if (!loader_allowed(buf, len)) {
+        vips_error_clear();
+        g_strlcpy(err, "not an image format nu11vlt reads", errlen);
+        return -1;
+    }
+    VipsImage *image = NULL, *srgb = NULL, *bytes = NULL, *four = NULL;
+    int status = -1;
+    if (vips_thumbnail_buffer((void *)buf, len, &image, max_side, "height", max_side, "size", VIPS_SIZE_DOWN,
+                              "option_string", "fail_on=truncated", NULL) != 0) {
+        copy_error(err, errlen, "the image cannot be decoded");
+        return -1;
+    }
+    /* 8-bit sRGB, 3 bands (4 with alpha): what a GdkMemoryTexture takes without parsing. */
+    if (vips_colourspace(image, &srgb, VIPS_INTERPRETATION_sRGB, NULL) != 0 || vips_cast_uchar(srgb, &bytes, NULL) != 0) {
+        copy_error(err, errlen, "the image cannot be converted to sRGB");
+        goto done;
+    }
+    VipsImage *final = bytes;
+    if (vips_image_get_bands(bytes) > 4) {
+        if (vips_extract_band(bytes, &four, 0, "n", 4, NULL) != 0) { copy_error(err, errlen, "too many bands"); goto done; }
+        final = four;
+    }
+    int b = vips_image_get_bands(final);
+    if (b != 3 && b != 4) { g_strlcpy(err, "the image has an unusual number of channels", errlen); goto done; }
+    size_t size = 0;
+    void *memory = vips_image_write_to_memory(final, &size);
+    if (memory == NULL) { copy_error(err, errlen, "the image cannot be decoded"); goto done; }
+    *pixels = memory;
+    *pixels_len = size;
+    *width = vips_image_get_width(final);
+    *height = vips_image_get_height(final);
+    *bands = b;
+    status = 0;
+done:
+    if (four != NULL) g_object_unref(four);
+    if (bytes != NULL) g_object_unref(bytes);
+    if (srgb != NULL) g_object_unref(srgb);
     g_object_unref(image);
     return status;
 }

@@ -87,6 +87,7 @@ int nu11_syncfs(const char *path) {
 
 #include <signal.h>
 #include <spawn.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
@@ -105,8 +106,10 @@ static volatile sig_atomic_t nu11_child = 0;
 static void nu11_on_signal(int sig) {
     pid_t child = (pid_t)nu11_child;
     if (child > 0) {
-        if (sig == SIGINT) return;  /* the child (editor, viewer) decides what Ctrl-C means */
-        kill(child, sig);
+        /* The child runs in a session of its own (no controlling terminal), so the terminal's
+         * Ctrl-C reaches only us: pass it on to the child's group, which decides what it means. */
+        kill(-child, sig);
+        if (sig == SIGINT) return;
     }
     for (int i = 0; i < NU11_SLOTS; i++) {
         if (nu11_used[i]) {
@@ -158,8 +161,11 @@ void nu11_cleanup_unregister(int slot) {
     if (slot >= 0 && slot < NU11_SLOTS) nu11_used[slot] = 0;
 }
 
-/* Default signal handling in a child (ours would clean up in the wrong process). */
-static void default_signals(posix_spawnattr_t *attr, int with_pipe) {
+/* Every child (image helper, editor, viewer): default signal handling (ours would clean up in
+ * the wrong process), a new session with no controlling terminal (so it cannot TIOCSTI a
+ * command into the user's shell, nor be stopped by the terminal), and no descriptor but
+ * 0, 1 and 2 (not the --pin-fd descriptor, the vault's lock, or an open key-store file). */
+static void child_attributes(posix_spawnattr_t *attr, posix_spawn_file_actions_t *actions, int with_pipe, int first_closed) {
     sigset_t def;
     sigemptyset(&def);
     sigaddset(&def, SIGINT);
@@ -167,15 +173,43 @@ static void default_signals(posix_spawnattr_t *attr, int with_pipe) {
     sigaddset(&def, SIGHUP);
     if (with_pipe) sigaddset(&def, SIGPIPE);
     posix_spawnattr_setsigdefault(attr, &def);
-    posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(attr, &none);
+    posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSID);
+    posix_spawn_file_actions_addclosefrom_np(actions, first_closed);
 }
 
-int nu11_spawn_wait(char *const argv[], int *status) {
+/* The user's environment for their editor or viewer, without nu11vlt's own variables (the
+ * vault's and key store's paths): the editor and viewer are the user's programs and need
+ * DISPLAY, HOME, PATH, TERM and whatever else the user set for them. nu11vlt never puts a
+ * secret in its environment. */
+static char **child_environment(void) {
+    size_t n = 0;
+    for (char **e = environ; *e != NULL; e++) n++;
+    char **out = calloc(n + 1, sizeof *out);
+    if (out == NULL) return NULL;
+    size_t k = 0;
+    for (char **e = environ; *e != NULL; e++) {
+        if (strncmp(*e, "NU11VLT_", 8) != 0) out[k++] = *e;
+    }
+    out[k] = NULL;
+    return out;
+}
+
+int nu11_spawn_wait(char *const argv[], int keep_fd, int *status) {
     pid_t pid;
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
-    default_signals(&attr, 0);
-    int rc = posix_spawnp(&pid, argv[0], NULL, &attr, argv, environ);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    /* The one descriptor the child needs besides 0, 1 and 2 (a viewer's memfd) becomes its 3. */
+    if (keep_fd >= 0) posix_spawn_file_actions_adddup2(&actions, keep_fd, 3);
+    child_attributes(&attr, &actions, 0, keep_fd >= 0 ? 4 : 3);
+    char **env = child_environment();
+    int rc = env == NULL ? ENOMEM : posix_spawnp(&pid, argv[0], &actions, &attr, argv, env);
+    free(env);
+    posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     if (rc != 0) return rc;
     nu11_child = pid;
@@ -199,7 +233,7 @@ int nu11_spawn_piped(const char *path, int *to_child, int *from_child, int *pid_
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
-    default_signals(&attr, 1);
+    child_attributes(&attr, &actions, 1, 3);
     char *const argv[] = { (char *)path, NULL };
     char *const envp[] = { NULL };  /* nothing of ours: no TMPDIR, no VIPS_* knobs */
     pid_t pid;
@@ -222,5 +256,17 @@ int nu11_memfd(const char *name) {
     (void)name;
     errno = ENOSYS;
     return -1;
+#endif
+}
+
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+int nu11_landlock_abi(void) {
+#if defined(__linux__) && defined(SYS_landlock_create_ruleset)
+    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1u /* LANDLOCK_CREATE_RULESET_VERSION */);
+    return abi > 0 ? (int)abi : 0;
+#else
+    return 0;
 #endif
 }

@@ -73,6 +73,24 @@ public enum ImageCodec {
         return Array(UnsafeRawBufferPointer(start: out, count: count))
     }
 
+    /// Raw 8-bit sRGB pixels, its long side at most `maxSide`: the helper's `pixels` answer
+    /// (`ImageWire.RawImage`'s payload).
+    public static func pixels(_ bytes: UnsafeRawBufferPointer, maxSide: Int) throws(ImageDecodeError) -> [UInt8] {
+        _ = try header(bytes)
+        var out: UnsafeMutableRawPointer?
+        var count = 0
+        var width: Int32 = 0, height: Int32 = 0, bands: Int32 = 0
+        var err = [CChar](repeating: 0, count: 256)
+        guard let base = bytes.baseAddress,
+              nu11_image_pixels(base, bytes.count, Int32(maxSide), &out, &count, &width, &height, &bands, &err, err.count) == 0,
+              let out else {
+            throw ImageDecodeError(reason: message(err, "the image cannot be decoded"))
+        }
+        defer { nu11_image_free(out, count) }
+        return ImageWire.RawImage.header(width: Int(width), height: Int(height), channels: Int(bands))
+            + Array(UnsafeRawBufferPointer(start: out, count: count))
+    }
+
     private static func message(_ err: [CChar], _ fallback: String) -> String {
         let text = err.withUnsafeBufferPointer { ptr in
             ptr.baseAddress.map { String(cString: $0) } ?? ""

@@ -49,6 +49,23 @@ public final class ImageHelper: @unchecked Sendable {
         try request(.png, arg: UInt32(clamping: maxSide), bytes)
     }
 
+    /// The image as raw pixels, upright, its long side at most `maxSide` (1...16384): for
+    /// display in a process that holds keys, which then parses nothing a decoder produced.
+    public func pixels(_ bytes: [UInt8], maxSide: Int) throws(ImageDecodeError) -> ImageWire.RawImage {
+        let side = min(max(maxSide, 1), 16384)
+        var payload = try request(.pixels, arg: UInt32(side), bytes)
+        defer { for i in payload.indices { payload[i] = 0 } }
+        return try ImageWire.RawImage.parse(payload, maxSide: side)
+    }
+
+    /// Starts the helper ahead of the first request (the app does, before its unlock screen,
+    /// so that the first screen after unlock does not wait for libvips to start).
+    public func warmUp() {
+        lock.lock()
+        defer { lock.unlock() }
+        try? start()
+    }
+
     func request(_ op: ImageWire.Op, arg: UInt32, _ bytes: [UInt8]) throws(ImageDecodeError) -> [UInt8] {
         lock.lock()
         defer { lock.unlock() }

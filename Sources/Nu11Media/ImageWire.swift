@@ -3,20 +3,48 @@ import Nu11Format
 
 /// The pipe protocol between nu11vlt and `nu11vlt-image-helper` (all integers big-endian).
 ///
-///     request:  op (1 analyze, 2 exif, 3 png) | arg u32 (png: max side) | length u64 | image bytes
+///     request:  op (1 analyze, 2 exif, 3 png, 4 pixels) | arg u32 (png, pixels: max side) | length u64 | image bytes
 ///     response: status (0 ok, 1 refused) | length u64 | payload
 ///
 /// An analyze payload is `width u32 | height u32 | orientation u8 | alpha u8 | exif length
 /// u32 | exif | thumbnail bundle` (the `N11T` bundle of docs/FORMAT.md § 2.1, unsealed); a
-/// refusal's payload is a one-line reason in UTF-8.
+/// refusal's payload is a one-line reason in UTF-8. A pixels payload is `width u32 | height
+/// u32 | channels u8 (3 RGB, 4 RGBA) | width × height × channels bytes` (8-bit sRGB, rows
+/// without padding): the only form in which a decoder's output reaches a process that holds
+/// keys, because reading it parses nothing (`RawImage.parse`).
 public enum ImageWire {
-    public enum Op: UInt8, Sendable { case analyze = 1, exif = 2, png = 3 }
+    public enum Op: UInt8, Sendable { case analyze = 1, exif = 2, png = 3, pixels = 4 }
     public static let requestHeaderSize = 13
     public static let responseHeaderSize = 9
     /// Larger requests are refused by the helper before it reads them.
     public static let maxRequest = UInt64(ImageLimits.maxBytes)
-    /// Larger responses are refused by the client (two thumbnails and an EXIF block).
-    public static let maxResponse = UInt64(64 << 20)
+    /// Larger responses are refused by the client (two thumbnails and an EXIF block, or the
+    /// pixels of a 4096 × 4096 RGBA image).
+    public static let maxResponse = UInt64(96 << 20)
+
+    /// Decoded pixels: 8-bit sRGB, `channels` bytes a pixel, rows without padding.
+    public struct RawImage: Sendable {
+        public let width: Int
+        public let height: Int
+        public let channels: Int
+        public let pixels: [UInt8]
+        public static let headerSize = 9
+
+        public static func header(width: Int, height: Int, channels: Int) -> [UInt8] {
+            be(UInt64(width), 4) + be(UInt64(height), 4) + [UInt8(truncatingIfNeeded: channels)]
+        }
+
+        /// Checks every field against the request before a byte is used: sides 1...maxSide,
+        /// 3 or 4 channels, and exactly width × height × channels bytes.
+        public static func parse(_ p: [UInt8], maxSide: Int) throws(ImageDecodeError) -> RawImage {
+            let bad = ImageDecodeError(reason: "the image helper answered nonsense")
+            guard p.count >= headerSize else { throw bad }
+            let width = Int(read(p[0...], 4)), height = Int(read(p[4...], 4)), channels = Int(p[8])
+            guard (1...maxSide).contains(width), (1...maxSide).contains(height), channels == 3 || channels == 4,
+                  p.count - headerSize == width * height * channels else { throw bad }
+            return RawImage(width: width, height: height, channels: channels, pixels: Array(p[headerSize...]))
+        }
+    }
 
     public struct Analysis: Sendable {
         public var header: ImageHeader

@@ -4,32 +4,26 @@ import Nu11Format
 import Nu11Media
 
 /// Decoding on the worker thread: an encoded thumbnail or image → a GdkTexture (immutable,
-/// so it may be made off the main thread and shown on it). JPEG thumbnails are decoded by
-/// GDK's own loader; WebP thumbnails (photos with transparency) and full images of any
-/// format go through the sandboxed image helper, which returns PNG.
+/// so it may be made off the main thread and shown on it). This process holds keys, so it
+/// decodes nothing: the sandboxed image helper turns every thumbnail and image into raw
+/// 8-bit pixels, whose size fields are checked (`ImageWire.RawImage.parse`) before GDK wraps
+/// them in a memory texture. No GDK or gdk-pixbuf image loader ever runs here.
 enum Texture {
     static func decode(_ thumb: EncodedThumbnail) throws -> OpaquePointer? {
-        switch thumb.encoding {
-        case .jpeg: return try fromEncoded(thumb.bytes)
-        case .webp: return try fromEncoded(ImageHelper.shared.png(thumb.bytes, maxSide: max(thumb.width, thumb.height)))
-        }
+        try fromPixels(ImageHelper.shared.pixels(thumb.bytes, maxSide: max(thumb.width, thumb.height, 1)))
     }
 
     /// A full image, scaled by the helper to at most `maxSide` pixels.
     static func decodeImage(_ bytes: [UInt8], maxSide: Int) throws -> OpaquePointer? {
-        try fromEncoded(ImageHelper.shared.png(bytes, maxSide: maxSide))
+        try fromPixels(ImageHelper.shared.pixels(bytes, maxSide: maxSide))
     }
 
-    static func fromEncoded(_ bytes: [UInt8]) throws -> OpaquePointer? {
-        let gbytes = bytes.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) }
+    static func fromPixels(_ image: ImageWire.RawImage) -> OpaquePointer? {
+        let stride = image.width * image.channels
+        let gbytes = image.pixels.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) }
         defer { g_bytes_unref(gbytes) }
-        var error: UnsafeMutablePointer<GError>?
-        guard let texture = gdk_texture_new_from_bytes(gbytes, &error) else {
-            let message = error.map { string($0.pointee.message) } ?? "unknown format"
-            if let error { g_error_free(error) }
-            throw Nu11Error(.corrupted, "the image cannot be shown (\(message))", remedy: "export it and open it in another viewer")
-        }
-        return texture
+        let format = image.channels == 4 ? GDK_MEMORY_R8G8B8A8 : GDK_MEMORY_R8G8B8
+        return gdk_memory_texture_new(Int32(image.width), Int32(image.height), format, gbytes, gsize(stride))
     }
 }
 

@@ -1,5 +1,7 @@
 import CGtk
+import CNu11Sys
 import Foundation
+import Nu11Media
 import Nu11Vault
 
 // nu11vlt-app — Nu11VLT on the Linux desktop (GTK 4 + libadwaita).
@@ -8,6 +10,14 @@ import Nu11Vault
 //
 // The vault and key store are found as the command line finds them (NU11VLT_VAULT,
 // NU11VLT_KEYSTORE, else the XDG folders). FILEs are imported after unlock.
+
+// The same process hygiene as the command line, before anything is decrypted: no core file
+// (a crash must not write decrypted names to disk), not dumpable (no ptrace, no
+// process_vm_readv and no /proc/PID/mem for other processes of the user).
+if nu11_process_hygiene() != 0 {
+    FileHandle.standardError.write(Data("nu11vlt-app: cannot disable core dumps; refusing to run\n".utf8))
+    exit(71)
+}
 
 let usage = "usage: nu11vlt-app [--vault DIR] [--keystore DIR] [--timings] [FILE ...]"
 var vaultPath: String?
@@ -39,6 +49,9 @@ while let argument = arguments.first {
         files.append(argument.hasPrefix("/") ? argument : FileManager.default.currentDirectoryPath + "/" + argument)
     }
 }
+
+// The image helper starts while the unlock screen is shown, not after the PIN.
+Thread.detachNewThread { ImageHelper.shared.warmUp() }
 
 let location = VaultLocation.resolve(vault: vaultPath, keyStore: keyStorePath)
 let app = App(location: location)

@@ -7,8 +7,11 @@ import Nu11Media
 
 // nu11vlt-image-helper: decodes images for nu11vlt in a process that holds no key.
 // Requests come on stdin and answers go to stdout (Nu11Media's ImageWire); it locks itself
-// down (CNu11Image/sandbox.c) before it reads the first image byte. `--probe` reports
-// what the lock-down refuses (for the tests).
+// down (CNu11Image/sandbox.c) before it reads the first image byte. For the tests:
+// `--probe` attempts every escape inside the lock-down and reports each (CNu11Image/probe.c),
+// `--probe-landlock` the file attempts with Landlock alone, `--probe-x32` makes an x32 call
+// (the lock-down kills it), `--allow-list` prints the allowed system calls. None of them
+// reads an image.
 
 /// libvips's threads, the decoded preview and the copies of the image fit well under this;
 /// a decoder that wants more fails, and only this process dies.
@@ -46,11 +49,66 @@ func answer(_ result: Result<[UInt8], ImageDecodeError>) -> Bool {
     }
 }
 
-var err = [CChar](repeating: 0, count: 256)
-guard nu11_image_init(&err, err.count) == 0, nu11_sandbox_enter(memoryLimit) == 0 else { exit(70) }
-if CommandLine.arguments.dropFirst().first == "--probe" {
-    print(nu11_sandbox_probe())
+/// The probe's targets, from `--parent PID:ADDR --sibling PID:ADDR --file P --home-file P
+/// --keystore-file P --new-file P` (hex addresses), read before the lock-down.
+func probeTargets(_ args: ArraySlice<String>) -> nu11_probe_targets {
+    var t = nu11_probe_targets()
+    t.parent = getppid()
+    var i = args.startIndex
+    func process(_ value: String) -> (Int32, UInt64) {
+        let parts = value.split(separator: ":")
+        return (Int32(parts.first ?? "") ?? 0, parts.count > 1 ? UInt64(parts[1], radix: 16) ?? 0 : 0)
+    }
+    while i + 1 < args.endIndex {
+        let value = args[i + 1]
+        switch args[i] {
+        case "--parent": (t.parent, t.parent_addr) = process(value)
+        case "--sibling": (t.sibling, t.sibling_addr) = process(value)
+        case "--file": t.visible_file = UnsafePointer(strdup(value))
+        case "--home-file": t.home_file = UnsafePointer(strdup(value))
+        case "--keystore-file": t.keystore_file = UnsafePointer(strdup(value))
+        case "--new-file": t.new_file = UnsafePointer(strdup(value))
+        default: break
+        }
+        i += 2
+    }
+    return t
+}
+
+let mode = CommandLine.arguments.dropFirst().first
+if mode == "--allow-list" {
+    var i: Int32 = 0
+    while let name = nu11_sandbox_allowed_name(i) {
+        print("allowed " + String(cString: name))
+        i += 1
+    }
+    i = 0
+    while let name = nu11_sandbox_refused_name(i) {
+        print("refused " + String(cString: name))
+        i += 1
+    }
     exit(0)
+}
+var err = [CChar](repeating: 0, count: 256)
+guard nu11_image_init(&err, err.count) == 0 else { exit(70) }
+if mode == "--probe-landlock" {
+    var targets = probeTargets(CommandLine.arguments.dropFirst(2))
+    guard nu11_sandbox_landlock_only() == 0 else { exit(70) }
+    exit(nu11_sandbox_probe_files(&targets, 1) == 0 ? 0 : 1)
+}
+var targets = probeTargets(CommandLine.arguments.dropFirst(2))
+guard nu11_sandbox_enter(memoryLimit) == 0 else { exit(70) }
+switch mode {
+case "--probe":
+    let through = nu11_sandbox_probe(&targets, 1)
+    let abi = nu11_sandbox_landlock_abi()
+    let summary = "landlock \(abi > 0 ? "ABI \(abi)" : "unavailable")\n"
+    _ = summary.withCString { write(1, $0, strlen($0)) }
+    exit(through == 0 ? 0 : 1)
+case "--probe-x32":
+    nu11_sandbox_probe_x32()
+    exit(1)
+default: break
 }
 while let head = readAll(ImageWire.requestHeaderSize) {
     let (op, arg, length) = ImageWire.parseRequestHeader(head)
@@ -65,6 +123,7 @@ while let head = readAll(ImageWire.requestHeaderSize) {
                 return .success(ImageWire.encode(ImageWire.Analysis(header: header, exif: exif, thumbnails: thumbnails)))
             case .exif: return .success(try ImageCodec.exif(raw) ?? [])
             case .png: return .success(try ImageCodec.png(raw, maxSide: Int(arg)))
+            case .pixels: return .success(try ImageCodec.pixels(raw, maxSide: Int(arg)))
             }
         } catch let error as ImageDecodeError {
             return .failure(error)

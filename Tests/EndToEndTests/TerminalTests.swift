@@ -34,21 +34,23 @@ struct TerminalTests {
 
     func spool(_ cli: CLI) -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: cli.root + "/run/nu11vlt")) ?? [] }
 
-    @Test("note add runs $EDITOR in the terminal's foreground (a terminal editor is not stopped)")
+    @Test("note add runs $EDITOR on the terminal, in a session of its own (it can use the terminal but not inject into it)")
     func editorInForeground() throws {
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script (bsdutils) is missing")
         let cli = try CLI()
         try cli.initVault()
         try Data((cli.pin + "\n").utf8).write(to: URL(fileURLWithPath: cli.root + "/pin"))
+        // A terminal editor reads and writes the terminal on 0, 1 and 2 (never stopped by
+        // SIGTTIN/SIGTTOU), but the terminal is not its controlling one (no TIOCSTI).
         let editor = try script(cli, "editor.sh", """
-            if ps -o stat= -p $$ | grep -q '+'; then echo foreground > "$1"; else echo background > "$1"; fi
+            if [ -t 0 ] && [ "$(ps -o tty= -p $$ | tr -d ' ')" = "?" ]; then echo on-terminal-detached > "$1"; else echo wrong > "$1"; fi
             """)
         let run = try script(cli, "run.sh", "exec \"$BIN\" note add --title fg --pin-fd 3 3<\"$ROOT/pin\" > \"$ROOT/id\"")
         let p = try underTerminal(cli, run, environment: ["EDITOR": editor, "BIN": CLI.binary, "ROOT": cli.root])
         wait(p)
         #expect(p.terminationStatus == 0, "note add at a terminal failed")
         let id = try String(contentsOfFile: cli.root + "/id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try cli.run(["note", "show", id], pinStdin: true).out == "foreground\n")
+        #expect(try cli.run(["note", "show", id], pinStdin: true).out == "on-terminal-detached\n")
         #expect(spool(cli).isEmpty)
     }
 

@@ -39,11 +39,42 @@ int nu11_image_thumbnails(const void *buf, size_t len, int preview_px, int grid_
  * long side at most max_side (never enlarged), upright. */
 int nu11_image_png(const void *buf, size_t len, int max_side, void **png, size_t *png_len, char *err, size_t errlen);
 
-/* The helper's lock-down (see sandbox.c): 0, or -1 with errno set. */
+/* Decodes to raw 8-bit sRGB pixels, upright, the long side at most max_side: rows of
+ * width * bands bytes, no padding, bands 3 (RGB) or 4 (RGBA, straight alpha). For display in a
+ * process that holds keys and must parse nothing a decoder made. */
+int nu11_image_pixels(const void *buf, size_t len, int max_side, void **pixels, size_t *pixels_len,
+                      int *width, int *height, int *bands, char *err, size_t errlen);
+
+/* The helper's lock-down (see sandbox.c): Landlock with an empty ruleset, then a seccomp
+ * allow-list. 0, or -1 with errno set. */
 int nu11_sandbox_enter(unsigned long long max_memory_bytes);
-/* Tries what the lock-down forbids; returns a bit set of what was refused (31 = all, and
- * reading still works). */
-int nu11_sandbox_probe(void);
+/* The Landlock ABI the lock-down applied: 0 when the kernel has none, -1 before it ran. */
+int nu11_sandbox_landlock_abi(void);
+/* The seccomp part alone, and the Landlock part alone (for the probe of each wall). */
+int nu11_sandbox_seccomp(void);
+int nu11_sandbox_landlock_only(void);
+/* The names of the allow-listed system calls, by index (NULL past the end). */
+const char *nu11_sandbox_allowed_name(int index);
+/* The calls decoding makes that are refused on purpose (harmlessly), by index. */
+const char *nu11_sandbox_refused_name(int index);
+
+/* What the probe attacks (see probe.c); zero or NULL to skip one. */
+typedef struct {
+    int parent;
+    unsigned long long parent_addr;
+    int sibling;
+    unsigned long long sibling_addr;
+    const char *visible_file;
+    const char *home_file;
+    const char *keystore_file;
+    const char *new_file;
+} nu11_probe_targets;
+/* Tries every escape; writes one line per attempt to `out`; returns how many got through. */
+int nu11_sandbox_probe(const nu11_probe_targets *targets, int out);
+/* The file attempts alone (for Landlock without seccomp). */
+int nu11_sandbox_probe_files(const nu11_probe_targets *targets, int out);
+/* Makes an x32 system call: the lock-down kills the process (SIGSYS). */
+void nu11_sandbox_probe_x32(void);
 
 /* Zeroes and frees a buffer this library returned. */
 void nu11_image_free(void *p, size_t len);

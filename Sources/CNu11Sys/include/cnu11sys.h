@@ -26,13 +26,18 @@ void nu11_cleanup_install(const char *message);
 /// Registers a path; returns a slot (>= 0) or -1 when the table is full.
 int nu11_cleanup_register(const char *path);
 void nu11_cleanup_unregister(int slot);
-/// Starts `argv[0]` (searched in PATH) in this process group, so it shares the terminal's
-/// foreground, with the environment of this process; waits for it. Returns 0 and its wait
-/// status in *status, or an errno value if it could not start.
-int nu11_spawn_wait(char *const argv[], int *status);
-/// Starts `path` (no PATH search, an empty environment) with a pipe to its stdin and one
-/// from its stdout (both close-on-exec on our side), stderr to /dev/null. Returns 0, or an
-/// errno value.
+/// Starts `argv[0]` (searched in PATH) in a new session without a controlling terminal (it
+/// keeps the terminal as 0, 1, 2 but cannot inject input into it), with descriptors 0, 1, 2
+/// only — and `keep_fd` as its descriptor 3 when it is >= 0 — and this process's environment
+/// without the NU11VLT_* variables; waits for it. Our SIGINT, SIGTERM and SIGHUP are passed on
+/// to its process group. Returns 0 and its wait status in *status, or an errno value.
+int nu11_spawn_wait(char *const argv[], int keep_fd, int *status);
+/// Starts `path` (no PATH search, an empty environment, a new session without a controlling
+/// terminal, descriptors 0, 1, 2 only) with a pipe to its stdin and one from its stdout (both
+/// close-on-exec on our side), stderr to /dev/null. Returns 0, or an errno value.
 int nu11_spawn_piped(const char *path, int *to_child, int *from_child, int *pid_out);
+/// The running kernel's Landlock ABI version; 0 when it has no Landlock (the image helper
+/// then has its seccomp allow-list only).
+int nu11_landlock_abi(void);
 /// memfd_create without close-on-exec (so a child can open /proc/self/fd/N); -1 on error.
 int nu11_memfd(const char *name);

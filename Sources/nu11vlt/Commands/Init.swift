@@ -134,6 +134,7 @@ struct Status: ParsableCommand {
             if let excluded = info.backupsExcluded {
                 print("backups    \(excluded ? "excluded (CACHEDIR.TAG, nodump)" : "ALLOWED — backup copies of key records defeat crypto-shredding")")
             }
+            print("decoders   \(DecoderSandbox.summary)")
         }
     }
 }

@@ -62,6 +62,7 @@ struct Import: ParsableCommand {
                 Output.note("nu11vlt: skipped \(skipped.count) system file(s) and folder(s) (.DS_Store, Thumbs.db, .thumbnails/): \(shown)")
             }
             let vault = try openVault(location, pin)
+            DecoderSandbox.warnIfWeaker()
             let fadeFor = try fadeSeconds(fade, settings: vault.settings)
             var imported: [ItemSummary] = []
             if files.contains("-") {

@@ -88,7 +88,7 @@ enum ShmViewer {
             var out = FileDescriptorStream(fd: memfd, label: "memfd")
             try out.write(bytes)
             _ = lseek(memfd, 0, SEEK_SET)
-            status = try Child.run(shellCommand: command, argument: "/proc/self/fd/\(memfd)", label: "viewer")
+            status = try Child.run(shellCommand: command, argument: "/proc/self/fd/3", label: "viewer", keeping: memfd)
         } else {
             let ext = (item.name as NSString).pathExtension
             let file = try PlaintextSpool.create(bytes, suffix: ext.isEmpty || ext.count > 8 ? "" : "." + ext)

@@ -60,6 +60,7 @@ func openVault(_ location: LocationOptions, _ pin: PINOptions, prompt: String = 
 func readOtherPINs(fd: Int32?, why: String, refusal: String) throws -> [SecretBytes] {
     var out: [SecretBytes] = []
     if let fd {
+        defer { Descriptors.finished(fd) }
         while out.count < 2, let next = try PINReader.readOptional(fd: fd) { out.append(next) }
         return out
     }

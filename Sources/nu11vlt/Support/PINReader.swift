@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import Nu11Format
 
 /// Reads PINs and passphrases: from the terminal with echo off, or for scripts from a file
@@ -17,6 +18,7 @@ enum PINReader {
     static func read(prompt: String, from source: Source) throws -> SecretBytes {
         switch source {
         case .fd(let fd):
+            defer { Descriptors.finished(fd) }
             return try readLine(fd: fd, label: fd == 0 ? "stdin" : "file descriptor \(fd)")
         case .terminal:
             let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
@@ -62,6 +64,7 @@ enum PINReader {
     /// A name (title, album) from a descriptor, one line: it never appears in argv, where
     /// /proc/PID/cmdline shows it to every user of the machine.
     static func readName(fd: Int32, what: String) throws -> String {
+        defer { Descriptors.finished(fd) }
         let line = try readLine(fd: fd, label: "file descriptor \(fd)")
         guard let text = line.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else {
             throw Nu11Error(.invalidArgument, "the \(what) on file descriptor \(fd) is not UTF-8 text", remedy: "write it as UTF-8")
@@ -115,5 +118,33 @@ enum PINReader {
             throw Nu11Error(.invalidArgument, "no PIN or passphrase was given on \(label)", remedy: "write it followed by a newline")
         }
         return buffer.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+    }
+}
+
+/// Descriptors given on the command line for secrets (`--pin-fd`, `--new-pin-fd`, …) are
+/// closed as soon as their last line is read, so nothing started later (the image helper, an
+/// editor, a viewer) can inherit them — besides every child starting with 0, 1 and 2 only.
+/// A descriptor named by several options is closed after the last of them has read it.
+enum Descriptors {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var reads: [Int32: Int] = [:]
+
+    /// How many `--…-fd` options name `fd` on this command line.
+    static func named(_ fd: Int32, in arguments: [String] = CommandLine.arguments) -> Int {
+        var count = 0
+        for (i, arg) in arguments.enumerated() where arg.hasPrefix("--") {
+            if arg.hasSuffix("-fd"), i + 1 < arguments.count, Int32(arguments[i + 1]) == fd { count += 1 }
+            if let eq = arg.firstIndex(of: "="), arg[..<eq].hasSuffix("-fd"), Int32(arg[arg.index(after: eq)...]) == fd { count += 1 }
+        }
+        return count
+    }
+
+    static func finished(_ fd: Int32) {
+        guard fd > 2 else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        let done = (reads[fd] ?? 0) + 1
+        reads[fd] = done
+        if done >= max(1, named(fd)) { close(fd) }
     }
 }

@@ -3,15 +3,16 @@ import Foundation
 import Nu11Format
 
 /// Starting an editor or a viewer: with posix_spawn (never Foundation's Process, which
-/// opens sockets), in this process group so a terminal program owns the terminal.
+/// opens sockets), in a session of its own with descriptors 0, 1, 2 only (CNu11Sys).
 enum Child {
     /// Runs `sh -c '<command> "$1"' nu11vlt <argument>` and waits; returns its exit status.
-    static func run(shellCommand: String, argument: String, label: String) throws -> Int32 {
+    /// `keeping` (a viewer's memfd) is the child's descriptor 3; it gets no other but 0, 1, 2.
+    static func run(shellCommand: String, argument: String, label: String, keeping: Int32 = -1) throws -> Int32 {
         let args = ["/bin/sh", "-c", "\(shellCommand) \"$1\"", "nu11vlt-\(label)", argument]
         var cArgs: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
         defer { for p in cArgs { free(p) } }
         var status: Int32 = 0
-        let rc = nu11_spawn_wait(&cArgs, &status)
+        let rc = nu11_spawn_wait(&cArgs, keeping, &status)
         guard rc == 0 else {
             throw Nu11Error(.notFound, "cannot start the \(label) '\(shellCommand)': \(String(cString: strerror(rc)))",
                             remedy: label == "editor" ? "set EDITOR" : "set NU11VLT_VIEWER to an image viewer, e.g. feh")
