@@ -99,7 +99,7 @@ let package = Package(
             exclude: ["mutants.txt"],
             swiftSettings: strict
         ),
-        .target(name: "CNu11Sys"),
+        .target(name: "CNu11Sys", exclude: ["mutants.txt"]),
         .executableTarget(
             name: "nu11vlt",
             dependencies: [

@@ -16,7 +16,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
     /// The vault folder and the key store folder must not nest.
     case separateFolders
     case otherVaultFolder
-    case otherKeyStoreOrWipe
+    case otherKeyStore
     /// The Skeleton Switch wiped the vault.
     case nothingRecoverable
     /// Run the integrity check, after `reason` when there is one.
@@ -57,7 +57,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
         case .pairedFolders: "give the vault and key store folders that were created together"
         case .separateFolders: "choose separate folders for the vault and the key store"
         case .otherVaultFolder: "choose another vault folder"
-        case .otherKeyStoreOrWipe: "choose another key store folder, or wipe the old vault first"
+        case .otherKeyStore: "choose another key store folder: this one belongs to another vault"
         case .nothingRecoverable: "nothing can be recovered; create a new vault"
         case .check(let reason): (reason.map { $0 + "; " } ?? "") + "run the integrity check"
         case .repair: "run the integrity check with repair"

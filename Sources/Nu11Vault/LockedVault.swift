@@ -36,12 +36,12 @@ public struct LockedVault: Sendable {
     public var halfVaultError: Nu11Error? {
         switch presence {
         case .vaultOnly:
-            Nu11Error(.notFound, "the vault at \(location.vaultRoot) has no key store at \(location.keyStoreRoot); it cannot be opened without it",
-                      remedy: "restore the key store folder from your own copy, or point --keystore at it; to start over: `nu11vlt wipe`, then `nu11vlt init`",
+            Nu11Error(.notFound, "the vault at \(location.vaultRoot) has no key store at \(location.keyStoreRoot); it cannot be opened without it; nothing was changed",
+                      remedy: "if the key store was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID) and point --keystore at it; else restore it from your own copy",
                       item: location.keyStoreRoot)
         case .keyStoreOnly:
-            Nu11Error(.notFound, "the key store at \(location.keyStoreRoot) has no vault at \(location.vaultRoot)",
-                      remedy: "restore the vault folder from your own copy, or point --vault at it; to start over: `nu11vlt wipe`, then `nu11vlt init`",
+            Nu11Error(.notFound, "the key store at \(location.keyStoreRoot) has no vault at \(location.vaultRoot); nothing was changed",
+                      remedy: "if the vault folder was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID) and point --vault at it; else restore it from your own copy",
                       item: location.vaultRoot)
         case .none, .complete:
             nil
@@ -168,11 +168,13 @@ public struct LockedVault: Sendable {
     }
 
     /// Wipes the vault without the PIN (a thief could delete the files anyway; what matters
-    /// is that the keys are gone for good).
-    public func wipe(secure: Bool, onWait: () -> Void = {}, progress: (Int, Int) -> Void = { _, _ in }) throws {
+    /// is that the keys are gone for good). Half a vault is wiped only with its vault ID in
+    /// `confirmedID` (see `checkHalfWipe`).
+    public func wipe(secure: Bool, confirmedID: String? = nil, onWait: () -> Void = {}, progress: (Int, Int) -> Void = { _, _ in }) throws {
         guard presence != .none else {
             throw Nu11Error(.notFound, "no vault at \(location.vaultRoot)", remedy: .checkFolders)
         }
+        try checkHalfWipe(confirmedID: confirmedID)
         // A key store left without its vault has no vault folder to hold the lock in.
         let lock = presence == .keyStoreOnly && ProtectedFiles.kind(location.vaultRoot) == nil
             ? nil : try FileLock(path: location.lockPath, onWait: onWait)

@@ -9,7 +9,8 @@ import Nu11Media
 // Requests come on stdin and answers go to stdout (Nu11Media's ImageWire); it locks itself
 // down (CNu11Image/sandbox.c) before it reads the first image byte. For the tests:
 // `--probe` attempts every escape inside the lock-down and reports each (CNu11Image/probe.c),
-// `--probe-landlock` the file attempts with Landlock alone, `--probe-x32` makes an x32 call
+// `--probe-seccomp` the same with the seccomp filter alone, `--probe-landlock` the file
+// attempts with Landlock alone, `--probe-x32` makes an x32 call
 // (the lock-down kills it), `--allow-list` prints the allowed system calls. None of them
 // reads an image.
 
@@ -97,6 +98,12 @@ if mode == "--probe-landlock" {
     exit(nu11_sandbox_probe_files(&targets, 1) == 0 ? 0 : 1)
 }
 var targets = probeTargets(CommandLine.arguments.dropFirst(2))
+if mode == "--probe-seccomp" {
+    // The seccomp wall alone (Landlock refuses files and, from ABI 6, signals too: each wall
+    // must hold by itself).
+    guard nu11_sandbox_seccomp() == 0 else { exit(70) }
+    exit(nu11_sandbox_probe(&targets, 1) == 0 ? 0 : 1)
+}
 guard nu11_sandbox_enter(memoryLimit) == 0 else { exit(70) }
 switch mode {
 case "--probe":

@@ -66,10 +66,17 @@ struct FirstRunTests {
         let list = try cli.run(["list"], pinStdin: true)
         for r in [status, initAgain, list] {
             expectCleanError(r, code: 4, mentions: "has no key store at \(cli.keystore)")
-            #expect(r.stderr.contains("nu11vlt wipe"), "no way forward: \(r.stderr)")
+            #expect(r.stderr.contains("nu11vlt status --search"), "no way forward: \(r.stderr)")
+            #expect(!r.stderr.contains("wipe"), "a hint leads to wipe: \(r.stderr)")
         }
         #expect(status.out.contains("incomplete"), "\(status.out)")
-        #expect(try cli.run(["wipe", "--yes"]).code == 0, "wipe cannot clear half a vault")
+        // Half a vault is wiped only with its vault ID typed back.
+        let halfWipe = try cli.run(["wipe", "--yes"])
+        expectCleanError(halfWipe, code: 64, mentions: "unrecoverable")
+        #expect(cli.exists(cli.vault + "/index.sqlite"), "the refused wipe removed the vault")
+        let id = try #require(halfWipe.stderr.firstMatch(of: /half of vault ([0-9a-f]+)/)?.1, "no vault ID: \(halfWipe.stderr)")
+        expectCleanError(try cli.run(["wipe", "--yes", "--i-know", "0123abcd"]), code: 64, mentions: "unrecoverable")
+        #expect(try cli.run(["wipe", "--yes", "--i-know", String(id)]).code == 0, "wipe cannot clear half a vault with its ID")
         #expect(!cli.exists(cli.vault))
         // init where the key-store path is a file: refused, and nothing is created.
         let fresh = try CLI()

@@ -9,11 +9,15 @@ with the app open; lock with Ctrl+L; in the settings arm the Skeleton Switch, ch
 disarm, set lock.idle (a bad value refused); the idle lock; unlock with the backup PIN and
 see the backup vault only, and set the duress PIN from it; wrong PINs bring the delay as a countdown;
 quit. Then nothing of the plaintext is left on disk, GTK's recent files do not mention the
-vault's files, and the app opened no socket but AF_UNIX.
+vault's files, and the app opened no socket but AF_UNIX. Last, a second vault with a marker
+in an item's name is unlocked and the app is crashed (SIGSEGV): it was not dumpable, and no
+core file appears, though its core limit was unlimited and a dumpable control process's
+crash in the same folder does write one.
 
 usage: gui_test.py BIN_DIR SCREENSHOT_DIR WORK_DIR"""
 import os
 import re
+import resource
 import secrets
 import signal
 import subprocess
@@ -338,6 +342,69 @@ def check_sockets(strace_log):
     print(f"gui: sockets: {len(families)}, all AF_UNIX", flush=True)
 
 
+def unlimited_core():
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def readable_by_peer(pid):
+    """Whether a process of the same user without CAP_SYS_PTRACE can read /proc/PID/environ:
+    the kernel allows that for a dumpable process only (root keeps its uid but loses the
+    capability through the bounding set)."""
+    prefix = ["setpriv", "--bounding-set=-sys_ptrace", "--inh-caps=-sys_ptrace"] if os.geteuid() == 0 else []
+    return subprocess.run(prefix + ["cat", f"/proc/{pid}/environ"], capture_output=True).returncode == 0
+
+
+def crash_check():
+    step("crash the unlocked app (SIGSEGV): not dumpable, no core file")
+    vault, keystore = os.path.join(WORK, "crash-vault"), os.path.join(WORK, "crash-keystore")
+    name_marker = "N11NAMEMARKER" + secrets.token_hex(8)
+    source = os.path.join(WORK, name_marker + ".jpg")
+    subprocess.run(["convert", "-size", "320x240", "gradient:red-white", source], check=True)
+    for args in (["init", "--kdf-iterations", "2", "--kdf-memory", "19"], ["import", source]):
+        r = subprocess.run([CLI, *args, "--vault", vault, "--keystore", keystore, "--pin-stdin"],
+                           input=PRIMARY + "\n", capture_output=True, text=True)
+        assert r.returncode == 0, f"crash vault: nu11vlt {args[0]} failed: {r.stderr.strip()}"
+    os.remove(source)  # the name is now only inside the vault (sealed)
+    cwd = os.path.join(WORK, "crash-cwd")
+    os.makedirs(cwd)
+    # The control: a dumpable process with the same limit, crashed in the same folder.
+    control = subprocess.Popen(["sleep", "60"], cwd=cwd, preexec_fn=unlimited_core)
+    control_readable = readable_by_peer(control.pid)
+    control.send_signal(signal.SIGSEGV)
+    control.wait(timeout=30)
+    control_cores = [n for n in os.listdir(cwd) if n.startswith("core")]
+    for name in control_cores:
+        os.remove(os.path.join(cwd, name))
+    app = subprocess.Popen([APP, "--vault", vault, "--keystore", keystore], cwd=cwd, preexec_fn=unlimited_core,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_label("Enter your PIN", timeout=60)
+        main_window()
+        unlock_with_keypad(PRIMARY)
+        wait_label(name_marker + ".jpg", timeout=60)
+        assert control_readable, "the dumpability check does not work: a dumpable process was not readable"
+        assert not readable_by_peer(app.pid), "the unlocked app is dumpable: another process of the user reads its /proc/PID/environ"
+        limits = open(f"/proc/{app.pid}/limits").read()
+        core_line = [line for line in limits.split("\n") if line.startswith("Max core file size")]
+        assert core_line and core_line[0].split()[4:6] == ["0", "0"], f"the app's core limit: {core_line}"
+        app.send_signal(signal.SIGSEGV)
+        app.wait(timeout=30)
+    finally:
+        if app.poll() is None:
+            app.kill()
+    assert app.returncode == -signal.SIGSEGV, f"the app ended with {app.returncode}, not SIGSEGV"
+    pattern = open("/proc/sys/kernel/core_pattern").read().strip()
+    if not pattern.startswith("|"):
+        assert control_cores, f"the control process wrote no core (core_pattern {pattern!r}): the check proves nothing"
+    cores = [n for n in os.listdir(cwd) if n.startswith("core")]
+    assert not cores, f"the crashed app wrote a core file: {cores}"
+    places = [WORK, os.environ["HOME"], "/tmp", "/var/crash", "/var/lib/systemd/coredump"]
+    r = subprocess.run(["grep", "-rlsaF", name_marker, *[p for p in places if os.path.isdir(p)]], capture_output=True, text=True)
+    hits = [h for h in r.stdout.split() if h]
+    assert not hits, f"the item's name is on disk after the crash: {hits}"
+    print(f"gui: crash: not dumpable, core limit 0, no core file (control wrote {len(control_cores)})", flush=True)
+
+
 def main():
     os.makedirs(SHOTS, exist_ok=True)
     setup()
@@ -356,6 +423,7 @@ def main():
     assert app.returncode == 0, f"the app exited with {app.returncode}"
     scan_for_plaintext()
     check_sockets(strace_log)
+    crash_check()
     print("gui: PASS", flush=True)
 
 

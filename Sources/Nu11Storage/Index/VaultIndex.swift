@@ -293,6 +293,19 @@ public final class VaultIndex: Sendable {
         }
     }
 
+    /// The vault ID of the index at `path`, read without writing anything (no migration, no
+    /// WAL checkpoint): for finding a moved vault folder. Nil when it cannot be read.
+    public static func peekVaultID(path: String) -> ItemID? {
+        var config = Configuration()
+        config.readonly = true
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA trusted_schema = OFF") }
+        guard let queue = try? DatabaseQueue(path: path, configuration: config) else { return nil }
+        return try? queue.read { db in
+            guard try db.tableExists("vault") else { return nil }
+            return try String.fetchOne(db, sql: "SELECT id FROM vault WHERE one = 1").map { try ItemID(hex: $0) }
+        }
+    }
+
     public func recordVaultID(_ id: ItemID) throws {
         try write { db in try db.execute(sql: "INSERT INTO vault (one, id) VALUES (1, ?)", arguments: [id.hex]) }
     }

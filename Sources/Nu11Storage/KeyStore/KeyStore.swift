@@ -25,7 +25,7 @@ public final class KeyStore: Sendable {
         let store = KeyStore(root: root)
         guard !store.exists else {
             throw Nu11Error(.alreadyExists, "a key store already exists at \(root)",
-                            remedy: .otherKeyStoreOrWipe, item: root)
+                            remedy: .otherKeyStore, item: root)
         }
         try ProtectedFiles.makeDirectory(root)
         try ProtectedFiles.makeDirectory(store.itemsPath)

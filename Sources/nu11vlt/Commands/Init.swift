@@ -99,16 +99,37 @@ struct Init: ParsableCommand {
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the vault and key store paths, the KDF cost and (after unlock) item and album counts.",
-        discussion: "Without --unlock no PIN is asked and counts are not shown.")
+        discussion: """
+            Without --unlock no PIN is asked and counts are not shown. With half a vault here (a \
+            moved vault folder or key store), --search DIR looks under DIR for the other half by \
+            the vault ID both halves carry, and changes nothing.
+            """)
 
     @OptionGroup var location: LocationOptions
     @OptionGroup var pin: PINOptions
     @Flag(name: .long, help: "Ask for the PIN to show item and album counts.")
     var unlock = false
+    @Option(name: .long, help: ArgumentHelp("Find the missing half of this vault (a moved vault folder or key store) under this folder.",
+                                            valueName: "dir"), completion: .directory)
+    var search: String?
     @OptionGroup var output: JSONOption
 
     func run() throws {
         try Failure.run {
+            if let search {
+                let found = try location.locked.searchOtherHalf(in: search)
+                if output.json { return try Output.json(found) }
+                guard !found.isEmpty else {
+                    throw Nu11Error(.notFound, "no folder under \(search) carries this vault's ID",
+                                    remedy: "search a wider folder (e.g. --search /), or restore the missing half from your own copy")
+                }
+                for half in found {
+                    let option = half.kind == "vault" ? "--vault" : "--keystore"
+                    print("found the \(half.kind == "vault" ? "vault folder" : "key store") of this vault: \(half.path)")
+                    print("  use it:  nu11vlt \(option) \(Output.escaped(half.path)) status   (or set NU11VLT_\(half.kind == "vault" ? "VAULT" : "KEYSTORE"))")
+                }
+                return
+            }
             var info = try location.locked.info()
             if unlock || pin.pinFD != nil || pin.pinStdin {
                 info = try openVault(location, pin).status()

@@ -13,7 +13,7 @@ enum Remedies {
         case .pairedFolders: "pass the --vault and --keystore (or NU11VLT_VAULT and NU11VLT_KEYSTORE) that were created together"
         case .separateFolders: "choose separate folders for --vault and --keystore"
         case .otherVaultFolder: "use another --vault folder"
-        case .otherKeyStoreOrWipe: "use another --keystore, or `nu11vlt wipe` the old vault first"
+        case .otherKeyStore: "use another --keystore: this one belongs to another vault (`nu11vlt status --keystore DIR` shows which)"
         case .nothingRecoverable: "nothing can be recovered; create a new vault with `nu11vlt init`"
         case .check(let reason): (reason.map { $0 + "; " } ?? "") + "run `nu11vlt check`"
         case .repair: "run `nu11vlt check --repair`"
