@@ -7,8 +7,13 @@ struct Note: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Encrypted notes: add, list, show, edit, delete.",
         discussion: """
-            The body comes from $EDITOR (a 0600 file in a private RAM-backed folder, $XDG_RUNTIME_DIR/nu11vlt or /dev/shm, removed afterwards, also on Ctrl-C) \
-            or, when stdin is not a terminal, from stdin. Titles are stored encrypted.
+            The body comes from $VISUAL or $EDITOR, else `vi` (a 0600 file in a private RAM-backed folder, $XDG_RUNTIME_DIR/nu11vlt or /dev/shm, \
+            removed afterwards, also on Ctrl-C) or, when stdin is not a terminal, from stdin. Titles are stored encrypted.
+
+            vi, vim and neovim are started with swap, backup and undo files and viminfo/ShaDa off, so they keep no copy of the note. \
+            Other editors may: nano (with `set backup` or `set historylog`), emacs (auto-save #files#, backups~), \
+            gedit and VS Code (session and backup folders) can write the note's text under your home folder. \
+            Prefer vi, or pipe the note through stdin.
             """,
         subcommands: [Add.self, ListNotes.self, Show.self, Edit.self, DeleteNote.self])
 
@@ -135,6 +140,20 @@ struct Note: ParsableCommand {
     }
 }
 
+/// Editors keep copies of what they edit: vim's swap file, backup, undo file and viminfo
+/// (whose registers hold the inserted text), neovim's ShaDa. For the vi family the note is
+/// opened with all of them off, as `pass` does; other editors are named in `note --help`.
+enum EditorTraces {
+    static let viFamily: Set<String> = ["vi", "vim", "vim.basic", "vim.tiny", "vim.nox", "vim.gtk3", "nvim", "view", "vimdiff", "rvim", "gvim"]
+
+    /// The editor command with the options that make a vi-family editor keep nothing.
+    static func forgetful(_ command: String) -> String {
+        let program = command.split(separator: " ").first.map { String($0.split(separator: "/").last ?? $0) } ?? ""
+        guard viFamily.contains(program) else { return command }
+        return command + " -n -i NONE --cmd 'set nobackup nowritebackup noundofile noswapfile' -c 'set viminfo= nobackup nowritebackup noundofile'"
+    }
+}
+
 /// Gets a note body: from stdin when it is not a terminal, else from $EDITOR on a 0600
 /// file in a private folder on RAM (see PlaintextSpool), removed on every exit path.
 enum NoteEditor {
@@ -143,7 +162,7 @@ enum NoteEditor {
         let file = try PlaintextSpool.create(initial, suffix: ".txt")
         defer { PlaintextSpool.destroy(file) }
         let env = ProcessInfo.processInfo.environment
-        let editor = env["VISUAL"] ?? env["EDITOR"] ?? "vi"
+        let editor = EditorTraces.forgetful(env["VISUAL"] ?? env["EDITOR"] ?? "vi")
         let status = try Child.run(shellCommand: editor, argument: file.path, label: "editor")
         guard status == 0 else {
             throw Nu11Error(.io, "the editor exited with status \(status); nothing was saved",
