@@ -193,15 +193,27 @@ public struct LockedVault: Sendable {
     /// Runs the gate, then asks `readPIN` (so no prompt appears while a delay runs or before
     /// expired items are gone), then unlocks. Wrong PINs are counted across processes, and
     /// counted *before* the PIN is tried, so killing the process mid-attempt still counts.
+    ///
+    /// The vault's lock is not held while a person types: the gate runs under the lock, the
+    /// lock is released for the prompt, then taken again and the gate runs once more (another
+    /// command may have changed the state meanwhile) before the PIN is tried. A command left
+    /// at its prompt therefore never holds up a `sweep` timer or the desktop app.
     public func unlock(onWait: () -> Void = {}, report: (GateReport) -> Void,
                        readPIN: () throws -> SecretBytes) throws -> Vault {
-        try gated(onWait: onWait) { lock, keyStore, index, gateState, gateReport in
+        let first = try gated(onWait: onWait) { _, _, _, gateState, gateReport in
             report(gateReport)
+            try Gate.checkLockout(gateState, now: gateReport.now)
+            return gateReport
+        }
+        let pin = try readPIN()
+        return try gated(onWait: onWait) { lock, keyStore, index, gateState, gateReport in
+            var fresh = gateReport
+            fresh.warnings.removeAll { first.warnings.contains($0) }
+            if !fresh.warnings.isEmpty || !fresh.shredded.isEmpty { report(fresh) }
             var state = gateState
             let now = gateReport.now
             try Gate.checkLockout(state, now: now)
             let settings = try keyStore.loadSettings().settings
-            let pin = try readPIN()
             var (unlocked, onDisk) = try attempt(pin: pin, keyStore: keyStore, state: state, now: now, settings: settings)
             var lateNotice: String?
             if unlocked.keys.role == .primary, unlocked.tpm?.skeleton != nil, let skeleton = state.skeleton, !index.isReadOnly {
