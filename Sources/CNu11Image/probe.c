@@ -112,8 +112,8 @@ int nu11_sandbox_probe(const nu11_probe_targets *t, int out) {
         snprintf(name, sizeof name, "process_vm_writev-%s", who[i]);
         TRY(name, ({ char b[1] = {0}; struct iovec h = { b, 1 }, r = { (void *)(uintptr_t)addrs[i], 1 };
                      syscall(SYS_process_vm_writev, targets[i], &h, 1, &r, 1, 0); }));
-        snprintf(name, sizeof name, "ptrace-attach-%s", who[i]);
-        TRY(name, syscall(SYS_ptrace, 16 /* PTRACE_ATTACH */, targets[i], 0, 0));
+        snprintf(name, sizeof name, "ptrace-seize-%s", who[i]);
+        TRY(name, syscall(SYS_ptrace, 0x4206 /* PTRACE_SEIZE: attaches without stopping it */, targets[i], 0, 0));
         snprintf(name, sizeof name, "open-proc-mem-%s", who[i]);
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/mem", targets[i]);

@@ -19,6 +19,14 @@ if nu11_process_hygiene() != 0 {
     exit(71)
 }
 
+// `--check-hygiene`: what the kernel says of this process after the hygiene (for the tests).
+if CommandLine.arguments.dropFirst().first == "--check-hygiene" {
+    var core = rlimit()
+    getrlimit(Int32(RLIMIT_CORE.rawValue), &core)
+    print("dumpable \(nu11_is_dumpable()) core \(core.rlim_cur)/\(core.rlim_max)")
+    exit(0)
+}
+
 let usage = "usage: nu11vlt-app [--vault DIR] [--keystore DIR] [--timings] [FILE ...]"
 var vaultPath: String?
 var keyStorePath: String?

@@ -29,9 +29,9 @@ struct SandboxTests {
     static let escapes = [
         "io_uring_setup", "TIOCSTI-fd1", "TIOCSTI-fd2", "ioctl-TCGETS",
         "pidfd_open-parent", "pidfd_getfd-parent", "process_vm_readv-parent", "process_vm_writev-parent",
-        "ptrace-attach-parent", "open-proc-mem-parent", "kill-parent", "tgkill-parent",
+        "ptrace-seize-parent", "open-proc-mem-parent", "kill-parent", "tgkill-parent",
         "pidfd_open-sibling", "pidfd_getfd-sibling", "process_vm_readv-sibling", "process_vm_writev-sibling",
-        "ptrace-attach-sibling", "open-proc-mem-sibling", "kill-sibling", "tgkill-sibling", "kill(-1)",
+        "ptrace-seize-sibling", "open-proc-mem-sibling", "kill-sibling", "tgkill-sibling", "kill(-1)",
         "chmod", "chown", "setxattr", "removexattr", "utimensat", "fchmod-pipe",
         "read-home-file", "read-keystore-file", "write-open-file", "create-file", "mkdir", "unlink-file", "rename-file",
         "memfd_create", "socket-tcp", "socket-unix", "socketpair", "execve", "fork", "mmap-exec", "mprotect-exec",
