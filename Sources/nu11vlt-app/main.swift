@@ -18,6 +18,9 @@ if nu11_process_hygiene() != 0 {
     FileHandle.standardError.write(Data("nu11vlt-app: cannot disable core dumps; refusing to run\n".utf8))
     exit(71)
 }
+// A crash ends the process at once: the Swift runtime's backtracer (which would read this
+// process's memory from a helper and take many seconds to symbolicate) is not run.
+for crash in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT] { signal(crash, SIG_DFL) }
 
 // `--check-hygiene`: what the kernel says of this process after the hygiene (for the tests).
 if CommandLine.arguments.dropFirst().first == "--check-hygiene" {
