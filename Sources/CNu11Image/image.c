@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <string.h>
 #include <vips/vips.h>
-#include <vips/vector.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int init_status = -1;
@@ -44,8 +43,6 @@ static void start(void) {
     /* Only the vetted loaders (JPEG, PNG, WebP, GIF, TIFF, HEIF): never ImageMagick,
      * Matlab, FITS or the other loaders libvips marks untrusted. */
     vips_block_untrusted_set(TRUE);
-    /* No run-time code generation (liborc): the lock-down allows no executable memory. */
-    vips_vector_set_enabled(FALSE);
     /* No operation cache: decoded pixels are not kept after a call returns. */
     vips_cache_set_max(0);
     vips_cache_set_max_mem(0);

@@ -141,10 +141,6 @@ int nu11_sandbox_probe(const nu11_probe_targets *t, int out) {
     char *const envp[] = { NULL };
     TRY("execve", syscall(SYS_execve, "/bin/true", argv, envp));
     TRY("fork", ({ long pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0); if (pid == 0) syscall(SYS_exit_group, 0); pid; }));
-    TRY("mmap-exec", ({ void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-                        p == MAP_FAILED ? -1L : 0L; }));
-    TRY("mprotect-exec", ({ void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-                            p == MAP_FAILED ? 0L : (long)mprotect(p, 4096, PROT_READ | PROT_EXEC); }));
     TRY("read-other-fd", ({ char b; syscall(SYS_read, 1, &b, 1); }));
     TRY("write-other-fd", syscall(SYS_write, 0, "x", 1));
     TRY("prctl-dumpable", syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0));

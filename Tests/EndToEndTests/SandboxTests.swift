@@ -34,7 +34,7 @@ struct SandboxTests {
         "ptrace-seize-sibling", "open-proc-mem-sibling", "kill-sibling", "tgkill-sibling", "kill(-1)",
         "chmod", "chown", "setxattr", "removexattr", "utimensat", "fchmod-pipe",
         "read-home-file", "read-keystore-file", "write-open-file", "create-file", "mkdir", "unlink-file", "rename-file",
-        "memfd_create", "socket-tcp", "socket-unix", "socketpair", "execve", "fork", "mmap-exec", "mprotect-exec",
+        "memfd_create", "socket-tcp", "socket-unix", "socketpair", "execve", "fork",
         "read-other-fd", "write-other-fd", "prctl-dumpable",
     ]
 
