@@ -13,18 +13,6 @@ struct ChildTests {
         return fields.count > 4 ? Int(fields[4]) : nil
     }
 
-    func underTerminal(_ cli: CLI, _ command: String, environment: [String: String] = [:]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", command, "/dev/null"]
-        process.environment = cli.environment.merging(environment) { $1 }
-        process.standardInput = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
-    }
-
     func finish(_ p: Process) {
         for _ in 0..<600 where p.isRunning { Thread.sleep(forTimeInterval: 0.05) }
         if p.isRunning { p.terminate() }
@@ -43,11 +31,11 @@ struct ChildTests {
         let inspect = { (who: String) in
             "ls -l /proc/$$/fd/ > \(r)/\(who)-fds; cat /proc/$$/stat > \(r)/\(who)-stat; readlink /proc/$$/fd/3 > \(r)/\(who)-fd3;"
         }
-        let view = try underTerminal(cli, "exec \(CLI.binary) view --no-inline \(id) --pin-fd 3 3<\(r)/pin",
+        let view = try cli.underTerminal("exec \(CLI.binary) view --no-inline \(id) --pin-fd 3 3<\(r)/pin",
                                      environment: ["NU11VLT_VIEWER": inspect("viewer") + " cmp \(original)"])
         finish(view)
         #expect(view.terminationStatus == 0, "view at a terminal failed")
-        let edit = try underTerminal(cli, "exec \(CLI.binary) note add --title t --pin-fd 3 3<\(r)/pin > \(r)/note-id",
+        let edit = try cli.underTerminal("exec \(CLI.binary) note add --title t --pin-fd 3 3<\(r)/pin > \(r)/note-id",
                                      environment: ["EDITOR": inspect("editor") + " cp \(r)/body"])
         finish(edit)
         #expect(edit.terminationStatus == 0, "note add at a terminal failed")
@@ -88,7 +76,7 @@ struct ChildTests {
             try PhotoFixtures.run(cli, "convert", ["-size", "1600x1200", "plasma:fractal", "-quality", "90", path])
             photos.append(path)
         }
-        let p = try underTerminal(cli, "exec \(CLI.binary) import \(photos.joined(separator: " ")) --pin-fd 3 3<\(cli.root)/pin",
+        let p = try cli.underTerminal("exec \(CLI.binary) import \(photos.joined(separator: " ")) --pin-fd 3 3<\(cli.root)/pin",
                                   environment: ["SECRET_LOOKING_VARIABLE": "must-not-reach-the-helper"])
         defer { finish(p) }
         var seen: (fds: [String], stat: String, parentStat: String, environ: Data)?

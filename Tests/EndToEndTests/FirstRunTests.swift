@@ -104,35 +104,15 @@ struct FirstRunTests {
 
     @Test("tmux: the PIN prompt hides what is typed, the progress line redraws in place, and the final screen is clean")
     func tmux() throws {
-        let tmux = try #require(PhotoFixtures.tool("tmux"), "tmux is not installed (scripts/ensure-deps.sh installs it)")
         let cli = try CLI()
         try cli.initVault()
         let files = (0..<4).map { cli.file("t\($0).bin", [UInt8](repeating: UInt8($0), count: 4 << 20)) }
-        let session = "n11-\(getpid())-\(Int.random(in: 0...99999))"
-        let socket = ["-L", session]
         let env = "NU11VLT_VAULT=\(cli.vault) NU11VLT_KEYSTORE=\(cli.keystore)"
-        // The tmux server outlives the command: its output must not hold the harness's pipes.
-        let command = "env \(env) \(CLI.binary) import \(files.joined(separator: " ")); sleep 30"
-        // Every inherited descriptor is closed first (the harness's pipes may sit above 2).
-        let started = try cli.spawn("/bin/bash", ["-c", """
-            for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-"; done
-            exec "$0" -L "$1" new-session -d -s "$1" -x 120 -y 30 "$2" </dev/null >/dev/null 2>&1
-            """, tmux, session, command])
-        #expect(started.code == 0, "\(started.stderr)")
-        defer { _ = try? cli.spawn(tmux, socket + ["kill-server"]) }
-        func screen() throws -> String { try cli.spawn(tmux, socket + ["capture-pane", "-p", "-t", session]).out }
-        var prompt = ""
-        for _ in 0..<100 where !prompt.contains("PIN") {
-            usleep(100_000)
-            prompt = try screen()
-        }
+        let session = try TmuxSession(cli, command: "env \(env) \(CLI.binary) import \(files.joined(separator: " ")); sleep 30")
+        let prompt = try session.screen { $0.contains("PIN") }
         #expect(prompt.contains("PIN or passphrase"), "no prompt: \(prompt)")
-        _ = try cli.spawn(tmux, socket + ["send-keys", "-t", session, cli.pin, "Enter"])
-        var final = ""
-        for _ in 0..<150 where !final.contains("t3.bin") {
-            usleep(100_000)
-            final = try screen()
-        }
+        try session.send([cli.pin, "Enter"])
+        let final = try session.screen(until: { $0.contains("t3.bin") }, seconds: 15)
         #expect(!final.contains(cli.pin), "the PIN was echoed: \(final)")
         #expect(final.contains("t0.bin") && final.contains("t3.bin"), "import did not finish: \(final)")
         // The progress line was redrawn in place and cleared: no "importing" left on screen.

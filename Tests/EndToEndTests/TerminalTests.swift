@@ -13,19 +13,6 @@ struct TerminalTests {
         return path
     }
 
-    /// Starts `command` under a pseudo-terminal; returns the running `script` process.
-    func underTerminal(_ cli: CLI, _ command: String, environment: [String: String]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", command, "/dev/null"]
-        process.environment = cli.environment.merging(environment) { $1 }
-        process.standardInput = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
-    }
-
     func wait(_ process: Process, seconds: Double = 20) {
         for _ in 0..<Int(seconds * 20) where process.isRunning { Thread.sleep(forTimeInterval: 0.05) }
         if process.isRunning { process.terminate() }
@@ -46,7 +33,7 @@ struct TerminalTests {
             if [ -t 0 ] && [ "$(ps -o tty= -p $$ | tr -d ' ')" = "?" ]; then echo on-terminal-detached > "$1"; else echo wrong > "$1"; fi
             """)
         let run = try script(cli, "run.sh", "exec \"$BIN\" note add --title fg --pin-fd 3 3<\"$ROOT/pin\" > \"$ROOT/id\"")
-        let p = try underTerminal(cli, run, environment: ["EDITOR": editor, "BIN": CLI.binary, "ROOT": cli.root])
+        let p = try cli.underTerminal(run, environment: ["EDITOR": editor, "BIN": CLI.binary, "ROOT": cli.root])
         wait(p)
         #expect(p.terminationStatus == 0, "note add at a terminal failed")
         let id = try String(contentsOfFile: cli.root + "/id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -74,7 +61,7 @@ struct TerminalTests {
         for (command, tag, signal) in cases {
             try? FileManager.default.removeItem(atPath: cli.root + "/seen")
             let run = try script(cli, "run-\(tag).sh", "exec \"$BIN\" \(command) --pin-fd 3 3<\"$ROOT/pin\"")
-            let p = try underTerminal(cli, run, environment: ["EDITOR": waiter, "BIN": CLI.binary, "ROOT": cli.root,
+            let p = try cli.underTerminal(run, environment: ["EDITOR": waiter, "BIN": CLI.binary, "ROOT": cli.root,
                                                               "PATH": cli.root + "/bin:/usr/bin:/bin"])
             var seen = ""
             for _ in 0..<200 where seen.isEmpty {
