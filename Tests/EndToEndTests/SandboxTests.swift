@@ -10,6 +10,13 @@ import Testing
 struct SandboxTests {
     static var helper: String { (CLI.binary as NSString).deletingLastPathComponent + "/nu11vlt-image-helper" }
 
+    /// The debug helper, and the release one where a release build exists (`make release`,
+    /// `make bench`): the probe runs on both.
+    static var helpers: [String] {
+        let release = ((CLI.binary as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent + "/release/nu11vlt-image-helper"
+        return [helper] + (FileManager.default.isExecutableFile(atPath: release) ? [release] : [])
+    }
+
     /// The start address of a process's first mapping (readable memory for process_vm_readv).
     func firstMapping(_ pid: Int32) throws -> String {
         let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
@@ -52,17 +59,17 @@ struct SandboxTests {
     }
 
     @Test("--probe inside the lock-down, and with the seccomp filter alone: every escape refused, at a controlling terminal, against a parent and a sibling",
-          arguments: ["--probe", "--probe-seccomp"])
-    func probeRefusesEverything(mode: String) throws {
+          arguments: ["--probe", "--probe-seccomp"], SandboxTests.helpers)
+    func probeRefusesEverything(mode: String, helper: String) throws {
         let cli = try CLI()
         let other = try sibling()
-        defer { other.terminate(); other.waitUntilExit() }
+        defer { kill(other.processIdentifier, SIGKILL); other.waitUntilExit() }
         let args = try targets(cli, sibling: other)
         // `script` gives the probe a pty as its controlling terminal (TIOCSTI would work there).
-        let command = ([Self.helper, mode] + args).joined(separator: " ") + " < /dev/null"
+        let command = ([helper, mode] + args).joined(separator: " ") + " < /dev/null"
         let r = try cli.spawn("/usr/bin/script", ["-qec", command, "/dev/null"])
         let lines = r.out.replacingOccurrences(of: "\r", with: "").split(separator: "\n").map(String.init)
-        #expect(r.code == 0, "\(mode) reports an escape:\n\(lines.filter { !$0.hasSuffix(" refused") }.joined(separator: "\n"))")
+        #expect(r.code == 0, "\(helper) \(mode) reports an escape:\n\(lines.filter { !$0.hasSuffix(" refused") }.joined(separator: "\n"))")
         for name in Self.escapes {
             #expect(lines.contains("\(name) refused"), "\(mode) \(name): \(lines.first { $0.hasPrefix(name + " ") } ?? "never attempted (the probe died before it)")")
         }
@@ -83,7 +90,7 @@ struct SandboxTests {
     func landlockAlone() throws {
         let cli = try CLI()
         let other = try sibling()
-        defer { other.terminate(); other.waitUntilExit() }
+        defer { kill(other.processIdentifier, SIGKILL); other.waitUntilExit() }
         let r = try cli.spawn(Self.helper, ["--probe-landlock"] + (try targets(cli, sibling: other)))
         #expect(r.code == 0, "Landlock let a file through:\n\(r.out)")
         for name in ["read-home-file", "read-keystore-file", "write-open-file", "create-file", "mkdir", "unlink-file", "rename-file"] {
