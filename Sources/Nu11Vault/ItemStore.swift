@@ -33,7 +33,7 @@ extension Vault {
         do {
             var sink = writer.sink
             let size = try write(&sink)
-            try writer.prepare(durable: false)
+            try writer.prepare(.batched)
             let meta = metadata(size)
             let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id, domainKey: domainKey(domain))
             let row = ItemRow(id: id, kind: kind, domain: domain, album: album,
@@ -117,10 +117,10 @@ extension Vault {
             try ProtectedFiles.syncFileSystem(location.vaultRoot)
             try keyStore.syncFileSystem()
             for i in staged.indices {
-                try staged[i].keyWriter?.publish(durable: false)
+                try staged[i].keyWriter?.publish()
                 staged[i].published = true
-                try staged[i].thumbnailWriter?.publish(durable: false)
-                try staged[i].writer.publish(durable: false)
+                try staged[i].thumbnailWriter?.publish()
+                try staged[i].writer.publish()
             }
             try ProtectedFiles.syncFileSystem(location.vaultRoot)
             try keyStore.syncFileSystem()

@@ -171,3 +171,39 @@ struct PhotoSafetyTests {
         return images
     }
 }
+
+/// `thumbnails --missing` makes each thumbnail durable before its name appears: the system
+/// calls themselves are read (strace), so a writer prepared for a batch and published alone
+/// (the old trap: no fsync at all) fails here.
+@Suite("Thumbnail durability")
+struct ThumbnailDurabilityTests {
+    @Test("thumbnails --missing: every thumbnail's temp file is fsynced before its rename, and its folder after")
+    func backfillIsDurable() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let strace = try #require(PhotoFixtures.tool("strace"), "strace is not installed")
+        var photos: [String] = []
+        for i in 0..<3 {
+            let path = cli.root + "/d\(i).jpg"
+            try PhotoFixtures.run(cli, "convert", ["-size", "320x240", "plasma:fractal", path])
+            photos.append(path)
+        }
+        let ids = try cli.importIDs(photos)
+        for id in ids { try FileManager.default.removeItem(atPath: cli.vault + "/Thumbnails/\(id).n11thumb") }
+        _ = try cli.run(["check", "--repair"], pinStdin: true)
+        let r = try cli.spawn(strace, ["-f", "-y", "-qq", "-e", "trace=fsync,fdatasync,rename,renameat,renameat2", "-o", cli.root + "/trace",
+                                       CLI.binary, "thumbnails", "--missing", "--json", "--pin-stdin"], input: Data((cli.pin + "\n").utf8))
+        #expect(r.code == 0, "thumbnails --missing: \(r.stderr)")
+        let lines = try String(contentsOfFile: cli.root + "/trace", encoding: .utf8).split(separator: "\n").map(String.init)
+        var renamed = 0
+        for (at, line) in lines.enumerated() where line.contains("rename") && line.contains("/Thumbnails/") && line.contains(".n11thumb") {
+            guard let temp = line.firstMatch(of: /"([^"]+\/Thumbnails\/[^"\/]+)"/)?.1, !temp.hasSuffix(".n11thumb") else { continue }
+            renamed += 1
+            #expect(lines[..<at].contains { $0.contains("fsync(") && $0.contains(String(temp)) },
+                    "the thumbnail was renamed into place before its content was fsynced: \(line)")
+            #expect(lines[(at + 1)...].contains { $0.contains("fsync(") && $0.contains("/Thumbnails>") },
+                    "the Thumbnails folder was not fsynced after the rename: \(line)")
+        }
+        #expect(renamed == ids.count, "expected \(ids.count) thumbnails renamed into place, saw \(renamed): \(lines.filter { $0.contains("rename") })")
+    }
+}

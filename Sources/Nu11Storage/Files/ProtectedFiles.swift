@@ -241,6 +241,16 @@ public final class AtomicFileWriter {
     /// Set before `prepare` to give the file this modification time (an export restores
     /// the original's).
     public var modificationTime: Double?  // seconds since 1970
+    /// How `prepare` made the file durable (fixed there; `publish` follows it).
+    public private(set) var durability: Durability = .immediate
+
+    /// When a written file becomes durable.
+    public enum Durability: Sendable {
+        /// fsync of the file before the rename, fsync of its folder after.
+        case immediate
+        /// The caller syncs the whole batch (syncfs) before publishing and after.
+        case batched
+    }
 
     public init(destination: String) throws {
         self.destination = destination
@@ -266,13 +276,15 @@ public final class AtomicFileWriter {
     public var sink: FileDescriptorStream { FileDescriptorStream(fd: fd, label: destination) }
 
     public func commit() throws {
-        try prepare()
+        try prepare(.immediate)
         try publish()
     }
 
-    /// Makes the temp file durable (unless the caller syncs a whole batch later) and closes
-    /// it; the destination is still untouched.
-    public func prepare(durable: Bool = true) throws {
+    /// Makes the temp file durable now (`.immediate`), or leaves that to the caller's one
+    /// `syncfs` for a whole batch (`.batched`), and closes it; the destination is still
+    /// untouched. The choice is made once, here: `publish` follows it, so a file prepared
+    /// for a batch can never be published as if it were durable on its own.
+    public func prepare(_ durability: Durability = .immediate) throws {
         guard !prepared else { return }
         do {
             if let modificationTime {
@@ -282,20 +294,23 @@ public final class AtomicFileWriter {
                 var times = [stamp, stamp]
                 guard futimens(fd, &times) == 0 else { throw POSIX.error("set the modification time of", destination) }
             }
-            if durable { try POSIX.fsyncOrThrow(fd, destination) }
+            if durability == .immediate { try POSIX.fsyncOrThrow(fd, destination) }
             guard close(fd) == 0 else { throw POSIX.error("close", destination) }
             fd = -1
             prepared = true
+            self.durability = durability
         } catch {
             abort()
             throw error
         }
     }
 
-    /// Renames the prepared file into place and syncs the folder (unless batched).
-    public func publish(durable: Bool = true) throws {
+    /// Renames the prepared file into place; with `.immediate` (the default, and what an
+    /// unprepared writer gets) the folder is synced too. A `.batched` file's caller has
+    /// synced its content before and syncs the renames after.
+    public func publish() throws {
         guard !done else { throw Nu11Error(.internalError, "atomic write committed twice") }
-        try prepare(durable: durable)
+        try prepare(.immediate)
         done = true
         defer { nu11_cleanup_unregister(cleanupSlot) }
         guard rename(temporaryPath, destination) == 0 else {
@@ -303,7 +318,7 @@ public final class AtomicFileWriter {
             unlink(temporaryPath)
             throw error
         }
-        if durable { try POSIX.afterEffect { try POSIX.syncDirectory(POSIX.parent(of: destination)) } }
+        if durability == .immediate { try POSIX.afterEffect { try POSIX.syncDirectory(POSIX.parent(of: destination)) } }
     }
 
     public func abort() {

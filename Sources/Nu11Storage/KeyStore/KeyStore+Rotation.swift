@@ -62,7 +62,7 @@ extension KeyStore {
         func flush() throws {
             guard !batch.isEmpty else { return }
             try syncFileSystem()
-            for writer in batch { try writer.publish(durable: false) }
+            for writer in batch { try writer.publish() }
             try syncFileSystem()
             batch.removeAll()
         }

@@ -165,7 +165,7 @@ public final class KeyStore: Sendable {
         do {
             var sink = writer.sink
             try sink.write(record.encoded())
-            try writer.prepare(durable: false)
+            try writer.prepare(.batched)
         } catch {
             writer.abort()
             throw error

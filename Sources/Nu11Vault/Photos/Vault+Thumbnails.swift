@@ -35,14 +35,15 @@ public struct ThumbnailBackfill: Sendable, Codable {
 
 extension Vault {
     /// Seals a thumbnail pair into a temp file beside the others (not yet published).
-    func stageThumbnails(_ pair: ThumbnailPair, header: N11Header, itemKey: SecretBytes) throws -> AtomicFileWriter {
+    func stageThumbnails(_ pair: ThumbnailPair, header: N11Header, itemKey: SecretBytes,
+                         durability: AtomicFileWriter.Durability = .batched) throws -> AtomicFileWriter {
         try ProtectedFiles.makeDirectory(location.thumbnailsFolder)
         let sealed = try ThumbnailEnvelope.seal(pair.bundleImages, header: header, itemKey: itemKey)
         let writer = try AtomicFileWriter(destination: location.thumbnailPath(header.itemID))
         do {
             var sink = writer.sink
             try sink.write(sealed)
-            try writer.prepare(durable: false)
+            try writer.prepare(durability)
         } catch {
             writer.abort()
             throw error
@@ -122,8 +123,8 @@ extension Vault {
                 continue
             }
             let writer = try stageThumbnails(pair, header: N11Header(kind: row.kind, domain: row.domain, itemID: row.id),
-                                              itemKey: itemKey)
-            try writer.publish(durable: true)
+                                              itemKey: itemKey, durability: .immediate)
+            try writer.publish()
             meta.apply(facts)
             var updated = row
             updated.meta = try meta.seal(id: row.id, album: row.album, key: key)
