@@ -38,6 +38,15 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
     case importFolderRecursively
     case importThroughStandardInput
     case renameToUTF8
+    /// Half a vault: the other half was probably moved; find it by the vault ID.
+    case findMovedKeyStore
+    case findMovedVault
+    /// Searching for a moved half needs the half that is here.
+    case pointAtPresentHalf
+    /// A half without a vault ID: give its other half's folder.
+    case pointAtMovedHalf
+    /// Wiping half a vault: find the other half first, or confirm with the vault ID.
+    case confirmHalfWipe
     /// Make the thumbnails of photos imported before thumbnails existed.
     case makeThumbnails
     /// Export without location stripping, or convert the photo first.
@@ -75,6 +84,11 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
         case .importThroughStandardInput: "copy it to a regular file first, or import it from standard input"
         case .makeThumbnails: "make the missing thumbnails (only images get one)"
         case .exportWithoutStripping: "export without removing the location, or convert the photo to JPEG first"
+        case .findMovedKeyStore: "if the key store was moved, find it by this vault's ID and open the vault with its folder; else restore it from your own copy"
+        case .findMovedVault: "if the vault folder was moved, find it by this vault's ID and open it from there; else restore it from your own copy"
+        case .pointAtPresentHalf: "give the folder of the half you have, then search for the other"
+        case .pointAtMovedHalf: "give the folder you moved the other half to"
+        case .confirmHalfWipe: "find the other half first and give both folders; to destroy this half anyway, confirm with its vault ID"
         case .renameToUTF8: "rename it to UTF-8 (e.g. convmv -f latin1 -t utf8), or import it from standard input under a name"
         }
     }

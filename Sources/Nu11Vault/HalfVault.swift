@@ -18,13 +18,9 @@ extension LockedVault {
     /// vault IDs).
     public func presentVaultID() -> ItemID? {
         switch presence {
-        case .vaultOnly, .complete where FileManager.default.fileExists(atPath: location.indexPath):
-            if let id = VaultIndex.peekVaultID(path: location.indexPath) { return id }
-            return try? KeyStore(root: location.keyStoreRoot).vaultID()
-        case .keyStoreOnly, .complete:
-            return try? KeyStore(root: location.keyStoreRoot).vaultID()
-        case .none:
-            return nil
+        case .none: return nil
+        case .vaultOnly: return VaultIndex.peekVaultID(path: location.indexPath)
+        case .keyStoreOnly, .complete: return try? KeyStore(root: location.keyStoreRoot).vaultID()
         }
     }
 
@@ -35,11 +31,11 @@ extension LockedVault {
             throw Nu11Error(.invalidArgument,
                             presence == .complete ? "the vault at \(location.vaultRoot) is complete: there is nothing to search for"
                                                   : "there is no vault at \(location.vaultRoot) and no key store at \(location.keyStoreRoot)",
-                            remedy: "point --vault and --keystore at the half you have, then search for the other")
+                            remedy: .pointAtPresentHalf)
         }
         guard let id = presentVaultID() else {
             throw Nu11Error(.notFound, "this half carries no vault ID (it was made before vault IDs), so its other half cannot be recognised",
-                            remedy: "point --vault or --keystore at the folder you moved it to")
+                            remedy: .pointAtMovedHalf)
         }
         var found: [FoundHalf] = []
         let wantVault = presence == .keyStoreOnly
@@ -82,7 +78,7 @@ extension LockedVault {
             : ("the key store \(location.keyStoreRoot)", "its vault folder is not at \(location.vaultRoot)")
         throw Nu11Error(.invalidArgument,
                         "only half of vault \(id) is here: \(here); \(missing). Wiping it makes the vault unrecoverable for good, even if the other half was only moved; nothing was changed",
-                        remedy: "find the other half with `nu11vlt status --search ~` and point --vault or --keystore at it; to destroy this half anyway, give its vault ID to --i-know",
+                        remedy: .confirmHalfWipe,
                         item: presence == .vaultOnly ? location.vaultRoot : location.keyStoreRoot)
     }
 }

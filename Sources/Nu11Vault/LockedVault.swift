@@ -37,11 +37,11 @@ public struct LockedVault: Sendable {
         switch presence {
         case .vaultOnly:
             Nu11Error(.notFound, "the vault at \(location.vaultRoot) has no key store at \(location.keyStoreRoot); it cannot be opened without it; nothing was changed",
-                      remedy: "if the key store was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID) and point --keystore at it; else restore it from your own copy",
+                      remedy: .findMovedKeyStore,
                       item: location.keyStoreRoot)
         case .keyStoreOnly:
             Nu11Error(.notFound, "the key store at \(location.keyStoreRoot) has no vault at \(location.vaultRoot); nothing was changed",
-                      remedy: "if the vault folder was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID) and point --vault at it; else restore it from your own copy",
+                      remedy: .findMovedVault,
                       item: location.vaultRoot)
         case .none, .complete:
             nil

@@ -287,10 +287,13 @@ public final class VaultIndex: Sendable {
 
     /// The vault ID recorded in the index; nil for an index made before vault IDs.
     public func vaultID() throws -> ItemID? {
-        try read { db in
-            guard try db.tableExists("vault") else { return nil }  // a read-only index of an older schema
-            return try String.fetchOne(db, sql: "SELECT id FROM vault WHERE one = 1").map { try ItemID(hex: $0) }
-        }
+        try read(Self.readVaultID)
+    }
+
+    /// nil for an index of an older schema (no `vault` table), opened read-only.
+    private static func readVaultID(_ db: Database) throws -> ItemID? {
+        guard try db.tableExists("vault") else { return nil }
+        return try String.fetchOne(db, sql: "SELECT id FROM vault WHERE one = 1").map { try ItemID(hex: $0) }
     }
 
     /// The vault ID of the index at `path`, read without writing anything (no migration, no
@@ -300,10 +303,7 @@ public final class VaultIndex: Sendable {
         config.readonly = true
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA trusted_schema = OFF") }
         guard let queue = try? DatabaseQueue(path: path, configuration: config) else { return nil }
-        return try? queue.read { db in
-            guard try db.tableExists("vault") else { return nil }
-            return try String.fetchOne(db, sql: "SELECT id FROM vault WHERE one = 1").map { try ItemID(hex: $0) }
-        }
+        return try? queue.read(readVaultID)
     }
 
     public func recordVaultID(_ id: ItemID) throws {

@@ -6,8 +6,9 @@ enum DecoderSandbox {
     static var landlock: Int32 { nu11_landlock_abi() }
 
     static var summary: String {
-        landlock > 0
-            ? "sandboxed: seccomp allow-list + Landlock (ABI \(landlock)): no files, no network, no other process"
+        let abi = landlock
+        return abi > 0
+            ? "sandboxed: seccomp allow-list + Landlock (ABI \(abi)): no files, no network, no other process"
             : "sandboxed: seccomp allow-list only — this kernel has no Landlock (a second wall against file access is missing)"
     }
 

@@ -31,6 +31,11 @@ enum Remedies {
         case .importThroughStandardInput: "copy it to a regular file first, or pipe it to `nu11vlt import -`"
         case .makeThumbnails: "run `nu11vlt thumbnails --missing` (only images get one)"
         case .exportWithoutStripping: "export without --strip-location (and `settings set export.strip_location false`), or convert it to JPEG first"
+        case .findMovedKeyStore: "if the key store was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID) and point --keystore at it; else restore it from your own copy"
+        case .findMovedVault: "if the vault folder was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID) and point --vault at it; else restore it from your own copy"
+        case .pointAtPresentHalf: "point --vault and --keystore at the half you have, then search for the other"
+        case .pointAtMovedHalf: "point --vault or --keystore at the folder you moved it to"
+        case .confirmHalfWipe: "find the other half with `nu11vlt status --search ~` and point --vault or --keystore at it; to destroy this half anyway, give its vault ID to --i-know"
         case .renameToUTF8: "rename it to UTF-8 (e.g. convmv -f latin1 -t utf8), or import it with `nu11vlt import --name NAME - < FILE`"
         }
     }
