@@ -18,7 +18,7 @@ test:
 	swift package --disable-sandbox plugin generate-manual >/dev/null   # the man page test renders it
 	@rm -f .build/gui-test.rc .build/gui-test.log; date +%s > .build/gui-test.started
 	@(Tests/GUI/run.sh .build/debug .build/debug/gui-screenshots > .build/gui-test.log 2>&1; echo $$? > .build/gui-test.rc.tmp; mv .build/gui-test.rc.tmp .build/gui-test.rc) &
-	swift test --skip-build
+	@scripts/run-tests.sh
 
 release:
 	@scripts/ensure-deps.sh
