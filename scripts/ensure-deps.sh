@@ -41,6 +41,7 @@ command -v desktop-file-validate >/dev/null 2>&1 || missing="$missing desktop-fi
 command -v fish >/dev/null 2>&1 || missing="$missing fish"   # the completion test loads the fish script
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"   # the terminal test (progress, prompts)
 command -v vim >/dev/null 2>&1 || missing="$missing vim"     # the editor-traces test (vi on Debian)
+command -v restic >/dev/null 2>&1 || missing="$missing restic"  # the backup-and-recover test
 command -v man >/dev/null 2>&1 || missing="$missing man-db"  # `man -l` renders the generated page
 command -v groff >/dev/null 2>&1 || missing="$missing groff-base"
 # The independent archive decrypter (tools/nu11vlt_decrypt.py) needs Python's cryptography and argon2-cffi.

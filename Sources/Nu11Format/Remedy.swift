@@ -51,6 +51,12 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
     case makeThumbnails
     /// Export without location stripping, or convert the photo first.
     case exportWithoutStripping
+    /// Recovery builds a new key store: give a folder that holds none.
+    case recoverBesideKeyStore
+    /// Recovery needs the vault folder (e.g. restored from a backup).
+    case pointAtRestoredVault
+    /// The vault folder carries no recovery data.
+    case noRecoveryData
 
     public init(stringLiteral value: String) { self = .advice(value) }
     public init(stringInterpolation: DefaultStringInterpolation) { self = .advice(String(stringInterpolation: stringInterpolation)) }
@@ -78,6 +84,9 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
         case .primaryPINForCostChange: "give the primary PIN as one of the other PINs, or change the PIN with the primary PIN"
         case .duressNeedsBackupPIN: "set the duress PIN with the backup PIN as the current PIN"
         case .exportFileNotNote: "export it as a file"
+        case .recoverBesideKeyStore: "choose an empty or new key store folder; the existing one is kept as it is"
+        case .pointAtRestoredVault: "point at the vault folder (for example as restored from a backup)"
+        case .noRecoveryData: "open the vault with its PIN and key store, then make a recovery phrase"
         case .fadeOrAlbum: "choose an album or a fade time, not both"
         case .portableArchive: "export a portable (password) archive to move items between machines"
         case .importFolderRecursively: "import folders recursively"

@@ -36,8 +36,9 @@ extension Vault {
             try writer.prepare(.batched)
             let meta = metadata(size)
             let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id, domainKey: domainKey(domain))
-            let row = ItemRow(id: id, kind: kind, domain: domain, album: album,
+            var row = ItemRow(id: id, kind: kind, domain: domain, album: album,
                               meta: try meta.seal(id: id, album: album, key: metadataKey(domain)))
+            row.recovery = try recoverySeal(itemKey: itemKey, id: id, kind: kind, domain: domain)
             return StagedItem(writer: writer, row: row, record: record, meta: meta, fadeDeadline: fadeDeadline)
         } catch {
             writer.abort()

@@ -64,7 +64,9 @@ public struct LockedVault: Sendable {
     /// Creates a new vault: the seed's folders, the index, and a key store whose domain keys
     /// are sealed under `pin`. The PIN minimum and the KDF floor are enforced here.
     @discardableResult
+    /// `recoveryPhrase`: the vault folder takes recovery data sealed to it (docs/FORMAT.md §5.2).
     public static func create(at location: VaultLocation, pin: SecretBytes, parameters: KDFParameters,
+                              recoveryPhrase: SecretBytes? = nil, settings: Settings = Settings(),
                               clock: any VaultClock = SystemClock()) throws -> LockedVault {
         try validateNewPIN(pin)
         try parameters.validateChosen()
@@ -92,9 +94,15 @@ public struct LockedVault: Sendable {
         _ = EffectiveTime.advance(&state, clock: clock)
         state.settingsSaved = true
         try store.saveState(state)
-        try store.saveSettings(Settings())
-        try Pairing.bind(location, keyStore: store, index: VaultIndex(path: location.indexPath))
-        try Vault.applyBackupExclusion(location, settings: Settings())
+        try store.saveSettings(settings)
+        let index = try VaultIndex(path: location.indexPath)
+        try Pairing.bind(location, keyStore: store, index: index)
+        if let recoveryPhrase, let id = try index.vaultID() {
+            let record = try RecoveryRecord.make(vaultID: id, publicKey: RecoverySeal.publicKey(phrase: recoveryPhrase, vaultID: id),
+                                                 keys: [unlocked.keys])
+            try ProtectedFiles.writeAtomically(record.encoded(), to: location.vaultRoot + "/recovery.n11r")
+        }
+        try Vault.applyBackupExclusion(location, settings: settings)
         try AuditTrail.append([AuditEntry(time: state.latestSeen, event: "init")], keys: unlocked.keys, keyStore: store,
                               maxBytes: Settings().logMaxKiB << 10, now: state.latestSeen)
         try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
@@ -244,6 +252,7 @@ public struct LockedVault: Sendable {
             let vault = Vault(location: location, keyStore: keyStore, index: index, unlocked: unlocked, lock: lock,
                               state: state, settings: settings, now: now, clock: clock)
             if let lateNotice { vault.pendingNotices.append(lateNotice) }
+            vault.loadRecovery()
             try vault.resumeRotation()
             if unlocked.keys.role == .duress { try vault.runDuress() }
             vault.auditUnlock()

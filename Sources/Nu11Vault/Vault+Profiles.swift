@@ -129,6 +129,7 @@ extension Vault {
     /// nothing), its item keys, files, rows and albums, and its fade items — then go on as
     /// the backup vault. Nothing is printed.
     func runDuress() throws {
+        try destroyRecovery()  // first: with the phrase it would open the primary vault
         try keyStore.clearSlot(0)
         try keyStore.shredLogs(except: AuditTrail.name(keys))  // the primary's log goes with it
         try AuditTrail.writeDecoy(keyStore: keyStore, now: now)

@@ -78,6 +78,7 @@ extension Vault {
         if role == .primary {
             dropForward(from: current.keys)
         }
+        recoveryAfterRotation()
         return report
     }
 
@@ -106,12 +107,14 @@ extension Vault {
         if role == .primary {
             for old in chain.dropLast() { try keyStore.removeForward(from: old) }
         }
+        recoveryAfterRotation()
         audit("rekey finished", count: report.keyRecords, detail: "a rotation an earlier command left unfinished")
     }
 
     /// Steps 2 of a rotation, idempotent: whatever already opens under `new` is left alone.
     func migrate(from olds: [DomainKeys], to new: DomainKeys, progress: @escaping (RekeyProgress) -> Void) throws -> RekeyReport {
         let domains = visibleDomains
+        try recoveryBeforeRotation(from: olds, to: new)
         let records = try keyStore.rewrapItemKeys(domains: domains, from: olds, to: new) { done, total in
             progress(RekeyProgress(phase: .keyRecords, done: done, total: total))
         }

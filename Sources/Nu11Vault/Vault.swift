@@ -29,6 +29,9 @@ public final class Vault {
     var state: DeviceState
     private var fileLock: FileLock?
     private var metadataKeys: [Domain: SecretBytes] = [:]
+    /// The recovery phrase's public key, when the vault folder's recovery data is this
+    /// vault's (see `loadRecovery`); new primary-vault items are sealed to it.
+    var recoveryPublicKey: [UInt8]?
     /// Receives "done, but …" notices about late failures after a commit point.
     public var onNotice: (String) -> Void = { _ in } {
         didSet {
@@ -126,9 +129,10 @@ public final class Vault {
     }
 
     static func applyBackupExclusion(_ location: VaultLocation, settings: Settings) throws {
-        for folder in [location.vaultRoot, location.keyStoreRoot] {
-            try BackupExclusion.apply(to: folder, excluded: !settings.allowBackups)
-        }
+        // The vault folder holds ciphertext only and may be backed up; the key store never
+        // (a copy of a key record brings back what was deleted), whatever the settings say.
+        try BackupExclusion.apply(to: location.vaultRoot, excluded: !settings.allowBackups)
+        try BackupExclusion.apply(to: location.keyStoreRoot, excluded: true)
     }
 
     /// Counts, after unlock.

@@ -27,6 +27,8 @@ enum Wipe {
         store.releaseTPMCounter()
         // 1. Keys: always overwritten, they are small and they are what matters.
         for file in store.allFiles() where ProtectedFiles.kind(file) != nil { destroy(file, overwrite: true) }
+        // The recovery data is keys too (with the phrase it opens the primary vault).
+        attempt(location.vaultRoot) { try Vault.destroyRecovery(location) }
         // 2. Content, 3. the index, both found by walking the vault folder (without following links).
         var files: [String] = []
         var folders: [String] = []

@@ -19,7 +19,8 @@ struct Nu11vlt: ParsableCommand {
         version: "0.1.0",
         subcommands: [Init.self, Status.self, Import.self, List.self, Export.self, View.self, Album.self,
                       Delete.self, Note.self, Fade.self, Sweep.self, WipeCommand.self, SettingsCommand.self, Pin.self,
-                      Skeleton.self, Checkin.self, ArchiveCommand.self, Check.self, Thumbnail.self, Thumbnails.self, Rekey.self, LogCommand.self, TPMCommand.self])
+                      Skeleton.self, Checkin.self, ArchiveCommand.self, Check.self, Thumbnail.self, Thumbnails.self, Rekey.self, LogCommand.self, TPMCommand.self,
+                      RecoveryCommand.self, Recover.self, Backup.self])
 
     static func main() {
         Hygiene.apply()

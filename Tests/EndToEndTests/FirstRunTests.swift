@@ -10,8 +10,9 @@ struct FirstRunTests {
         let cli = try CLI()
         let r = try cli.run(["init", "--kdf-memory", "19", "--kdf-iterations", "2"], pinStdin: true)
         #expect(r.code == 0, "\(r.stderr)")
-        for part in [cli.vault, cli.keystore, "Never back up or sync the key store", "archive export --portable",
-                     "Lose the PIN or the key store", "nu11vlt import", "nu11vlt list", "nu11vlt export"] {
+        for part in [cli.vault, cli.keystore, "Never back up or sync the key store", "nu11vlt backup enable",
+                     "Recovery phrase", "nu11vlt recover", "Lose the PIN, the key store and the recovery phrase",
+                     "nu11vlt import", "nu11vlt list", "nu11vlt export"] {
             #expect(r.out.contains(part), "init does not say \(part): \(r.out)")
         }
         let json = try CLI()

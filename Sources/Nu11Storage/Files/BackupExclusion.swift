@@ -11,7 +11,8 @@ public enum BackupExclusion {
         Signature: 8a477f597d28d172789f06886806bc55
         # This folder belongs to nu11vlt. It is excluded from backups on purpose:
         # a backup copy of a key record defeats crypto-shredding.
-        # To allow backups anyway, turn on the backup.allow setting.
+        # The vault folder can be backed up: run `nu11vlt backup enable`.
+        # The key store is never backed up.
 
         """
 

@@ -40,6 +40,16 @@ enum IndexSchema {
                 ) STRICT
                 """)
         }
+        migrator.registerMigration("v4: recovery seals") { db in
+            // Each item key sealed to the recovery phrase's public key (docs/FORMAT.md §5.2);
+            // deleted with its item (secure_delete zeroes it).
+            try db.execute(sql: """
+                CREATE TABLE recovery (
+                    id    TEXT PRIMARY KEY NOT NULL REFERENCES item(id) ON DELETE CASCADE,
+                    seal  BLOB NOT NULL CHECK (length(seal) = 92)
+                ) STRICT
+                """)
+        }
         return migrator
     }
 }

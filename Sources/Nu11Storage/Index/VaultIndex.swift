@@ -14,6 +14,8 @@ public struct ItemRow: Sendable, Equatable {
     public var domain: Domain
     public var album: ItemID?
     public var meta: [UInt8]
+    /// The item key sealed to the recovery phrase (written with the row; not read back).
+    public var recovery: [UInt8]? = nil
 
     public init(id: ItemID, seq: Int64 = 0, kind: ItemKind, domain: Domain, album: ItemID?, meta: [UInt8]) {
         self.id = id
@@ -155,6 +157,9 @@ public final class VaultIndex: Sendable {
                 try db.execute(sql: "INSERT INTO item (id, seq, kind, domain, album, meta) VALUES (?, ?, ?, ?, ?, ?)",
                                arguments: [row.id.hex, next, row.kind.rawValue, row.domain.rawValue,
                                            row.album?.hex, Data(row.meta)])
+                if let seal = row.recovery {
+                    try db.execute(sql: "INSERT INTO recovery (id, seal) VALUES (?, ?)", arguments: [row.id.hex, Data(seal)])
+                }
                 next += 1
             }
         }
@@ -254,6 +259,8 @@ public final class VaultIndex: Sendable {
         try write { db in
             try db.execute(sql: "UPDATE item SET kind = ?, domain = ?, album = ?, meta = ? WHERE id = ?",
                            arguments: [row.kind.rawValue, row.domain.rawValue, row.album?.hex, Data(row.meta), row.id.hex])
+            // Only the primary vault's items are recoverable: one that leaves it (to Fade) loses its seal.
+            if row.domain != .vault { try db.execute(sql: "DELETE FROM recovery WHERE id = ?", arguments: [row.id.hex]) }
         }
     }
 

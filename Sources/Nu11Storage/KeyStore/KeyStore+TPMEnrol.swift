@@ -16,7 +16,7 @@ extension KeyStore {
     /// Binds this key store to the TPM. `pins`: the primary PIN first, then the other PINs
     /// that must keep working (a slot whose PIN is not given stops opening — the caller
     /// asked for them). `state`: the device state, re-sealed under the TPM.
-    public func enrollTPM(pins: [SecretBytes], pcrMask: UInt32, state: DeviceState) throws -> Enrolment {
+    public func enrollTPM(pins: [SecretBytes], pcrMask: UInt32, state: DeviceState, recoveryKey given: SecretBytes? = nil) throws -> Enrolment {
         let record = try readMaster()
         guard !record.tpmBound else {
             throw Nu11Error(.alreadyExists, "this key store is already bound to a TPM", remedy: "see `nu11vlt tpm status`")
@@ -55,7 +55,7 @@ extension KeyStore {
             if entry.slot == 0 { primary = unlocked }
         }
         guard let primary, let secret = primary.tpm?.secret else { throw Nu11Error(.internalError, "no primary entry") }
-        let recoveryKey = RecoveryKey.generate()
+        let recoveryKey = given ?? RecoveryKey.generate()
         tpm = bound.tpm ?? tpm
         tpm.recovery = try TPMRecord.sealRecovery(secret, recoveryKey: recoveryKey, deviceKey: device)
         bound.tpm = tpm

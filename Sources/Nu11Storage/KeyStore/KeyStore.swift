@@ -19,8 +19,10 @@ public final class KeyStore: Sendable {
 
     public var exists: Bool { POSIX.exists(masterPath) }
 
-    /// Creates a key store with fresh primary domain keys sealed under `pin`.
-    public static func create(root: String, pin: SecretBytes, parameters: KDFParameters, created: UInt64 = 0) throws -> (KeyStore, UnlockedKeys) {
+    /// Creates a key store with fresh primary domain keys sealed under `pin` (or `keys`, the
+    /// primary keys a recovery phrase brought back).
+    public static func create(root: String, pin: SecretBytes, parameters: KDFParameters, created: UInt64 = 0,
+                              keys given: DomainKeys? = nil) throws -> (KeyStore, UnlockedKeys) {
         try parameters.validateChosen()
         let store = KeyStore(root: root)
         guard !store.exists else {
@@ -31,7 +33,7 @@ public final class KeyStore: Sendable {
         try ProtectedFiles.makeDirectory(store.itemsPath)
         let device = try store.deviceKey(createIfMissing: true)
         var record = MasterRecord(parameters: parameters)
-        let keys = DomainKeys.generate(role: .primary, created: created)
+        let keys = given?.withRole(.primary) ?? DomainKeys.generate(role: .primary, created: created)
         let kek = try record.deriveKEK(pin: pin, deviceKey: device)
         try record.seal(keys, slot: 0, kek: kek)
         try ProtectedFiles.writeAtomically(record.encoded(), to: store.masterPath)

@@ -24,6 +24,8 @@ struct Init: ParsableCommand {
     @Flag(name: .long, help: "Bind the key store to this machine's TPM 2.0 from the start (prints a recovery key).")
     var tpm = false
     @OptionGroup var pcr: PCROption
+    @Flag(name: .customLong("backup"), help: "Let backup tools copy the vault folder from the start (as `nu11vlt backup enable`).")
+    var backup = false
 
     @OptionGroup var output: JSONOption
 
@@ -41,15 +43,12 @@ struct Init: ParsableCommand {
     static let firstRun = """
 
         Keep in mind:
-          • The vault folder holds your encrypted items; the key store holds the keys. Neither
-            opens without the other, and both are needed on a new machine.
-          • Back up the vault folder with `nu11vlt archive export --portable -o FILE` (one
-            password-protected file that opens anywhere), not by copying folders.
-          • Never back up or sync the key store: a copy brings back what you delete, and
-            whoever has it and the vault can try PINs offline. Both folders are marked so
-            backup tools skip them (setting backup.allow).
-          • Lose the PIN or the key store and everything in the vault is gone for good:
-            nobody, not even nu11vlt, can recover it.
+          • The vault folder holds your encrypted items; the key store holds the keys. The
+            PIN opens them together; the recovery phrase below opens the vault folder alone.
+          • Back up the vault folder with restic, borg or rsync: run `nu11vlt backup enable`
+            once (see `nu11vlt backup --help`). Never back up or sync the key store.
+          • Lose the PIN, the key store and the recovery phrase and everything in the vault is
+            gone for good: nobody, not even nu11vlt, can recover it.
 
         Next:
           nu11vlt import ~/Pictures/photo.jpg      (a folder: import -r FOLDER)
@@ -73,11 +72,14 @@ struct Init: ParsableCommand {
                 if Output.stderrIsTerminal { Output.note("calibrating Argon2id on this machine…") }
                 parameters = try Argon2id.calibrate()
             }
-            var recoveryKey: SecretBytes?
+            let phrase: SecretBytes
             if tpm {
-                recoveryKey = try LockedVault.createWithTPM(at: loc, pin: secret, parameters: parameters, pcrMask: pcr.mask())
+                phrase = try LockedVault.createWithTPM(at: loc, pin: secret, parameters: parameters, pcrMask: pcr.mask(), allowBackups: backup)
             } else {
-                try LockedVault.create(at: loc, pin: secret, parameters: parameters)
+                phrase = RecoveryKey.generate()
+                var settings = Settings()
+                settings.allowBackups = backup
+                try LockedVault.create(at: loc, pin: secret, parameters: parameters, recoveryPhrase: phrase, settings: settings)
             }
             let info = try LockedVault(loc).info()
             // With the TPM no guess can be checked offline, and the TPM counts the online ones.
@@ -88,10 +90,11 @@ struct Init: ParsableCommand {
                 print("created vault \(loc.vaultRoot)")
                 print("key store     \(loc.keyStoreRoot)")
                 print("Argon2id      \(parameters.iterations) passes, \(parameters.memoryMiB) MiB")
-                if recoveryKey != nil { print("TPM           bound to this machine's TPM (wrong PINs are counted by the hardware)") }
+                if tpm { print("TPM           bound to this machine's TPM (wrong PINs are counted by the hardware)") }
                 print(Self.firstRun)
+                if backup { print("\n" + Backup.explanation) }
             }
-            if let recoveryKey { RecoveryKeyText.show(recoveryKey, json: output.json) }
+            RecoveryKeyText.showPhrase(phrase, tpm: tpm, json: output.json)
         }
     }
 }
@@ -152,8 +155,10 @@ struct Status: ParsableCommand {
                 print("albums     \(albums)")
             }
             if let fading = info.fadeItems { print("fading     \(fading)") }
-            if let excluded = info.backupsExcluded {
-                print("backups    \(excluded ? "excluded (CACHEDIR.TAG, nodump)" : "ALLOWED — backup copies of key records defeat crypto-shredding")")
+            if info.initialized, let backup = try? location.locked.backupInfo() {
+                print(BackupLines.folder(backup))
+                print(BackupLines.changed(backup))
+                print(BackupLines.phrase(backup))
             }
             print("decoders   \(DecoderSandbox.summary)")
         }

@@ -170,9 +170,7 @@ struct SettingsCommand: ParsableCommand {
                 } else {
                     print("\(key) = \(try updated.value(key))")
                 }
-                if key == "backup.allow" && updated.allowBackups {
-                    Output.note("nu11vlt: warning: backups are now allowed; a backup copy of a key record defeats crypto-shredding")
-                }
+                if key == "backup.allow" && updated.allowBackups { Output.note(Backup.explanation) }
             }
         }
     }

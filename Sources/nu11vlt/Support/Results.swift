@@ -78,6 +78,10 @@ enum Results {
         enum CodingKeys: String, CodingKey { case album, renamedTo, items, itemsAction }
     }
 
+    struct RecoverySetUp: Encodable {
+        var sealed: Int
+    }
+
     struct PINChange: Encodable {
         var changed: String
         var keysRotated: Bool

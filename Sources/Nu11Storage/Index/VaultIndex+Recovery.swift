@@ -1,0 +1,56 @@
+import Foundation
+import GRDB
+import Nu11Format
+
+/// The `recovery` table (docs/FORMAT.md §5.2): each primary-vault item key sealed to the
+/// recovery phrase's public key. A row goes with its item (ON DELETE CASCADE, secure_delete).
+extension VaultIndex {
+    /// Adds or replaces seals, 1,000 per transaction.
+    public func setRecoverySeals(_ seals: [(id: ItemID, seal: [UInt8])]) throws {
+        var start = 0
+        while start < seals.count {
+            let page = seals[start..<min(seals.count, start + 1000)]
+            try write { db in
+                for entry in page {
+                    try db.execute(sql: "INSERT OR REPLACE INTO recovery (id, seal) VALUES (?, ?)",
+                                   arguments: [entry.id.hex, Data(entry.seal)])
+                }
+            }
+            start += page.count
+        }
+    }
+
+    /// Every seal, by item. Empty for an index made before recovery seals (read-only, old schema).
+    public func recoverySeals() throws -> [ItemID: [UInt8]] {
+        try read { db in
+            guard try db.tableExists("recovery") else { return [:] }
+            var out: [ItemID: [UInt8]] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, seal FROM recovery")
+            while let row = try rows.next() {
+                guard let id = try? ItemID(hex: row[0]), let data: Data = row[1] else { continue }
+                out[id] = Array(data)
+            }
+            return out
+        }
+    }
+
+    /// How many primary-vault items have no seal (made before the phrase, or while the
+    /// recovery data could not be trusted).
+    public func itemsWithoutRecoverySeal() throws -> [ItemID] {
+        try read { db in
+            guard try db.tableExists("recovery") else { return [] }
+            return try String.fetchAll(db, sql: "SELECT id FROM item WHERE domain = 1 AND id NOT IN (SELECT id FROM recovery)")
+                .compactMap { try? ItemID(hex: $0) }
+        }
+    }
+
+    /// Destroys every seal (the duress PIN, the Skeleton Switch, `wipe`, a new phrase), then
+    /// checkpoints so no copy stays in the WAL.
+    public func dropRecoverySeals() throws {
+        try write { db in
+            guard try db.tableExists("recovery") else { return }
+            try db.execute(sql: "DELETE FROM recovery")
+        }
+        try POSIX.afterEffect { try checkpoint() }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// What `nu11vlt recover` rebuilt.
+public struct RecoveryReport: Sendable, Codable, Equatable {
+    /// Items whose key records were rebuilt from the vault folder.
+    public var recovered: Int
+    /// Items the phrase does not cover (Fade, the backup vault, items added before the phrase
+    /// existed or while its data could not be trusted): they stay in the folder and `check`
+    /// lists them.
+    public var notCovered: Int
+}
+
+extension LockedVault {
+    /// Rebuilds a key store from the vault folder and its recovery phrase (docs/FORMAT.md
+    /// §5.2): the primary domain keys and every sealed item key come back, sealed under a
+    /// new PIN. The key store is built in a temp folder beside its place and renamed into
+    /// place at the end, so an interrupted run leaves nothing half-made (a leftover temp
+    /// folder is destroyed by the next run). An existing key store is never touched.
+    public func recover(phrase: SecretBytes, pin: SecretBytes, parameters: KDFParameters,
+                        clock: any VaultClock = SystemClock()) throws -> RecoveryReport {
+        try Self.validateNewPIN(pin)
+        try parameters.validateChosen()
+        let target = KeyStore(root: location.keyStoreRoot)
+        guard !target.exists, ProtectedFiles.kind(location.keyStoreRoot).map({ $0 == .directory }) ?? true else {
+            throw Nu11Error(.alreadyExists, "a key store already exists at \(location.keyStoreRoot); nothing was changed",
+                            remedy: .recoverBesideKeyStore, item: location.keyStoreRoot)
+        }
+        guard ProtectedFiles.exists(location.indexPath) else {
+            throw Nu11Error(.notFound, "no vault folder at \(location.vaultRoot) (index.sqlite is missing)",
+                            remedy: .pointAtRestoredVault, item: location.vaultRoot)
+        }
+        let recoveryPath = location.vaultRoot + "/recovery.n11r"
+        guard ProtectedFiles.exists(recoveryPath) else {
+            throw Nu11Error(.notFound, "the vault folder has no recovery data (recovery.n11r): it was made before recovery phrases, or its phrase was never set up",
+                            remedy: .noRecoveryData, item: recoveryPath)
+        }
+        let lock = try FileLock(path: location.lockPath)
+        defer { withExtendedLifetime(lock) {} }
+        let index = try VaultIndex(path: location.indexPath)
+        guard let vaultID = try index.vaultID() else {
+            throw Nu11Error(.corrupted, "the vault folder's index has no vault ID", remedy: .check(reason: nil))
+        }
+        let record = try RecoveryRecord.parse(ProtectedFiles.read(recoveryPath, limit: 4096))
+        guard record.vaultID == vaultID else {
+            throw Nu11Error(.corrupted, "the recovery data (recovery.n11r) belongs to another vault",
+                            remedy: .pointAtRestoredVault, item: recoveryPath)
+        }
+        let sets = try record.open(phrase: phrase)
+        guard let current = sets.first else { throw RecoverySeal.wrongPhrase }
+        let privateKey = try RecoverySeal.privateKey(phrase: phrase, vaultID: vaultID)
+
+        // Built beside its place, renamed in at the end.
+        let parent = (location.keyStoreRoot as NSString).deletingLastPathComponent
+        if ProtectedFiles.kind(parent) == nil { try ProtectedFiles.makeDirectory(parent) }
+        let temp = location.keyStoreRoot + ".recovering"
+        if ProtectedFiles.kind(temp) != nil { try Self.destroyFolder(temp) }
+        var report = RecoveryReport(recovered: 0, notCovered: 0)
+        do {
+            let (store, unlocked) = try KeyStore.create(root: temp, pin: pin, parameters: parameters, keys: current)
+            let seals = try index.recoverySeals()
+            var writers: [AtomicFileWriter] = []
+            for row in try index.allRows() {
+                guard row.domain == .vault, let seal = seals[row.id] else {
+                    report.notCovered += 1
+                    continue
+                }
+                let itemKey = try RecoverySeal.open(seal, with: privateKey,
+                                                    associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: row.id, kind: row.kind))
+                let key = try ItemKeyRecord.seal(itemKey: itemKey, domain: .vault, kind: row.kind, itemID: row.id, domainKey: unlocked.keys.main)
+                writers.append(try store.stageItemKey(key, folderMade: true))
+                report.recovered += 1
+            }
+            try store.syncFileSystem()
+            for writer in writers { try writer.publish() }
+            try store.recordVaultID(vaultID)
+            var state = DeviceState(now: 0)
+            _ = EffectiveTime.advance(&state, clock: clock)
+            state.settingsSaved = true
+            try store.saveState(state)
+            try store.saveSettings(Settings())
+            try AuditTrail.append([AuditEntry(time: state.latestSeen, event: "recover", count: report.recovered,
+                                              detail: "key store rebuilt from the vault folder and the recovery phrase")],
+                                  keys: unlocked.keys, keyStore: store, maxBytes: Settings().logMaxKiB << 10, now: state.latestSeen)
+            try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
+            try store.syncFileSystem()
+            if ProtectedFiles.kind(location.keyStoreRoot) == .directory { _ = rmdir(location.keyStoreRoot) }  // an empty folder only
+            try ProtectedFiles.move(temp, to: location.keyStoreRoot)
+        } catch {
+            try? Self.destroyFolder(temp)
+            throw error
+        }
+        withExtendedLifetime(lock) {}
+        // Rows still sealed under keys of an interrupted rotation are re-sealed under the
+        // current ones (what the next unlock would do), with the new PIN.
+        if sets.count > 1 {
+            let vault = try unlock(pin: pin)
+            defer { vault.lock() }
+            _ = try vault.migrate(from: Array(sets.dropFirst()), to: current.withRole(.primary), progress: { _ in })
+        }
+        return report
+    }
+
+    /// Removes a folder of our own making, key files overwritten first.
+    static func destroyFolder(_ path: String) throws {
+        guard ProtectedFiles.kind(path) == .directory else { return try ProtectedFiles.remove(path) }
+        for name in try ProtectedFiles.list(path) {
+            let child = path + "/" + name
+            if ProtectedFiles.kind(child) == .directory { try destroyFolder(child) } else { try ProtectedFiles.overwriteAndRemove(child) }
+        }
+        try ProtectedFiles.removeDirectory(path)
+    }
+}

@@ -1,0 +1,158 @@
+import ArgumentParser
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+struct RecoveryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "recovery",
+        abstract: "The recovery phrase: with it and a copy of the vault folder, `nu11vlt recover` rebuilds the key store.",
+        discussion: """
+            Every vault made by `nu11vlt init` has one. The vault folder keeps the primary vault's keys \
+            sealed to the phrase (never the phrase itself), so it can be backed up with restic, borg or \
+            rsync. Fade items and the backup vault are not covered.
+            """,
+        subcommands: [Setup.self])
+
+    struct Setup: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a new recovery phrase (primary PIN) and print it once; an earlier phrase opens nothing added after.")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        @OptionGroup var output: JSONOption
+
+        func run() throws {
+            try Failure.run {
+                let vault = try openVault(location, pin, prompt: "Primary PIN or passphrase: ")
+                let made = try vault.setUpRecovery()
+                if output.json {
+                    try Output.json(Results.RecoverySetUp(sealed: made.sealed))
+                } else {
+                    print("recovery phrase made; \(made.sealed) item(s) covered")
+                }
+                RecoveryKeyText.showPhrase(made.phrase, tpm: false, json: output.json)
+            }
+        }
+    }
+}
+
+struct Recover: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Rebuild the key store from the vault folder and the recovery phrase, under a new PIN.",
+        discussion: """
+            For a dead disk, a lost key store or a forgotten PIN. Point --vault at the vault folder \
+            (for example as restored by `restic restore`) and --keystore at a folder that holds no key \
+            store: an existing key store is never touched. Asks for the phrase, then the new PIN twice. \
+            The backup and duress PINs, the settings and Fade items are not recovered.
+            """)
+    @OptionGroup var location: LocationOptions
+    @OptionGroup var pin: PINOptions
+    @Option(name: .customLong("phrase-fd"),
+            help: ArgumentHelp("Read the recovery phrase from this file descriptor (one line) instead of the terminal.", valueName: "n"))
+    var phraseFD: Int32?
+    @Option(name: .customLong("kdf-memory"), help: ArgumentHelp("Argon2id memory in MiB (at least 19).", valueName: "mib"))
+    var kdfMemory: UInt32?
+    @Option(name: .customLong("kdf-iterations"), help: ArgumentHelp("Argon2id passes (at least 2).", valueName: "n"))
+    var kdfIterations: UInt32?
+    @OptionGroup var output: JSONOption
+
+    func validate() throws {
+        if let fd = phraseFD, fd < 0 { throw ValidationError("--phrase-fd must be a file descriptor number") }
+        if let m = kdfMemory, m < KDFParameters.floor.memoryMiB || m > KDFParameters.cap.memoryMiB {
+            throw ValidationError("--kdf-memory must be between \(KDFParameters.floor.memoryMiB) and \(KDFParameters.cap.memoryMiB) MiB")
+        }
+        if let t = kdfIterations, t < KDFParameters.floor.iterations || t > KDFParameters.cap.iterations {
+            throw ValidationError("--kdf-iterations must be between \(KDFParameters.floor.iterations) and \(KDFParameters.cap.iterations)")
+        }
+    }
+
+    func run() throws {
+        try Failure.run {
+            let loc = location.location
+            let typed = try PINReader.read(prompt: "Recovery phrase: ", from: phraseFD.map { .fd($0) } ?? .terminal)
+            let phrase = try RecoveryKey.parse(typed)
+            let secret = try PINReader.readNew(prompt: "New PIN or passphrase: ", from: pin.source)
+            let parameters: KDFParameters
+            if kdfMemory != nil || kdfIterations != nil {
+                parameters = KDFParameters(iterations: kdfIterations ?? 3, memoryKiB: (kdfMemory ?? 256) * 1024)
+            } else {
+                if Output.stderrIsTerminal { Output.note("calibrating Argon2id on this machine…") }
+                parameters = try Argon2id.calibrate()
+            }
+            let report = try LockedVault(loc).recover(phrase: phrase, pin: secret, parameters: parameters)
+            if output.json { return try Output.json(report) }
+            print("key store rebuilt at \(loc.keyStoreRoot): \(report.recovered) item(s) recovered")
+            if report.notCovered > 0 {
+                print("\(report.notCovered) item(s) are not covered by the phrase (Fade, the backup vault, or added before the phrase): `nu11vlt check` lists them")
+            }
+            print("the new PIN opens the vault; set a backup or duress PIN again if you had one")
+        }
+    }
+}
+
+struct Backup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Let backup tools (restic, borg, rsync) copy the vault folder; the key store is never backed up.",
+        subcommands: [Enable.self, Disable.self, StatusCommand.self])
+
+    static let explanation = """
+        What a backup of the vault folder brings back: every item, with the recovery phrase (`nu11vlt recover`).
+        An item you delete stays in the snapshots made before: crypto-shredding holds for the live folder and for
+        snapshots made after; pruning the older snapshots (e.g. `restic forget --prune`) finishes it.
+        Never back up the key store (it stays excluded); keep the phrase on paper, away from the backup.
+        """
+
+    struct Enable: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove the vault folder's backup exclusion (CACHEDIR.TAG, nodump) and say what a backup keeps.")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        func run() throws {
+            try Failure.run {
+                let vault = try openVault(location, pin)
+                _ = try vault.setSetting("backup.allow", "true")
+                print("the vault folder \(vault.location.vaultRoot) can now be backed up")
+                print(Backup.explanation)
+            }
+        }
+    }
+
+    struct Disable: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Exclude the vault folder from backups again (CACHEDIR.TAG, nodump).")
+        @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
+        func run() throws {
+            try Failure.run {
+                let vault = try openVault(location, pin)
+                _ = try vault.setSetting("backup.allow", "false")
+                print("the vault folder is excluded from backups again; snapshots already made keep what they hold")
+            }
+        }
+    }
+
+    struct StatusCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "status", abstract: "Whether the vault folder is backup-friendly, and when it last changed (no PIN).")
+        @OptionGroup var location: LocationOptions
+        func run() throws {
+            try Failure.run {
+                let info = try location.locked.backupInfo()
+                print(BackupLines.folder(info))
+                print(BackupLines.changed(info))
+                print(BackupLines.phrase(info))
+            }
+        }
+    }
+}
+
+enum BackupLines {
+    static func folder(_ info: BackupInfo) -> String {
+        "backups    " + (info.excluded ? "vault folder excluded (run `nu11vlt backup enable` to back it up)" : "vault folder backup-friendly; key store excluded")
+    }
+
+    static func changed(_ info: BackupInfo) -> String {
+        "changed    " + (info.lastChange.map { ISO8601DateFormatter().string(from: $0) + " (a backup made before this misses something)" } ?? "never")
+    }
+
+    static func phrase(_ info: BackupInfo) -> String {
+        "recovery   " + (info.hasRecoveryData ? "the vault folder carries recovery data (opens with the recovery phrase)" : "no recovery phrase: a backup cannot be opened without this key store (`nu11vlt recovery setup`)")
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+
+extension CLI {
+    /// `init` at the KDF floor; returns the recovery phrase it printed (once).
+    func initWithPhrase(_ extra: [String] = []) throws -> String {
+        let r = try run(["init", "--kdf-memory", "19", "--kdf-iterations", "2"] + extra, pinStdin: true)
+        #expect(r.code == 0, "init failed: \(r.stderr)")
+        let pattern = "[cbdefghijklnrtuv]{4}(-[cbdefghijklnrtuv]{4}){7}"
+        let found = r.out.split(separator: "\n").compactMap { line -> String? in
+            let text = line.trimmingCharacters(in: .whitespaces)
+            return text.range(of: "^" + pattern + "$", options: .regularExpression) != nil ? text : nil
+        }
+        #expect(found.count == 1, "init printed the phrase \(found.count) times: \(r.out)")
+        return try #require(found.first, "init printed no recovery phrase: \(r.out)")
+    }
+
+    /// `nu11vlt recover` with the phrase on descriptor 3 and the new PIN on stdin.
+    func recover(phrase: String, newPIN: String, extra: [String] = []) throws -> CLI.Outcome {
+        let script = "exec \"$0\" \"$@\" --phrase-fd 3 --pin-stdin 3<<'EOF'\n\(phrase)\nEOF\n"
+        return try spawn("/bin/sh", ["-c", script, CLI.binary, "recover", "--kdf-memory", "19", "--kdf-iterations", "2"] + extra,
+                         input: Data("\(newPIN)\n".utf8))
+    }
+
+    /// Every file under `folder`, for a byte search.
+    func allFiles(_ folder: String) -> [String] {
+        (FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? []).map { folder + "/" + $0 }
+            .filter { var isDir: ObjCBool = false; return FileManager.default.fileExists(atPath: $0, isDirectory: &isDir) && !isDir.boolValue }
+    }
+
+    func sqlite(_ db: String, _ sql: String) throws -> String {
+        try spawn("/usr/bin/sqlite3", [db, sql]).out.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Issue 30: the recovery phrase. The vault folder alone and the phrase bring every item
+/// back onto a new key store — through nu11vlt and through the independent decrypter.
+@Suite("recovery phrase")
+struct RecoveryTests {
+    static var tool: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("tools/nu11vlt_decrypt.py").path
+    }
+
+    static func phraseBytes(_ phrase: String) -> Data {
+        let alphabet = Array("cbdefghijklnrtuv")
+        let nibbles = phrase.compactMap { alphabet.firstIndex(of: $0) }.map(UInt8.init)
+        return Data(stride(from: 0, to: nibbles.count, by: 2).map { nibbles[$0] << 4 | nibbles[$0 + 1] })
+    }
+
+    @Test("the vault folder and the phrase alone rebuild the key store (files, a note, an album, across a key rotation); the decrypter in tools/ does the same; the phrase is stored nowhere")
+    func recoverFromFolder() throws {
+        let cli = try CLI()
+        let phrase = try cli.initWithPhrase()
+        var originals: [String: Data] = [:]
+        let a = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+        let b = (0..<32_768).map { UInt8(truncatingIfNeeded: $0 &* 31) }  // exactly two chunks
+        let ids = try cli.importIDs([cli.file("a.bin", a), cli.file("b.bin", b)])
+        originals[ids[0]] = Data(a)
+        originals[ids[1]] = Data(b)
+        #expect(try cli.run(["album", "create", "Trips"], pinStdin: true).code == 0)
+        let c = Array("in an album".utf8)
+        let inAlbum = try cli.importIDs([cli.file("c.txt", c)], extra: ["--album", "Trips"])[0]
+        originals[inAlbum] = Data(c)
+        let note = try cli.runPinFD(["note", "add", "--title", "the note"], stdin: Data("note body".utf8))
+        #expect(note.code == 0, "\(note.stderr)")
+        // A rotation re-seals every row under new keys: the recovery data follows it.
+        #expect(try cli.run(["rekey"], pinStdin: true).code == 0)
+        let d = Array("after the rotation".utf8)
+        let after = try cli.importIDs([cli.file("d.txt", d)])[0]
+        originals[after] = Data(d)
+
+        // Neither the phrase's text nor its bytes are kept anywhere.
+        let secret = Self.phraseBytes(phrase)
+        #expect(secret.count == 16)
+        for path in cli.allFiles(cli.vault) + cli.allFiles(cli.keystore) {
+            let content = FileManager.default.contents(atPath: path) ?? Data()
+            #expect(content.range(of: secret) == nil && content.range(of: Data(phrase.utf8)) == nil, "\(path) holds the phrase")
+        }
+
+        // The key store is lost.
+        try FileManager.default.moveItem(atPath: cli.keystore, toPath: cli.root + "/lost-keystore")
+        let wrong = try cli.recover(phrase: "cccc-cccc-cccc-cccc-cccc-cccc-cccc-cccc", newPIN: "new passphrase 1")
+        expectCleanError(wrong, code: 3, mentions: "recovery phrase")
+        #expect(!FileManager.default.fileExists(atPath: cli.keystore), "a refused recovery left a key store")
+        let r = try cli.recover(phrase: phrase.uppercased().replacingOccurrences(of: "-", with: " "), newPIN: "new passphrase 1")
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.out.contains("5 item(s) recovered"), "\(r.out)")
+        let opened = try cli.with("new passphrase 1", ["list"])
+        #expect(opened.code == 0, "\(opened.stderr)")
+        for (id, bytes) in originals {
+            #expect(try cli.with("new passphrase 1", ["export", id, "-o", "-"]).stdout == bytes, "item \(id) differs after recovery")
+        }
+        #expect(try cli.with("new passphrase 1", ["album", "list"]).out.contains("Trips"))
+        #expect(try cli.with("new passphrase 1", ["note", "list"]).out.contains("the note"))
+        expectCleanError(try cli.run(["list"], pinStdin: true), code: 3)  // the old PIN opens nothing here
+        // Items added after the recovery are covered too (the data still belongs to the keys).
+        let e = Array("after recovery".utf8)
+        let later = String(try cli.with("new passphrase 1", ["import", cli.file("e.txt", e)]).out.prefix(32))
+        originals[later] = Data(e)
+
+        // An existing key store is never touched.
+        let before = FileManager.default.contents(atPath: cli.keystore + "/master.n11k")
+        expectCleanError(try cli.recover(phrase: phrase, newPIN: "another one 2"), code: 64, mentions: "already exists")
+        #expect(FileManager.default.contents(atPath: cli.keystore + "/master.n11k") == before)
+
+        // The independent decrypter, from docs/FORMAT.md, with the folder and the phrase alone.
+        let out = cli.root + "/py-out"
+        let py = try cli.spawn("/usr/bin/env", ["python3", Self.tool, "--vault", cli.vault, out], input: Data((phrase + "\n").utf8))
+        #expect(py.code == 0, "\(py.stderr)")
+        for (name, bytes) in [("a.bin", a), ("b.bin", b), ("c.txt", c), ("d.txt", d), ("e.txt", e)] {
+            #expect(FileManager.default.contents(atPath: out + "/" + name) == Data(bytes), "python: \(name)")
+        }
+        #expect(FileManager.default.contents(atPath: out + "/the note.txt") == Data("note body".utf8), "python: the note")
+        #expect(py.out.contains("\tTrips\tc.txt\t"), "python: the album: \(py.out)")
+        let wrongPy = try cli.spawn("/usr/bin/env", ["python3", Self.tool, "--vault", cli.vault, out + "2"],
+                                    input: Data("cccc-cccc-cccc-cccc-cccc-cccc-cccc-cccc\n".utf8))
+        #expect(wrongPy.code != 0)
+    }
+
+    @Test("the duress PIN and wipe destroy the recovery data first; a deleted item's seal goes with it")
+    func destroyedWithTheVault() throws {
+        let cli = try CLI()
+        let phrase = try cli.initWithPhrase()
+        let ids = try cli.importIDs([cli.file("x.txt", [1, 2, 3]), cli.file("y.txt", [4, 5, 6])])
+        let index = cli.vault + "/index.sqlite"
+        #expect(try cli.sqlite(index, "SELECT count(*) FROM recovery") == "2")
+        #expect(try cli.run(["delete", ids[0]], pinStdin: true).code == 0)
+        #expect(try cli.sqlite(index, "SELECT id FROM recovery") == ids[1], "a deleted item's seal stayed")
+
+        try cli.setBackup("backup-pin")
+        let set = try cli.spawn(CLI.binary, ["pin", "set-duress", "--pin-stdin", "--new-pin-fd", "0"], input: Data("backup-pin\nduress-pin\n".utf8))
+        #expect(set.code == 0, "\(set.stderr)")
+        #expect(FileManager.default.fileExists(atPath: cli.vault + "/recovery.n11r"), "the backup vault's PINs touched the recovery data")
+        let forced = try cli.with("duress-pin", ["list"])
+        #expect(forced.code == 0 && forced.stderr.isEmpty, "\(forced.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: cli.vault + "/recovery.n11r"), "the duress PIN left the recovery data")
+        #expect(try cli.sqlite(index, "SELECT count(*) FROM recovery") == "0")
+        try FileManager.default.moveItem(atPath: cli.keystore, toPath: cli.root + "/ks-after-duress")
+        expectCleanError(try cli.recover(phrase: phrase, newPIN: "new passphrase 1"), code: 4, mentions: "no recovery data")
+
+        let other = try CLI()
+        _ = try other.initWithPhrase()
+        #expect(try other.run(["wipe", "--yes"]).code == 0)
+        #expect(!FileManager.default.fileExists(atPath: other.vault + "/recovery.n11r"))
+    }
+
+    @Test("recovery setup gives an older vault a phrase that covers the items it already has; the old phrase opens nothing after")
+    func setupLater() throws {
+        let cli = try CLI()
+        let first = try cli.initWithPhrase()
+        let ids = try cli.importIDs([cli.file("old.txt", Array("old item".utf8))])
+        // As a vault made before recovery phrases: no recovery data.
+        try FileManager.default.removeItem(atPath: cli.vault + "/recovery.n11r")
+        _ = try cli.sqlite(cli.vault + "/index.sqlite", "DELETE FROM recovery")
+        let setup = try cli.run(["recovery", "setup"], pinStdin: true)
+        #expect(setup.code == 0, "\(setup.stderr)")
+        #expect(setup.out.contains("1 item(s) covered"), "\(setup.out)")
+        let phrase = try #require(setup.out.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .first { $0.range(of: "^[cbdefghijklnrtuv]{4}(-[cbdefghijklnrtuv]{4}){7}$", options: .regularExpression) != nil })
+        #expect(phrase != first)
+        try FileManager.default.moveItem(atPath: cli.keystore, toPath: cli.root + "/lost")
+        expectCleanError(try cli.recover(phrase: first, newPIN: "new passphrase 1"), code: 3)
+        #expect(try cli.recover(phrase: phrase, newPIN: "new passphrase 1").code == 0)
+        #expect(try cli.with("new passphrase 1", ["export", ids[0], "-o", "-"]).stdout == Data("old item".utf8))
+    }
+}
