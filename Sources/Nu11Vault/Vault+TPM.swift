@@ -74,9 +74,10 @@ extension LockedVault {
 extension Vault {
     /// Binds the key store to the TPM. Needs the primary PIN's unlock; `others` are the other
     /// PINs that must keep working. Returns the recovery key (to be shown once).
-    public func enrollTPM(others: [SecretBytes], pin: SecretBytes, pcrMask: UInt32) throws -> SecretBytes {
+    /// `recoveryKey`: the vault's recovery phrase, which then serves as the TPM's recovery key too.
+    public func enrollTPM(others: [SecretBytes], pin: SecretBytes, pcrMask: UInt32, recoveryKey: SecretBytes? = nil) throws -> SecretBytes {
         guard isPrimary else { throw Nu11Error.wrongPIN }
-        let enrolment = try keyStore.enrollTPM(pins: [pin] + others, pcrMask: pcrMask, state: state)
+        let enrolment = try keyStore.enrollTPM(pins: [pin] + others, pcrMask: pcrMask, state: state, recoveryKey: recoveryKey)
         replaceHeld(enrolment.unlocked)
         audit("tpm enroll", detail: pcrMask == 0 ? nil : "PCRs " + TPMRecord.pcrs(in: pcrMask).map(String.init).joined(separator: ","))
         return enrolment.recoveryKey

@@ -164,4 +164,30 @@ struct RecoveryTests {
         #expect(try cli.recover(phrase: phrase, newPIN: "new passphrase 1").code == 0)
         #expect(try cli.with("new passphrase 1", ["export", ids[0], "-o", "-"]).stdout == Data("old item".utf8))
     }
+
+    @Test("with a TPM the phrase is the recovery key: the folder and the phrase rebuild the key store onto a second machine's TPM (swtpm)",
+          .enabled(if: SoftwareTPM.available))
+    func recoverOntoAnotherTPM() throws {
+        let first = try SoftwareTPM()
+        let cli = try CLI()
+        let phrase = try cli.initTPMVault(first)
+        let bytes = (0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 11) }
+        let id = try cli.importIDs([cli.file("tpm.bin", bytes)])[0]
+        // The machine is gone: its TPM and its key store.
+        first.stop()
+        try FileManager.default.moveItem(atPath: cli.keystore, toPath: cli.root + "/old-machine-keystore")
+        let second = try SoftwareTPM()
+        defer { second.stop() }
+        var other = cli
+        other.environment["NU11VLT_TPM_TCTI"] = second.tcti
+        let r = try other.recover(phrase: phrase, newPIN: "second machine", extra: ["--tpm"])
+        #expect(r.code == 0 && r.out.contains("bound to this machine's TPM"), "\(r.out) \(r.stderr)")
+        #expect(try other.run(["tpm", "status"]).out.contains("bound"), "not bound to the second TPM")
+        #expect(try other.with("second machine", ["export", id, "-o", "-"]).stdout == Data(bytes))
+        // The rebuilt key store needs this TPM: on the first machine's TPM it does not open.
+        let third = try SoftwareTPM()
+        defer { third.stop() }
+        other.environment["NU11VLT_TPM_TCTI"] = third.tcti
+        #expect(try other.with("second machine", ["export", id, "-o", "-"]).code != 0, "the rebuilt key store opened without its TPM")
+    }
 }

@@ -54,9 +54,13 @@ struct Recover: ParsableCommand {
     var kdfMemory: UInt32?
     @Option(name: .customLong("kdf-iterations"), help: ArgumentHelp("Argon2id passes (at least 2).", valueName: "n"))
     var kdfIterations: UInt32?
+    @Flag(name: .long, help: "Bind the rebuilt key store to this machine's TPM 2.0; the phrase stays its recovery key.")
+    var tpm = false
+    @OptionGroup var pcr: PCROption
     @OptionGroup var output: JSONOption
 
     func validate() throws {
+        if pcr.pcrs != nil && !tpm { throw ValidationError("--tpm-pcrs needs --tpm") }
         if let fd = phraseFD, fd < 0 { throw ValidationError("--phrase-fd must be a file descriptor number") }
         if let m = kdfMemory, m < KDFParameters.floor.memoryMiB || m > KDFParameters.cap.memoryMiB {
             throw ValidationError("--kdf-memory must be between \(KDFParameters.floor.memoryMiB) and \(KDFParameters.cap.memoryMiB) MiB")
@@ -80,8 +84,27 @@ struct Recover: ParsableCommand {
                 parameters = try Argon2id.calibrate()
             }
             let report = try LockedVault(loc).recover(phrase: phrase, pin: secret, parameters: parameters)
-            if output.json { return try Output.json(report) }
-            print("key store rebuilt at \(loc.keyStoreRoot): \(report.recovered) item(s) recovered")
+            var tpmNote: String?
+            if tpm {
+                do {
+                    let vault = try LockedVault(loc).unlock(pin: secret)
+                    defer { vault.lock() }
+                    _ = try vault.enrollTPM(others: [], pin: secret, pcrMask: pcr.mask(), recoveryKey: phrase)
+                } catch {
+                    // The key store is rebuilt and opens with the new PIN; only the binding failed.
+                    tpmNote = "the key store was rebuilt but not bound to the TPM (\(Remedies.line(error as? Nu11Error ?? Nu11Error(.tpm, "\(error)"))))"
+                }
+            }
+            if output.json {
+                try Output.json(report)
+            } else {
+                print("key store rebuilt at \(loc.keyStoreRoot): \(report.recovered) item(s) recovered\(tpm && tpmNote == nil ? "; bound to this machine's TPM" : "")")
+            }
+            if let tpmNote {
+                Output.note("nu11vlt: warning: " + tpmNote + "; run `nu11vlt tpm enroll` to bind it")
+                throw ExitCode(74)
+            }
+            if output.json { return }
             if report.notCovered > 0 {
                 print("\(report.notCovered) item(s) are not covered by the phrase (Fade, the backup vault, or added before the phrase): `nu11vlt check` lists them")
             }
