@@ -172,8 +172,13 @@ public struct FileDescriptorStream: ByteSource, ByteSink, RandomAccessSource {
     private func ioError(_ operation: String) -> Nu11Error {
         let code = errno
         let reason = String(cString: strerror(code))
-        let remedy: Remedy = code == ENOSPC ? "free some disk space and try again" : "check the file and its permissions"
-        return Nu11Error(.io, "\(label): cannot \(operation): \(reason)", remedy: remedy, item: label)
+        if code == ENOSPC || code == EDQUOT {
+            // The label is often a temp file of ours: the user's words are "the disk is full".
+            var error = Nu11Error(.io, "the disk is full (cannot \(operation): \(reason))", remedy: "free some disk space and try again", item: label)
+            error.diskFull = true
+            return error
+        }
+        return Nu11Error(.io, "\(label): cannot \(operation): \(reason)", remedy: "check the file and its permissions", item: label)
     }
 }
 

@@ -47,6 +47,8 @@ public struct Nu11Error: Error, Sendable, Equatable, CustomStringConvertible {
     /// (e.g. the folder fsync that makes it durable). At a commit point this means "done,
     /// but …", never a failure.
     public var tookEffect = false
+    /// The disk (or the user's quota) is full: a batch can commit what fit and stop there.
+    public var diskFull = false
 
     public init(_ code: Code, _ message: String, remedy: Remedy? = nil, item: String? = nil) {
         self.code = code

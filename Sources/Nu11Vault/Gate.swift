@@ -56,6 +56,12 @@ enum Gate {
             throw Nu11Error(.notFound, "the Skeleton Switch fired (no check-in before its deadline on the TPM's clock): the vault was wiped",
                             remedy: .nothingRecoverable)
         }
+        if !armed && state.skeleton != nil {
+            // The master record (the commit point of arming and disarming) says off: an arm that
+            // failed before its commit, or a disarm whose state write failed after it. An
+            // attacker who clears the flag gains nothing: slot 0 then opens for no one.
+            state.skeleton = nil
+        }
         try skeletonCheck(location, armed: armed, state: tampered ? nil : state, now: now)
 
         try recoverPending(location, keyStore: keyStore, index: index)

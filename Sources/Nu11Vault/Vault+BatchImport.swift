@@ -2,6 +2,15 @@ import Foundation
 import Nu11Format
 import Nu11Storage
 
+/// A folder import stopped by a full disk: every file that fit was committed (each whole),
+/// the one named did not fit, and the rest were not tried.
+public struct ImportStopped: Error {
+    public let imported: [ItemSummary]
+    /// The file that did not fit (as the user named it).
+    public let at: String
+    public let cause: Nu11Error
+}
+
 extension Vault {
     /// Imports many files with group commit. Each item is still all or nothing, and every
     /// item is durable when this returns. The fsync policy: within a batch (up to 256 files
@@ -27,6 +36,7 @@ extension Vault {
         var results: [ItemSummary] = []
         var batch: [StagedItem] = []
         var batchBytes: UInt64 = 0
+        var batchFirst = ""  // the batch's first file, named when its commit does not fit
         defer { for s in batch where !s.published { s.writer.abort(); s.thumbnailWriter?.abort(); s.keyWriter?.abort() } }
         for (n, path) in paths.enumerated() {
             progress(n, paths.count)
@@ -38,21 +48,42 @@ extension Vault {
                 continue
             }
             defer { close(fd) }
-            let staged = try stage(FileDescriptorStream(fd: fd, label: path), name: (path as NSString).lastPathComponent,
+            let staged: StagedItem
+            do {
+                staged = try stage(FileDescriptorStream(fd: fd, label: path), name: (path as NSString).lastPathComponent,
                                    kind: .file, domain: domain, album: targetAlbum, fadeDeadline: fade.map { now + $0 },
                                    modified: ImportSource.modificationTime(fd))
+            } catch let error as Nu11Error where error.diskFull {
+                // Commit what fit (each file whole), then stop at this one.
+                if let more = try? commitBatch(&batch) { results += more }
+                batch = []
+                throw stopped(results, at: path, error)
+            }
+            if batch.isEmpty { batchFirst = path }
             batch.append(staged)
             batchBytes += staged.meta.size
             if batch.count >= 256 || batchBytes >= 256 << 20 {
-                results += try commitBatch(&batch)
+                results += try commitOrStop(&batch, results: results, first: batchFirst)
                 batch = []
                 batchBytes = 0
             }
         }
-        results += try commitBatch(&batch)
+        results += try commitOrStop(&batch, results: results, first: batchFirst)
         progress(paths.count, paths.count)
         audit("import", ids: results.map(\.id))
         return results
+    }
+
+    /// Commits a batch; a full disk stops the import with what earlier batches committed.
+    private func commitOrStop(_ batch: inout [StagedItem], results: [ItemSummary], first: String) throws -> [ItemSummary] {
+        do { return try commitBatch(&batch) } catch let error as Nu11Error where error.diskFull {
+            throw stopped(results, at: first, error)
+        }
+    }
+
+    private func stopped(_ results: [ItemSummary], at path: String, _ cause: Nu11Error) -> ImportStopped {
+        if !results.isEmpty { audit("import", ids: results.map(\.id), detail: "stopped: the disk is full") }
+        return ImportStopped(imported: results, at: path, cause: cause)
     }
 
     private func commitBatch(_ batch: inout [StagedItem]) throws -> [ItemSummary] {

@@ -6,7 +6,9 @@ import Nu11Storage
 /// marker, the fsync that makes a rename durable) is reported as "done, but …", and the
 /// next command finishes the cleanup from the journal.
 extension Vault {
-    func notice(_ message: String) { onNotice(message) }
+    func notice(_ message: String) {
+        if noticeHandlerSet { onNotice(message) } else { pendingNotices.append(message) }
+    }
 
     /// Runs cleanup that follows a commit; a failure becomes a notice, never an error.
     func afterCommit(_ what: String, _ body: () throws -> Void) {

@@ -55,15 +55,23 @@ extension Vault {
             throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: "use at least 4 characters")
         }
         let backup = DomainKeys.generate(role: .backup, created: UInt64(max(0, now)))
-        try keyStore.setBackupSlot(keys: backup, pin: pin)
-        // The new backup vault's log takes the place of the decoy (or of a former backup's log).
-        try keyStore.shredLogs(except: AuditTrail.name(keys))
-        try AuditTrail.append([AuditEntry(time: now, event: "init")], keys: backup, keyStore: keyStore,
-                              maxBytes: settings.logMaxKiB << 10, now: now)
+        let primary = try keys
+        try commitStep("setting the backup PIN") { try keyStore.setBackupSlot(keys: backup, pin: pin) }  // the commit point
+        // After it, nothing fails the command: the backup PIN opens. What is left is cleanup.
+        afterCommit("starting the new backup vault's log") {
+            // The new backup vault's log takes the place of the decoy (or of a former backup's log).
+            try keyStore.shredLogs(except: AuditTrail.name(primary))
+            try AuditTrail.append([AuditEntry(time: now, event: "init")], keys: backup, keyStore: keyStore,
+                                  maxBytes: settings.logMaxKiB << 10, now: now)
+        }
         audit("backup PIN set", detail: "a new, empty backup vault")
         // Everything of a former backup vault is unreadable now: shred its leftovers.
-        try shred(rows: index.items(domains: [.backup], limit: Int.max)
-            + index.items(domains: [.fade], limit: Int.max).filter { !isVisible($0) }, albumsOf: .backup)
+        do {
+            try shred(rows: index.items(domains: [.backup], limit: Int.max)
+                + index.items(domains: [.fade], limit: Int.max).filter { !isVisible($0) }, albumsOf: .backup)
+        } catch {
+            notice("done, but the former backup vault's items could not all be shredded (\(Self.describe(error))); their keys are gone, so they no longer open, and setting the backup PIN again shreds what is left")
+        }
     }
 
     /// Sets the duress PIN. It must be set while unlocked with the backup PIN, since it

@@ -32,18 +32,40 @@ extension Vault {
         guard interval >= 1 else {
             throw Nu11Error(.invalidArgument, "the interval must be at least 1 second", remedy: "choose e.g. 7d")
         }
+        // The state (with its deadline) first, then the master record's flag: the commit
+        // point. A failure before it leaves the switch off (the gate ignores a deadline the
+        // master record does not arm).
+        let previous = state.skeleton
         state.skeleton = DeviceState.Skeleton(interval: interval, lastCheckin: now, secure: secure)
-        try saveState()
-        replaceHeld(try keyStore.setSkeletonArmed(true, primary: held, interval: interval))
+        do {
+            try saveState()
+        } catch let error as Nu11Error where !error.tookEffect {
+            state.skeleton = previous
+            throw error
+        }
+        try commitMaster("arming the Skeleton Switch") { try keyStore.setSkeletonArmed(true, primary: held, interval: interval) }
         audit("skeleton arm", detail: DurationText.format(interval) + (secure ? ", secure" : ""))
     }
 
     public func disableSkeleton() throws {
         guard isPrimary else { throw Nu11Error.wrongPIN }
-        replaceHeld(try keyStore.setSkeletonArmed(false, primary: held))
+        try commitMaster("disarming the Skeleton Switch") { try keyStore.setSkeletonArmed(false, primary: held) }
         state.skeleton = nil
-        try saveState()
+        // After the commit point: the gate drops a deadline the master record no longer arms.
+        afterCommit("recording the disarm in the device state") { try saveState() }
         audit("skeleton disarm")
+    }
+
+    /// Writes the master record (the commit point) and holds the keys it returns. A write that
+    /// took effect but may not be durable succeeds with a notice; the session then locks,
+    /// since the keys it holds may be the old ones.
+    func commitMaster(_ what: String, _ write: () throws -> UnlockedKeys) throws {
+        do {
+            replaceHeld(try write())
+        } catch let error as Nu11Error where error.tookEffect {
+            notice("done, but \(what) may not survive a power cut yet (\(error.message))")
+            lock()
+        }
     }
 }
 

@@ -35,11 +35,14 @@ public final class Vault {
     /// Receives "done, but …" notices about late failures after a commit point.
     public var onNotice: (String) -> Void = { _ in } {
         didSet {
+            noticeHandlerSet = true
             for message in pendingNotices { onNotice(message) }
             pendingNotices.removeAll()
         }
     }
+    /// Notices from before a handler was set (during unlock) wait here for it.
     var pendingNotices: [String] = []
+    var noticeHandlerSet = false
     /// Decrypted previews and thumbnails (the seed's thumbnail LRU), in memory only, bounded
     /// by the preview.cache_mib setting, zeroed on eviction; keyed by item and part,
     /// consulted only after the read-time checks, emptied on delete, fade expiry and lock.

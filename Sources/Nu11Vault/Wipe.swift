@@ -73,8 +73,9 @@ extension Vault {
     public func setSetting(_ key: String, _ value: String) throws -> Settings {
         var updated = settings
         try updated.set(key, value)
-        try keyStore.saveSettings(updated)
-        try Self.applyBackupExclusion(location, settings: updated)
+        try commitStep("the settings change") { try keyStore.saveSettings(updated) }  // the commit point
+        // Every unlock applies the exclusion again, so a failure here is finished by the next command.
+        afterCommit("updating the backup exclusion") { try Self.applyBackupExclusion(location, settings: updated) }
         audit("settings change", detail: "\(key) = \(try updated.value(key))")
         return updated
     }

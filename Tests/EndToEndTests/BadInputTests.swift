@@ -173,4 +173,41 @@ struct BadInputTests {
         let check = try cli.run(["check"], pinStdin: true, environment: env)
         #expect(check.code == 0, "check after a full disk: \(check.out) \(check.stderr)")
     }
+
+    @Test("a folder import on a full disk keeps every file that fit, names the first that did not, counts both, names no internal path",
+          .enabled(if: Mounts.available, "needs permission to mount a tmpfs"))
+    func fullDiskFolder() throws {
+        let cli = try CLI()
+        let small = cli.root + "/small"
+        try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
+        let mount = try cli.spawn("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", small])
+        try #require(mount.code == 0, "cannot mount a tmpfs here: \(mount.stderr)")
+        defer { _ = try? cli.spawn("/bin/umount", [small]) }
+        let env = ["NU11VLT_VAULT": small + "/vault"]
+        #expect(try cli.run(["init", "--kdf-memory", "19", "--kdf-iterations", "2"], pinStdin: true, environment: env).code == 0)
+        let folder = cli.root + "/photos"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var fits: [String: Data] = [:]
+        for i in 1...6 {
+            let bytes = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* i) })
+            FileManager.default.createFile(atPath: folder + "/0\(i)-fits.bin", contents: bytes)
+            fits["0\(i)-fits.bin"] = bytes
+        }
+        FileManager.default.createFile(atPath: folder + "/07-huge.bin", contents: Data(repeating: 7, count: 4 << 20))
+        for i in 8...9 { FileManager.default.createFile(atPath: folder + "/0\(i)-after.bin", contents: Data([UInt8(i)])) }
+        let r = try cli.run(["import", "-r", folder], pinStdin: true, environment: env)
+        expectCleanError(r, code: 74, mentions: "07-huge.bin did not fit")
+        #expect(r.stderr.contains("6 file(s) imported, 3 not imported"), "\(r.stderr)")
+        #expect(!r.stderr.contains(".n11") && !r.stderr.contains("/vault/"), "the message names an internal path: \(r.stderr)")
+        #expect(r.out.split(separator: "\n").count == 6, "the imported files were not listed: \(r.out)")
+        let listed = try cli.run(["list", "--json"], pinStdin: true, environment: env).out
+        for (name, _) in fits { #expect(listed.contains(name), "\(name) was rolled back") }
+        #expect(!listed.contains("huge") && !listed.contains("after"))
+        for line in r.out.split(separator: "\n") {
+            let id = String(line.prefix(32)), name = String(line.dropFirst(34))
+            #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true, environment: env).stdout == fits[name], "\(name) differs")
+        }
+        let check = try cli.run(["check"], pinStdin: true, environment: env)
+        #expect(check.code == 0, "check after a full disk: \(check.out) \(check.stderr)")
+    }
 }

@@ -11,7 +11,10 @@ enum POSIX {
         let reason = String(cString: strerror(code))
         switch code {
         case ENOSPC, EDQUOT:
-            return Nu11Error(.io, "\(path): \(operation) failed: \(reason)", remedy: "free some disk space and try again", item: path)
+            // The path is often a temp file of ours: the user's words are "the disk is full".
+            var error = Nu11Error(.io, "the disk is full (\(operation) failed: \(reason))", remedy: "free some disk space and try again", item: path)
+            error.diskFull = true
+            return error
         case ENOENT:
             return Nu11Error(.notFound, "\(path): \(operation) failed: \(reason)", remedy: "check the path", item: path)
         case EACCES, EPERM, EROFS:

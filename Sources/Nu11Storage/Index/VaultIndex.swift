@@ -77,6 +77,12 @@ public final class VaultIndex: Sendable {
         }
     }
 
+    /// Whether the file system holding `path` has (almost) no room left for this user.
+    static func diskFull(_ path: String) -> Bool {
+        var st = statvfs()
+        return statvfs(POSIX.parent(of: path), &st) == 0 && UInt64(st.f_bavail) * UInt64(st.f_frsize) < 1 << 20
+    }
+
     static func onReadOnlyFileSystem(_ path: String) -> Bool {
         var st = statvfs()
         return statvfs(POSIX.parent(of: path), &st) == 0 && (st.f_flag & UInt(ST_RDONLY)) != 0
@@ -111,9 +117,17 @@ public final class VaultIndex: Sendable {
     }
 
     static func translate(_ error: DatabaseError, path: String) -> Nu11Error {
+        // SQLite reports a full disk under several names (a failed write of the WAL's shared
+        // memory reads "locking protocol"); the file system says what it is.
+        if error.resultCode == .SQLITE_FULL || ([.SQLITE_PROTOCOL, .SQLITE_IOERR, .SQLITE_CANTOPEN].contains(error.resultCode) && diskFull(path)) {
+            var full = Nu11Error(.io, "the disk holding the vault is full; nothing was changed in the index", remedy: "free some disk space and try again", item: path)
+            full.diskFull = true
+            return full
+        }
         switch error.resultCode {
-        case .SQLITE_FULL:
-            return Nu11Error(.io, "the index is on a full disk", remedy: "free some disk space and try again", item: path)
+        case .SQLITE_PROTOCOL, .SQLITE_IOERR:
+            return Nu11Error(.io, "the index could not be written (\(error.message ?? "I/O error"); a full disk or a failing one)",
+                             remedy: "free some disk space, check the disk, and try again", item: path)
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
             return Nu11Error(.corrupted, "the index \(path) is damaged", remedy: .repair, item: path)
         case .SQLITE_BUSY, .SQLITE_LOCKED:

@@ -22,6 +22,7 @@ extension Vault {
     }
 
     func appendAudit(_ entries: [AuditEntry], folded: UInt64? = nil) {
+        guard !isLocked else { return }  // a commit that may not be durable locked the session (it said so)
         do {
             try AuditTrail.append(entries, folded: folded, keys: keys, keyStore: keyStore,
                                   maxBytes: settings.logMaxKiB << 10, now: now)

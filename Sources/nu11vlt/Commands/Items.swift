@@ -90,11 +90,22 @@ struct Import: ParsableCommand {
             }
             for group in groups {
                 let offset = batch.count + gone.count
-                batch += try vault.importFiles(group.files, album: group.album, fade: fadeFor, vanished: { path in
-                    gone.append(path)
-                    Output.note("nu11vlt: warning: \(Output.escaped(path)) vanished before it was imported; skipped")
-                }) { n, _ in
-                    line.update(items: offset + n, bytes: done[min(offset + n, done.count - 1)])
+                do {
+                    batch += try vault.importFiles(group.files, album: group.album, fade: fadeFor, vanished: { path in
+                        gone.append(path)
+                        Output.note("nu11vlt: warning: \(Output.escaped(path)) vanished before it was imported; skipped")
+                    }) { n, _ in
+                        line.update(items: offset + n, bytes: done[min(offset + n, done.count - 1)])
+                    }
+                } catch let stop as ImportStopped {
+                    // Every file that fit is in the vault; say which one did not, and how many.
+                    line.finish()
+                    batch += stop.imported
+                    if !output.json { for item in batch { print("\(item.id)  \(Output.escaped(item.name))") } }
+                    let notImported = regular.count - batch.count - gone.count
+                    throw Nu11Error(.io, "the disk is full: \(stop.at) did not fit; \(batch.count) file(s) imported, \(notImported) not imported",
+                                    remedy: .advice("free some disk space, then import the rest again (--skip-duplicates skips what is already in)"),
+                                    item: stop.at)
                 }
             }
             line.finish()
