@@ -100,11 +100,36 @@ public final class Vault {
             state = fresh
             stateStamp = stamp
         }
+        try followKeyChanges()
         return try body()
+    }
+
+    /// Another program changed the master record since this session last looked (a `rekey`,
+    /// `pin change` or Skeleton check-in from the command line): the session takes the keys
+    /// its slot holds now, finishing a rotation left half-done, so it never seals a new item
+    /// under keys the vault no longer uses. A slot that no longer opens with the session's
+    /// key-encryption key (the PIN was changed) ends the session.
+    func followKeyChanges() throws {
+        let stamp = Self.fileStamp(keyStore.masterRecordPath)
+        guard stamp != masterStamp else { return }
+        let current = try held
+        guard let fresh = try keyStore.reopen(current) else {
+            lock()
+            throw Nu11Error(.invalidArgument, "the PIN was changed by another program while the vault was open; nothing was done",
+                            remedy: .unlockAgain)
+        }
+        masterStamp = stamp
+        guard !fresh.keys.sameKeys(as: current.keys) else { return }
+        replaceHeld(fresh)
+        previewCache.removeAll()
+        loadRecovery()
+        try resumeRotation()
     }
 
     /// Inode, size and modification time of a file (empty when it cannot be read).
     private var stateStamp: [Int] = []
+    /// The same for the master record, as of this session's last look.
+    var masterStamp: [Int] = []
 
     static func fileStamp(_ path: String) -> [Int] {
         var st = stat()

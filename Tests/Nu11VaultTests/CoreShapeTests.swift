@@ -170,6 +170,35 @@ struct TimePolicyTests {
         #expect { try app.exclusive { 1 } } throws: { ($0 as? Nu11Error)?.message == "the vault is locked" }
     }
 
+    @Test("the open session follows a rotation another program made between its operations: new items go under the keys in use; a PIN changed elsewhere ends the session")
+    func sessionFollowsRotation() throws {
+        let t = try TestVault()
+        t.close()
+        let app = try LockedVault(t.location).unlock(pin: secret("test-pin"))
+        let before = try app.exclusive { try app.importFile(at: t.file("before.txt", Array("before".utf8))) }
+        app.releaseLockBetweenOperations()
+        // The command line rotates the keys between two of the app's operations.
+        let cli = try LockedVault(t.location).unlock(pin: secret("test-pin"))
+        _ = try cli.rekey()
+        cli.lock()
+        let after = try app.exclusive { try app.importFile(at: t.file("after.txt", Array("after the rekey".utf8))) }
+        #expect(try app.exclusive { try app.read(after.ref, offset: 0, count: 100) } == Array("after the rekey".utf8))
+        app.lock()
+        // The keys on disk open both; the check finds every key record and row sound.
+        let fresh = try LockedVault(t.location).unlock(pin: secret("test-pin"))
+        #expect(try fresh.read(before.ref, offset: 0, count: 100) == Array("before".utf8))
+        #expect(try fresh.read(after.ref, offset: 0, count: 100) == Array("after the rekey".utf8))
+        let report = try fresh.check(repair: false)
+        #expect(report.failures.isEmpty, "\(report.failures.map(\.problem))")
+        fresh.releaseLockBetweenOperations()
+        // A PIN change elsewhere: the session cannot follow it without the new PIN.
+        let other = try LockedVault(t.location).unlock(pin: secret("test-pin"))
+        try other.changePIN(new: secret("changed-pin"), rotate: false)
+        other.lock()
+        #expect { try fresh.exclusive { try fresh.list(limit: 1) } } throws: { ($0 as? Nu11Error)?.message.contains("PIN was changed") == true }
+        #expect(fresh.isLocked)
+    }
+
     /// Whether another open file description could take the vault's lock now.
     static func lockIsFree(_ path: String) -> Bool {
         let fd = open(path, O_RDWR)

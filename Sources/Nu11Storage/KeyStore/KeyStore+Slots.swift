@@ -2,7 +2,8 @@ import Nu11Format
 
 extension KeyStore {
     /// Seals `keys` into slot `index` under `pin`, refusing a PIN that already opens a slot.
-    public func sealSlot(_ index: Int, keys: DomainKeys, pin: SecretBytes) throws {
+    /// `clearing`: other slots filled with random bytes in the same write.
+    public func sealSlot(_ index: Int, keys: DomainKeys, pin: SecretBytes, clearing: [Int] = []) throws {
         var record = try readMaster()
         if record.tpmBound {
             guard try sealSlotIfFree(index, keys: keys, pin: pin) else { throw Self.pinInUse }
@@ -13,6 +14,7 @@ extension KeyStore {
             throw Nu11Error(.invalidArgument, "that PIN is already in use in this key store", remedy: "choose a different PIN")
         }
         try record.seal(keys, slot: index, kek: kek)
+        for other in clearing where other != index { record.clear(slot: other) }
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
     }
 
@@ -41,8 +43,7 @@ extension KeyStore {
     public func setBackupSlot(keys: DomainKeys, pin: SecretBytes) throws {
         var record = try readMaster()
         guard let tpm = record.tpm else {
-            try sealSlot(1, keys: keys, pin: pin)
-            try clearSlot(2)
+            try sealSlot(1, keys: keys, pin: pin, clearing: [2])  // one write: the commit point
             return
         }
         let connection = try openTPM(tpm)

@@ -40,6 +40,17 @@ public final class KeyStore: Sendable {
         return (store, UnlockedKeys(slot: 0, keys: keys, kek: kek))
     }
 
+    /// The master record's path (a session compares its stamp to see another program's change).
+    public var masterRecordPath: String { masterPath }
+
+    /// The slot `held` opened, read again with its key-encryption key: after another program
+    /// rotated the keys (`rekey` re-seals the slot under the same KEK). Nil when the slot no
+    /// longer opens with it (the PIN was changed elsewhere).
+    public func reopen(_ held: UnlockedKeys) throws -> UnlockedKeys? {
+        guard let (slot, keys) = try? readMaster().open(kek: held.kek), slot == held.slot else { return nil }
+        return held.with(keys: keys)
+    }
+
     public func readMaster() throws -> MasterRecord {
         guard exists else {
             throw Nu11Error(.notFound, "no key store at \(root)",
