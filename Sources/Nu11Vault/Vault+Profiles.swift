@@ -97,7 +97,7 @@ extension Vault {
         state.duressLockedUntil = now + DeviceState.delay(afterFailures: attempts)
         try saveState()  // counted before the PIN is tried
         let own = try keys
-        _ = try keyStore.sealSlotIfFree(2, keys: own.withRole(.duress), pin: pin)
+        _ = try keyStore.sealSlotIfFree(2, keys: own.withRole(.duress), pin: pin, silent: true)
         // The duress slot holds the current keys now: the chain of past rotations that led an
         // older duress slot here is not needed any more (removed whatever the answer above,
         // so the files do not tell it either).

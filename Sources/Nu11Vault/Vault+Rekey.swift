@@ -98,6 +98,14 @@ extension Vault {
         let current = try held
         var chain = [current.keys]
         while chain.count < 64, let last = chain.last, let next = try keyStore.forward(from: last) { chain.append(next) }
+        if chain.count == 1 && role == .primary && !index.isReadOnly {
+            // A rotation whose commit point passed but whose record was not removed (a kill
+            // right after the slot was re-sealed) leaves a record that leads *to* these keys:
+            // with an old copy of the key store and the old PIN it would reach them. Remove it.
+            do { try keyStore.removeForwards(leadingTo: current.keys) } catch {
+                notice("an old key rotation's record could not be removed (\(Self.describe(error))); the next unlock tries again")
+            }
+        }
         guard chain.count > 1, let newest = chain.last, !index.isReadOnly else { return }
         let final = newest.withRole(current.keys.role)
         var report = try migrate(from: Array(chain.dropLast()), to: final, progress: { _ in })

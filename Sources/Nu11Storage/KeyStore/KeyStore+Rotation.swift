@@ -29,6 +29,8 @@ extension KeyStore {
     /// Removes every forward record of the chain that leads to `current` (the duress slot
     /// was re-sealed with the current keys, so nothing needs the chain any more). Records of
     /// other chains (another vault's unfinished rotation) are kept.
+    /// A record that is not a forward record at all (one whose removal was cut short while it
+    /// was being overwritten) is useless to every slot and goes too.
     public func removeForwards(leadingTo current: DomainKeys) throws {
         guard POSIX.exists(forwardFolder) else { return }
         var targets: Set<String> = [ForwardRecord.tag(of: current)]
@@ -37,8 +39,12 @@ extension KeyStore {
             removedSome = false
             for name in try ProtectedFiles.list(forwardFolder) where name.hasSuffix(".n11f") {
                 let path = POSIX.join(forwardFolder, name)
-                guard let destination = try? ForwardRecord.destination(ProtectedFiles.read(path, limit: 4096)),
-                      targets.contains(destination) else { continue }
+                guard let bytes = try? ProtectedFiles.read(path, limit: 4096) else { continue }
+                guard let destination = ForwardRecord.destination(bytes) else {
+                    try ProtectedFiles.overwriteAndRemove(path)
+                    continue
+                }
+                guard targets.contains(destination) else { continue }
                 try ProtectedFiles.overwriteAndRemove(path)
                 targets.insert(String(name.dropLast(5)))
                 removedSome = true

@@ -19,19 +19,35 @@ extension KeyStore {
     }
 
     /// Seals `keys` into slot `index` under `pin` unless that PIN already opens another slot;
-    /// returns whether it sealed. For callers that must not reveal which (the duress PIN).
-    public func sealSlotIfFree(_ index: Int, keys: DomainKeys, pin: SecretBytes) throws -> Bool {
+    /// returns whether it sealed. `silent`, for callers that must not reveal which (the duress
+    /// PIN): the master record is written either way — a PIN in use leaves slot `index`
+    /// holding fresh filler — so comparing the file before and after tells nothing.
+    public func sealSlotIfFree(_ index: Int, keys: DomainKeys, pin: SecretBytes, silent: Bool = false) throws -> Bool {
         var record = try readMaster()
         if let tpm = record.tpm {
             guard index != 0 else { throw Nu11Error(.internalError, "slot 0 is sealed by init or a PIN change") }
             let connection = try openTPM(tpm)
             guard try sealTPMSlot(&record, slot: index, keys: keys, pin: pin, secret: nil, skeleton: nil,
-                                  connection: connection) != nil else { return false }
+                                  connection: connection) != nil else {
+                guard silent else { return false }
+                record.clear(slot: index)
+                if var sealed = record.tpm {
+                    try Self.filler(&sealed, slot: index, connection: connection)
+                    record.tpm = sealed
+                }
+                try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
+                return false
+            }
             try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
             return true
         }
         let kek = try record.deriveKEK(pin: pin, deviceKey: deviceKey())
-        if let (slot, _) = try? record.open(kek: kek), slot != index { return false }
+        if let (slot, _) = try? record.open(kek: kek), slot != index {
+            guard silent else { return false }  // a PIN in use, said aloud (backup PIN, PIN change)
+            record.clear(slot: index)
+            try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
+            return false
+        }
         try record.seal(keys, slot: index, kek: kek)
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
         return true

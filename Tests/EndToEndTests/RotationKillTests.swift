@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// Issue 29: a rotation killed at any point finishes revoking. `pin change` and `rekey` are
+/// killed (SIGKILL, the fault shim's kill mode) at every file-system call in turn; after the
+/// next unlock no forward record is left, and an old copy of `master.n11k` with the old PIN —
+/// what a thief who copied the key store before the change holds — opens nothing added after.
+@Suite("rotation killed at every call")
+struct RotationKillTests {
+    func killEverywhere(_ name: String, command: [String], input: @escaping (CLI) -> Data, newPIN: String?) throws {
+        try #require(FaultShim.library != nil, "the fault shim did not build (cc missing?)")
+        let template = try CLI()
+        try template.initVault()
+        let kept = try template.importIDs([template.file("kept.txt", Array("kept".utf8))])[0]
+        try FileManager.default.copyItem(atPath: template.keystore, toPath: template.root + "/prepared-keystore")
+        try FileManager.default.copyItem(atPath: template.vault, toPath: template.root + "/prepared-vault")
+        let countFile = template.root + "/.count"
+        let dry = try FaultShim.run(template, [CLI.binary] + command, input: input(template), at: 0, countFile: countFile)
+        #expect(dry.code == 0, "\(name) without faults: \(dry.stderr)")
+        let calls = Int(try String(contentsOfFile: countFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(calls > 10, "\(name): only \(calls) calls counted")
+        let oldMaster = try Data(contentsOf: URL(fileURLWithPath: template.root + "/prepared-keystore/master.n11k"))
+        for at in 1...max(calls, 1) {
+            let trial = try CLI()
+            try FileManager.default.copyItem(atPath: template.root + "/prepared-keystore", toPath: trial.keystore)
+            try FileManager.default.copyItem(atPath: template.root + "/prepared-vault", toPath: trial.vault)
+            let place = "\(name), killed at call \(at) of \(calls)"
+            _ = try FaultShim.run(trial, [CLI.binary] + command, input: input(trial), at: at, kill: true)
+            // The next unlock, with whichever PIN opens now, finishes what the kill cut short.
+            var pin = trial.pin
+            if let newPIN, try trial.with(newPIN, ["status", "--unlock"]).code == 0 { pin = newPIN }
+            let opened = try trial.with(pin, ["list"])
+            #expect(opened.code == 0, "\(place): \(opened.stderr)")
+            let forward = (try? FileManager.default.contentsOfDirectory(atPath: trial.keystore + "/forward")) ?? []
+            #expect(forward.isEmpty, "\(place): forward records left after the next unlock: \(forward)")
+            let added = String(try trial.with(pin, ["import", trial.file("added.txt", Array("added after".utf8))]).out.prefix(32))
+            #expect(try trial.with(pin, ["export", kept, "-o", "-"]).stdout == Data("kept".utf8), "\(place): the kept item")
+            // Only when the keys did rotate is there anything to revoke.
+            let current = try Data(contentsOf: URL(fileURLWithPath: trial.keystore + "/master.n11k"))
+            guard current != oldMaster else { continue }
+            let thief = trial.root + "/thief"
+            try FileManager.default.copyItem(atPath: trial.keystore, toPath: thief)
+            try FileManager.default.removeItem(atPath: thief + "/master.n11k")
+            try oldMaster.write(to: URL(fileURLWithPath: thief + "/master.n11k"))
+            let stolen = try trial.spawn(CLI.binary, ["export", added, "-o", "-", "--keystore", thief, "--pin-stdin"],
+                                         input: Data((trial.pin + "\n").utf8))
+            #expect(stolen.code != 0 && stolen.stdout.isEmpty, "\(place): the old master record and the old PIN opened an item added after")
+        }
+    }
+
+    @Test("rekey killed at every call") func rekey() throws {
+        try killEverywhere("rekey", command: ["rekey", "--pin-stdin"], input: { Data(($0.pin + "\n").utf8) }, newPIN: nil)
+    }
+
+    @Test("pin change killed at every call") func pinChange() throws {
+        try killEverywhere("pin change", command: ["pin", "change", "--pin-stdin", "--new-pin-fd", "0"],
+                           input: { Data("\($0.pin)\nthe-new-pin-8\n".utf8) }, newPIN: "the-new-pin-8")
+    }
+}
