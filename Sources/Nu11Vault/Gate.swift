@@ -21,6 +21,9 @@ public struct GateReport: Sendable {
     public var now: Double
     public var shredded: [String] = []
     public var warnings: [String] = []
+    /// The TPM's counter was ahead of the device state (see `KeyStore.StateLoad.counterAhead`):
+    /// nothing was destroyed; the next PIN attempt writes the state again.
+    public var counterAhead = false
 }
 
 enum Gate {
@@ -33,10 +36,16 @@ enum Gate {
         var state: DeviceState
         var tampered = false
         var original: DeviceState?
+        var missed: UInt64 = 0
         switch try keyStore.loadState() {
         case .loaded(let loaded):
             state = loaded
             original = loaded
+        case .counterAhead(let loaded, let count):
+            state = loaded
+            original = loaded
+            missed = count
+            report.counterAhead = true
         case .missing, .damaged:
             state = DeviceState(now: 0)
             tampered = true
@@ -44,6 +53,16 @@ enum Gate {
         let (now, clockWarning) = EffectiveTime.advance(&state, clock: clock)
         report.now = now
         if let clockWarning { report.warnings.append(clockWarning) }
+        if report.counterAhead {
+            // Anyone who may use the TPM can advance its counter, and an older copy of the state
+            // looks the same: an unauthenticated signal, so it destroys nothing. It fails closed:
+            // what the older copy says is not restored (each missed write counts as a wrong PIN),
+            // fade items and the Skeleton Switch wait for the PIN (the TPM's own clock still
+            // enforces the switch), and the state is written again only by the next PIN attempt.
+            state.failures += Int(min(missed, 1000))
+            state.lockedUntil = max(state.lockedUntil, now + DeviceState.delay(afterFailures: state.failures))
+            report.warnings.append("the TPM's counter is \(missed) ahead of the device state (an older copy was put back, or another program advanced it): nothing was destroyed; fade items and the Skeleton Switch wait for the PIN, which writes the state again")
+        }
         if tampered {
             state.failures = 9
             state.lockedUntil = now + DeviceState.delay(afterFailures: 9)
@@ -62,7 +81,7 @@ enum Gate {
             // attacker who clears the flag gains nothing: slot 0 then opens for no one.
             state.skeleton = nil
         }
-        try skeletonCheck(location, armed: armed, state: tampered ? nil : state, now: now)
+        if !report.counterAhead { try skeletonCheck(location, armed: armed, state: tampered ? nil : state, now: now) }
 
         try recoverPending(location, keyStore: keyStore, index: index)
         let stuck = sweepLeftovers(location, keyStore: keyStore)
@@ -80,6 +99,7 @@ enum Gate {
                 expired.insert(id)
             }
         }
+        if report.counterAhead { expired.removeAll() }  // the read-time check still refuses them
         if !expired.isEmpty && index.isReadOnly {
             // Nothing can be destroyed on a read-only vault; expired items stay unreadable
             // (the read-time check refuses them) until the vault is writable again.
@@ -105,7 +125,7 @@ enum Gate {
             journal.append(AuditEntry(time: now, event: "fade expired", count: report.shredded.count, items: report.shredded))
         }
         DeviceJournal.record(keyStore, journal, now: now)
-        if state != original {
+        if state != original && !report.counterAhead {
             do { try keyStore.saveState(state) } catch let error as Nu11Error where error.code == .io && onlyTimeChanged(state, original) {
                 // Only the time anchor changed; a read-only or full key store keeps the old one.
                 report.warnings.append("the device state could not be saved (\(error.message))")

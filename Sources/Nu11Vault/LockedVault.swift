@@ -256,6 +256,9 @@ public struct LockedVault: Sendable {
             try vault.resumeRotation()
             if unlocked.keys.role == .duress { try vault.runDuress() }
             vault.auditUnlock()
+            if gateReport.counterAhead {
+                vault.audit("state counter ahead", detail: "the TPM's counter was ahead of the device state; nothing was destroyed and the state was written again")
+            }
             if vault.contentRotationPending {
                 vault.pendingNotices.append("an interrupted `rekey --content` has items left: run `nu11vlt rekey --content` again to finish it")
             }

@@ -10,6 +10,10 @@ extension KeyStore {
         case missing
         /// The file does not authenticate: treated as tampering.
         case damaged
+        /// The state authenticates but the TPM's counter is `missed` writes ahead of it: an
+        /// older copy was put back, or someone advanced the counter (an unauthenticated
+        /// signal). Failing closed without destroying anything: see `Gate`.
+        case counterAhead(DeviceState, missed: UInt64)
     }
 
     /// The device state. With a TPM it is sealed under a key the TPM holds and must carry the
@@ -21,9 +25,10 @@ extension KeyStore {
         if let tpm = try readMaster().tpm {
             let connection = try openTPM(tpm)
             guard let state = try? DeviceState.open(bytes, deviceKey: stateKey(tpm, connection: connection)),
-                  let counter = try connection.readCounter(tpm.nvIndex), let written = state.tpmCounter,
-                  written == counter || written == counter &+ 1 else { return .damaged }
-            return .loaded(state)
+                  let counter = try connection.readCounter(tpm.nvIndex), let written = state.tpmCounter else { return .damaged }
+            if written == counter || written == counter &+ 1 { return .loaded(state) }
+            if written < counter { return .counterAhead(state, missed: counter - written) }
+            return .damaged
         }
         if let state = try? DeviceState.open(bytes, deviceKey: deviceKey()) { return .loaded(state) }
         // An enrolment or removal interrupted between the state and the master record: the

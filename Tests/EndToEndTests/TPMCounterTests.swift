@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+/// Issue 29: rollback detection never destroys data on an unauthenticated signal. Anyone who
+/// may use the TPM can advance the key store's counter with tpm2-tools; that must fail closed
+/// (nothing of an older state restored) without wiping anything.
+@Suite("TPM counter tampering", .enabled(if: SoftwareTPM.available))
+struct TPMCounterTests {
+    @Test("tpm2_nvincrement on the counter, then sweep: an armed vault is not wiped, no fade item destroyed; the PIN then opens and the state is written again")
+    func counterAdvanced() throws {
+        let tpm = try SoftwareTPM()
+        defer { tpm.stop() }
+        let cli = try CLI()
+        _ = try cli.initTPMVault(tpm)
+        let kept = try cli.importIDs([cli.file("kept.bin", [1, 2, 3])])[0]
+        let fading = try cli.importIDs([cli.file("fading.bin", [4, 5])], extra: ["--fade", "2s"])[0]
+        #expect(try cli.run(["skeleton", "enable", "--interval", "1h"], pinStdin: true).code == 0)
+        Thread.sleep(forTimeInterval: 2.5)  // the fade item's deadline passes
+
+        // The attacker, with tpm2-tools alone.
+        let status = try #require(try JSONSerialization.jsonObject(with: try cli.run(["tpm", "status", "--json"]).stdout) as? [String: Any])
+        let index = try #require(status["nvIndex"] as? String)
+        let bumped = try tpm.tool("tpm2_nvincrement", ["-C", index, index])
+        #expect(bumped.code == 0, "tpm2_nvincrement: \(bumped.out)")
+
+        let sweep = try cli.run(["sweep"])
+        #expect(sweep.code == 0, "\(sweep.stderr)")
+        #expect(sweep.stderr.contains("counter is 1 ahead") && sweep.stderr.contains("nothing was destroyed"), "\(sweep.stderr)")
+        #expect(FileManager.default.fileExists(atPath: cli.keystore + "/master.n11k"), "the armed vault was wiped")
+        #expect(FileManager.default.fileExists(atPath: cli.keystore + "/items/\(fading).key"), "the fade item was destroyed on an unauthenticated signal")
+        #expect(FileManager.default.fileExists(atPath: cli.vault + "/Fade/\(fading).n11"))
+        // Its deadline passed: it does not open, whatever the state says.
+        #expect(try cli.run(["export", fading, "-o", "-"], pinStdin: true).stdout.isEmpty)
+
+        // The PIN opens at once (no hour's wait) and writes the state again.
+        let opened = try cli.run(["export", kept, "-o", "-"], pinStdin: true)
+        #expect(opened.stdout == Data([1, 2, 3]), "\(opened.stderr)")
+        let after = try cli.run(["sweep"])
+        #expect(after.code == 0 && !after.stderr.contains("ahead"), "the state was not written again: \(after.stderr)")
+        #expect(try cli.run(["skeleton", "status"]).out.contains("armed") || (try cli.run(["skeleton", "status", "--json"]).out.contains("true")))
+        // Now, with the state in step, the expired fade item goes as its schedule says.
+        #expect(!FileManager.default.fileExists(atPath: cli.keystore + "/items/\(fading).key"))
+        let log = try cli.run(["log"], pinStdin: true).out
+        #expect(log.contains("state counter ahead"), "\(log)")
+    }
+}
