@@ -27,8 +27,13 @@ enum Wipe {
         store.releaseTPMCounter()
         // 1. Keys: always overwritten, they are small and they are what matters.
         for file in store.allFiles() where ProtectedFiles.kind(file) != nil { destroy(file, overwrite: true) }
-        // The recovery data is keys too (with the phrase it opens the primary vault).
-        attempt(location.vaultRoot) { try Vault.destroyRecovery(location) }
+        // The recovery data is keys too (with the phrase it opens the primary vault): its file
+        // is overwritten here, and the index that holds the item seals is overwritten below
+        // whatever the mode (a damaged index cannot be opened to drop them first).
+        destroy(location.vaultRoot + "/recovery.n11r", overwrite: true)
+        if ProtectedFiles.exists(location.indexPath), let index = try? VaultIndex(path: location.indexPath) {
+            try? index.dropRecoverySeals()
+        }
         // 2. Content, 3. the index, both found by walking the vault folder (without following links).
         var files: [String] = []
         var folders: [String] = []
@@ -49,7 +54,7 @@ enum Wipe {
         let ordered = files.filter({ !isIndex($0) && $0 != location.lockPath }) + files.filter(isIndex)
         for (n, file) in ordered.enumerated() {
             progress(n, ordered.count)
-            destroy(file, overwrite: secure)
+            destroy(file, overwrite: secure || isIndex(file))
         }
         progress(ordered.count, ordered.count)
         // 4. Folders, deepest first; the lock file goes last.
