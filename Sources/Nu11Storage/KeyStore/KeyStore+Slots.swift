@@ -105,14 +105,12 @@ extension KeyStore {
         let connection = try openTPM(tpm)
         var secret: SecretBytes?
         if armed {
-            let skeleton = held.skeleton ?? SecretBytes(randomCount: 32)
-            tpm.skeletonDeadline = try connection.clock() + UInt64(max(1, interval) * 1000)
-            do {
-                tpm.skeletonObject = try connection.seal(skeleton, auth: nil, policy: skeletonPolicy(tpm))
-            } catch let refusal as TPMRefusal {
-                throw explain(refusal, tpm: tpm, connection: connection)
+            guard let auth = held.auth else {
+                throw Nu11Error(.invalidArgument, "the Skeleton Switch needs the primary PIN typed in this session", remedy: .unlockAgain)
             }
-            secret = skeleton
+            tpm.skeletonDeadline = try connection.clock() + UInt64(max(1, interval) * 1000)
+            // Every check-in seals a fresh secret: one saved before is useless after it.
+            secret = try sealSkeleton(&tpm, auth: auth, connection: connection)
         } else {
             tpm.skeletonDeadline = 0
             tpm.skeletonObject = []
@@ -121,21 +119,15 @@ extension KeyStore {
         let kek = secret.map { MasterRecord.skeletonKEK(base: held.baseKEK, skeletonSecret: $0) } ?? held.baseKEK
         try record.setSkeletonArmed(armed, primary: keys, kek: kek)
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
-        return UnlockedKeys(slot: 0, keys: keys, kek: kek, tpm: TPMUnlock(secret: held.secret, baseKEK: held.baseKEK, skeleton: secret))
+        return UnlockedKeys(slot: 0, keys: keys, kek: kek, tpm: TPMUnlock(secret: held.secret, baseKEK: held.baseKEK, skeleton: secret, auth: held.auth))
     }
 
-    /// With the Skeleton Switch armed in the TPM: whether the TPM's clock passed the deadline
-    /// (the TPM refuses the Skeleton secret, whatever the system clock or the state files say).
+    /// With the Skeleton Switch armed in the TPM: whether the TPM's clock passed the deadline.
+    /// Read from the TPM's clock, not by unsealing (the Skeleton object needs the PIN). The
+    /// deadline in the file only decides when nu11vlt wipes: the object's policy carries the
+    /// real one, so a deadline edited in the file opens nothing after it.
     public func hardwareSkeletonExpired() throws -> Bool {
         guard let tpm = try readMaster().tpm, tpm.skeletonDeadline != 0 else { return false }
-        let connection = try openTPM(tpm)
-        do {
-            _ = try connection.unseal(tpm.skeletonObject, auth: nil, policy: skeletonPolicy(tpm))
-            return false
-        } catch TPMRefusal.deadlinePassed {
-            return true
-        } catch let refusal as TPMRefusal {
-            throw explain(refusal, tpm: tpm, connection: connection)
-        }
+        return try openTPM(tpm).clock() >= tpm.skeletonDeadline
     }
 }

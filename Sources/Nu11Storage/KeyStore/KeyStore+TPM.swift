@@ -71,15 +71,42 @@ extension KeyStore {
         let base = MasterRecord.kek(stretched: stretched, deviceKey: try deviceKey(), tpmSecret: secret)
         var skeleton: SecretBytes?
         if slot == 0 && tpm.skeletonDeadline != 0 {
-            skeleton = try unseal(tpm.skeletonObject, auth: nil, policy: skeletonPolicy(tpm), tpm: tpm, connection: connection)
+            // Sealed under the same PIN's auth value: nobody unseals it ahead of time without the PIN.
+            // (An object sealed before this had no auth value and noDA: the next check-in, part of
+            // this unlock, replaces it.)
+            let legacy = Self.sealedWithoutPIN(tpm.skeletonObject)
+            skeleton = try unseal(tpm.skeletonObject, auth: legacy ? nil : auth, policy: skeletonPolicy(tpm), tpm: tpm, connection: connection)
         }
         let kek = skeleton.map { MasterRecord.skeletonKEK(base: base, skeletonSecret: $0) } ?? base
         guard let keys = try? record.open(kek: kek, slot: slot) else { throw Nu11Error.wrongPIN }
-        return UnlockedKeys(slot: slot, keys: keys, kek: kek, tpm: TPMUnlock(secret: secret, baseKEK: base, skeleton: skeleton))
+        return UnlockedKeys(slot: slot, keys: keys, kek: kek, tpm: TPMUnlock(secret: secret, baseKEK: base, skeleton: skeleton, auth: auth))
     }
 
+    /// The Skeleton object: "TPM clock < deadline" and the primary PIN's auth value, counted
+    /// by the dictionary-attack lockout (a guess at it costs a TPM try like any PIN).
     func skeletonPolicy(_ tpm: TPMRecord) -> TPMPolicy {
-        TPMPolicy(pcrMask: tpm.pcrMask, deadline: tpm.skeletonDeadline, noDA: true)
+        TPMPolicy(pcrMask: tpm.pcrMask, deadline: tpm.skeletonDeadline, noDA: false)
+    }
+
+    /// Whether a sealed object (TPM2B_PUBLIC first) has the noDA attribute: the Skeleton
+    /// objects sealed before they took the PIN's auth value.
+    static func sealedWithoutPIN(_ blob: [UInt8]) -> Bool {
+        guard blob.count >= 10 else { return false }
+        let attributes = blob[6..<10].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        return attributes & 0x0000_0400 != 0  // TPMA_OBJECT_NODA
+    }
+
+    /// A fresh Skeleton secret sealed under the primary PIN's auth value and the deadline
+    /// already in `tpm`. Every check-in and PIN change makes a new one, so a secret someone
+    /// saved (with the PIN, before the deadline) is useless after it.
+    func sealSkeleton(_ tpm: inout TPMRecord, auth: SecretBytes, connection: TPMConnection) throws -> SecretBytes {
+        let skeleton = SecretBytes(randomCount: 32)
+        do {
+            tpm.skeletonObject = try connection.seal(skeleton, auth: auth, policy: skeletonPolicy(tpm))
+        } catch let refusal as TPMRefusal {
+            throw explain(refusal, tpm: tpm, connection: connection)
+        }
+        return skeleton
     }
 
     /// Seals slot `index` of a TPM-bound record for `pin`: the PIN's entry (keeping `secret`,
@@ -101,11 +128,18 @@ extension KeyStore {
             throw explain(refusal, tpm: tpm, connection: connection)
         }
         tpm.buckets[index] = bucket
+        let auth = TPMRecord.auth(stretched: stretched)
+        var skeletonSecret = skeleton
+        if index == 0 && skeleton != nil && tpm.skeletonDeadline != 0 {
+            // The primary PIN changed while armed: the Skeleton object follows the new PIN
+            // (same deadline, a fresh secret).
+            skeletonSecret = try sealSkeleton(&tpm, auth: auth, connection: connection)
+        }
         record.tpm = tpm
         let base = MasterRecord.kek(stretched: stretched, deviceKey: try deviceKey(), tpmSecret: tpmSecret)
-        let kek = skeleton.map { MasterRecord.skeletonKEK(base: base, skeletonSecret: $0) } ?? base
+        let kek = skeletonSecret.map { MasterRecord.skeletonKEK(base: base, skeletonSecret: $0) } ?? base
         try record.seal(keys, slot: index, kek: kek)
-        return UnlockedKeys(slot: index, keys: keys, kek: kek, tpm: TPMUnlock(secret: tpmSecret, baseKEK: base, skeleton: skeleton))
+        return UnlockedKeys(slot: index, keys: keys, kek: kek, tpm: TPMUnlock(secret: tpmSecret, baseKEK: base, skeleton: skeletonSecret, auth: auth))
     }
 
     /// An entry no PIN opens (random secret, random auth value, a bucket no other entry has).

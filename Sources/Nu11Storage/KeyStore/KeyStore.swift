@@ -247,10 +247,14 @@ public struct TPMUnlock: Sendable {
     public let baseKEK: SecretBytes
     /// The Skeleton secret, when slot 0 was opened while the switch is armed in the TPM.
     public let skeleton: SecretBytes?
+    /// The PIN's TPM auth value (slot 0: the Skeleton object is sealed under it too, so the
+    /// Skeleton secret never opens without the PIN).
+    public let auth: SecretBytes?
 
-    public init(secret: SecretBytes, baseKEK: SecretBytes, skeleton: SecretBytes?) {
+    public init(secret: SecretBytes, baseKEK: SecretBytes, skeleton: SecretBytes?, auth: SecretBytes? = nil) {
         self.secret = secret
         self.baseKEK = baseKEK
         self.skeleton = skeleton
+        self.auth = auth
     }
 }
