@@ -94,7 +94,7 @@ public struct LockedVault: Sendable {
         _ = EffectiveTime.advance(&state, clock: clock)
         state.settingsSaved = true
         try store.saveState(state)
-        try store.saveSettings(settings)
+        try store.saveSettings(settings, tagKey: Vault.settingsKey(unlocked.keys))
         let index = try VaultIndex(path: location.indexPath)
         try Pairing.bind(location, keyStore: store, index: index)
         if let recoveryPhrase, let id = try index.vaultID() {
@@ -221,8 +221,19 @@ public struct LockedVault: Sendable {
             var state = gateState
             let now = gateReport.now
             try Gate.checkLockout(state, now: now)
-            let settings = try keyStore.loadSettings().settings
-            var (unlocked, onDisk) = try attempt(pin: pin, keyStore: keyStore, state: state, now: now, settings: settings)
+            let loaded = try keyStore.loadSettings().settings
+            var (unlocked, onDisk) = try attempt(pin: pin, keyStore: keyStore, state: state, now: now, settings: loaded)
+            // A setting that loosens a protection counts only when this vault saved the file
+            // (its tag verifies under this vault's key); a forged or foreign one is not applied.
+            var settings = loaded
+            var settingsNotice: String?
+            if !loaded.authenticated(under: Vault.settingsKey(unlocked.keys)) {
+                let (strict, reverted) = loaded.withoutLoosening()
+                settings = strict
+                if !reverted.isEmpty {
+                    settingsNotice = "the settings file was not saved with this PIN's vault (changed by another program?): \(reverted.joined(separator: ", ")) not applied; set them again to use them"
+                }
+            }
             var lateNotice: String?
             if unlocked.keys.role == .primary, unlocked.tpm?.skeleton != nil, let skeleton = state.skeleton, !index.isReadOnly {
                 // The check-in moves the TPM's deadline too.
@@ -252,6 +263,7 @@ public struct LockedVault: Sendable {
             let vault = Vault(location: location, keyStore: keyStore, index: index, unlocked: unlocked, lock: lock,
                               state: state, settings: settings, now: now, clock: clock)
             if let lateNotice { vault.pendingNotices.append(lateNotice) }
+            if let settingsNotice { vault.pendingNotices.append(settingsNotice) }
             vault.loadRecovery()
             try vault.resumeRotation()
             if unlocked.keys.role == .duress { try vault.runDuress() }

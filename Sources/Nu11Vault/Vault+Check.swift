@@ -40,7 +40,7 @@ extension Vault {
         if try keyStore.loadSettings().damaged {
             var finding = CheckReport.Finding(item: "settings", problem: "the settings file does not authenticate")
             if repair {
-                try keyStore.saveSettings(settings)
+                try keyStore.saveSettings(settings, tagKey: settingsKey())
                 finding.repaired = "rewritten with the values in use"
             }
             report.failures.append(finding)

@@ -219,6 +219,11 @@ public final class Vault {
 
     func saveState() throws { try keyStore.saveState(state) }
 
+    /// The key that tags the settings this vault saves: a subkey of its archive key (kept
+    /// across key rotations), so only its PIN (through the slot) yields it.
+    static func settingsKey(_ keys: DomainKeys) -> SecretBytes { Subkey.derive(from: keys.archive, purpose: "settings auth") }
+    func settingsKey() throws -> SecretBytes { Self.settingsKey(try keys) }
+
     func metadataKey(_ domain: Domain) throws -> SecretBytes {
         if let key = metadataKeys[domain] { return key }
         let key = Subkey.derive(from: try keys.key(for: domain), purpose: "index metadata")

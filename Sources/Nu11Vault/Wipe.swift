@@ -78,7 +78,8 @@ extension Vault {
     public func setSetting(_ key: String, _ value: String) throws -> Settings {
         var updated = settings
         try updated.set(key, value)
-        try commitStep("the settings change") { try keyStore.saveSettings(updated) }  // the commit point
+        let tagKey = try settingsKey()
+        try commitStep("the settings change") { try keyStore.saveSettings(updated, tagKey: tagKey) }  // the commit point
         // Every unlock applies the exclusion again, so a failure here is finished by the next command.
         afterCommit("updating the backup exclusion") { try Self.applyBackupExclusion(location, settings: updated) }
         audit("settings change", detail: "\(key) = \(try updated.value(key))")

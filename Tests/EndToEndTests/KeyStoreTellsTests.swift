@@ -29,4 +29,44 @@ struct KeyStoreTellsTests {
         #expect(try cli.run(["list"], pinStdin: true).code == 0)
         #expect(try cli.with("backup-pin", ["list"]).code == 0)
     }
+
+    /// A settings file sealed the way any reader of the key store can (device key only).
+    static func forgeSettings(_ cli: CLI, _ values: [String: String]) throws {
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: ["version": 2, "values": values], options: [.sortedKeys]), as: UTF8.self)
+        let script = """
+            import os, sys
+            from cryptography.hazmat.primitives import hashes
+            from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+            from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
+            ks, js = sys.argv[1], sys.argv[2].encode()
+            device = open(ks + '/device.n11d', 'rb').read()[5:37]
+            key = HKDFExpand(hashes.SHA256(), 32, b'nu11vlt subkey v1 settings').derive(device)
+            nonce = os.urandom(12)
+            open(ks + '/settings.n11c', 'wb').write(b'N11C\\x01' + nonce + ChaCha20Poly1305(key).encrypt(nonce, js, b'nu11vlt settings v1'))
+            """
+        let r = try cli.spawn("/usr/bin/env", ["python3", "-c", script, cli.keystore, json])
+        #expect(r.code == 0, "the forging script failed: \(r.stderr)")
+        #expect(try cli.run(["settings", "get", "kdf.memory_mib"]).out.trimmingCharacters(in: .whitespacesAndNewlines) == (values["kdf.memory_mib"] ?? "0"),
+                "the forgery is not what nu11vlt reads: the test proves nothing")
+    }
+
+    @Test("settings that loosen a protection, forged with the device key, are refused with a notice; set with the PIN they apply")
+    func forgedSettings() throws {
+        let cli = try CLI()
+        let r = try cli.run(["init", "--kdf-memory", "64", "--kdf-iterations", "4"], pinStdin: true)
+        #expect(r.code == 0, "\(r.stderr)")
+        try Self.forgeSettings(cli, ["kdf.memory_mib": "19", "kdf.iterations": "2", "backup.allow": "true"])
+        let change = try cli.spawn(CLI.binary, ["pin", "change", "--pin-stdin", "--new-pin-fd", "0"], input: Data("\(cli.pin)\nanother pin 12\n".utf8))
+        #expect(change.code == 0, "\(change.stderr)")
+        #expect(change.stderr.contains("not applied") && change.stderr.contains("kdf.memory_mib"), "no notice: \(change.stderr)")
+        let status = try cli.run(["status"]).out
+        #expect(status.contains("Argon2id   4 passes, 64 MiB"), "the forged KDF cost was applied: \(status)")
+        #expect(FileManager.default.fileExists(atPath: cli.vault + "/CACHEDIR.TAG"), "the forged backup.allow removed the exclusion")
+        // Set with the PIN, the same values apply (a cost change asks for the other PINs: none here).
+        let set = try cli.spawn(CLI.binary, ["settings", "set", "backup.allow", "true", "--pin-stdin"], input: Data("another pin 12\n".utf8))
+        #expect(set.code == 0, "\(set.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: cli.vault + "/CACHEDIR.TAG"))
+        let quiet = try cli.spawn(CLI.binary, ["list", "--pin-stdin"], input: Data("another pin 12\n".utf8))
+        #expect(!quiet.stderr.contains("not applied"), "\(quiet.stderr)")
+    }
 }

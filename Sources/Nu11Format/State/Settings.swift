@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// Typed settings with validated ranges (the second seed's typed settings), stored as a
@@ -26,6 +27,8 @@ public struct Settings: Sendable, Equatable {
     public var rotateDays: Int = 0
     /// Bound of each vault's audit log, in KiB; older entries are compacted into a checkpoint.
     public var logMaxKiB: Int = 1024
+    /// The tag the file carried (see `authenticated(under:)`); nil for a file saved without one.
+    public var authTag: [UInt8]?
     /// The desktop app locks itself after this many seconds without input; 0 = never.
     public var lockIdle: Double = 300
 
@@ -155,12 +158,50 @@ public struct Settings: Sendable, Equatable {
     struct Document: Codable {
         var version: Int
         var values: [String: String]
+        /// HMAC-SHA-256 (hex) of the values under a key of the vault that saved them (optional:
+        /// files without it read as before, and loosen nothing).
+        var auth: String?
     }
 
-    public func sealed(deviceKey: SecretBytes) throws -> [UInt8] {
+    /// The settings that loosen a protection when changed (a lower KDF cost; backups of the
+    /// vault folder): they take effect only when the file was saved by the vault that reads it.
+    public static let looseningKeys = ["kdf.memory_mib", "kdf.iterations", "backup.allow"]
+
+    /// The values as the tag covers them: `key=value` lines, sorted by key.
+    func canonical() throws -> [UInt8] {
+        Array(try Self.definitions.map(\.key).sorted().map { "\($0)=\(try value($0))\n" }.joined().utf8)
+    }
+
+    /// The tag under `key` (a subkey of the saving vault's keys).
+    public func tag(under key: SecretBytes) throws -> [UInt8] {
+        let message = try canonical()
+        return key.withUnsafeBytes { Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: $0))) }
+    }
+
+    /// Whether the file's tag verifies under `key` (constant time).
+    public func authenticated(under key: SecretBytes) -> Bool {
+        guard let authTag, let expected = try? tag(under: key), authTag.count == expected.count else { return false }
+        return zip(authTag, expected).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    /// These settings with every loosening value back at its default, and the keys that moved.
+    public func withoutLoosening() -> (Settings, reverted: [String]) {
+        var strict = self
+        var reverted: [String] = []
+        let defaults = Settings()
+        for key in Self.looseningKeys where (try? value(key)) != (try? defaults.value(key)) {
+            if let v = try? defaults.value(key) { try? strict.set(key, v) }
+            reverted.append(key)
+        }
+        return (strict, reverted)
+    }
+
+    /// `tagKey`: the saving vault's settings key; the file then carries the tag.
+    public func sealed(deviceKey: SecretBytes, tagKey: SecretBytes? = nil) throws -> [UInt8] {
         var values: [String: String] = [:]
         for definition in Self.definitions { values[definition.key] = try value(definition.key) }
-        return try Self.seal(Document(version: Self.currentVersion, values: values), deviceKey: deviceKey)
+        let auth = try tagKey.map { Hex.encode(try tag(under: $0)) }
+        return try Self.seal(Document(version: Self.currentVersion, values: values, auth: auth), deviceKey: deviceKey)
     }
 
     static func seal(_ document: Document, deviceKey: SecretBytes) throws -> [UInt8] {
@@ -205,6 +246,7 @@ public struct Settings: Sendable, Equatable {
             document.version += 1
         }
         var settings = Settings()
+        settings.authTag = document.auth.flatMap(Hex.decode)
         for (key, value) in document.values {
             // Keys no longer defined are dropped by the migrations; anything else unknown is
             // ignored rather than fatal, so a damaged value cannot lock the user out.
@@ -215,6 +257,6 @@ public struct Settings: Sendable, Equatable {
 
     /// For tests of the migration path: a document of an older version.
     public static func sealLegacy(version: Int, values: [String: String], deviceKey: SecretBytes) throws -> [UInt8] {
-        try seal(Document(version: version, values: values), deviceKey: deviceKey)
+        try seal(Document(version: version, values: values, auth: nil), deviceKey: deviceKey)
     }
 }

@@ -109,8 +109,9 @@ extension KeyStore {
         try ProtectedFiles.move(settingsPath, to: settingsPath + ".damaged")
     }
 
-    public func saveSettings(_ settings: Settings) throws {
-        try ProtectedFiles.writeAtomically(settings.sealed(deviceKey: deviceKey()), to: settingsPath)
+    /// `tagKey`: the saving vault's settings key (see `Settings.authenticated(under:)`).
+    public func saveSettings(_ settings: Settings, tagKey: SecretBytes? = nil) throws {
+        try ProtectedFiles.writeAtomically(settings.sealed(deviceKey: deviceKey(), tagKey: tagKey), to: settingsPath)
     }
 
     /// Every file of the key store, for wipe.
