@@ -268,6 +268,7 @@ public struct LockedVault: Sendable {
             try vault.resumeRotation()
             if unlocked.keys.role == .duress { try vault.runDuress() }
             vault.auditUnlock()
+            vault.anchorLog()
             if gateReport.counterAhead {
                 vault.audit("state counter ahead", detail: "the TPM's counter was ahead of the device state; nothing was destroyed and the state was written again")
             }

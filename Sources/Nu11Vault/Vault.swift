@@ -130,6 +130,8 @@ public final class Vault {
     private var stateStamp: [Int] = []
     /// The same for the master record, as of this session's last look.
     var masterStamp: [Int] = []
+    /// What `anchorLog` found at this unlock when the log had been put back to an older copy.
+    public internal(set) var logRollback: String?
 
     static func fileStamp(_ path: String) -> [Int] {
         var st = stat()

@@ -43,4 +43,27 @@ struct TPMCounterTests {
         let log = try cli.run(["log"], pinStdin: true).out
         #expect(log.contains("state counter ahead"), "\(log)")
     }
+
+    @Test("an older copy of the audit log, put back, is reported by log --verify and stays recorded in the log")
+    func logRolledBack() throws {
+        let tpm = try SoftwareTPM()
+        defer { tpm.stop() }
+        let cli = try CLI()
+        _ = try cli.initTPMVault(tpm)
+        _ = try cli.importIDs([cli.file("a.bin", [1])])
+        let logs = cli.keystore + "/log"
+        let saved = cli.root + "/saved-log"
+        try FileManager.default.copyItem(atPath: logs, toPath: saved)
+        _ = try cli.importIDs([cli.file("b.bin", [2])])
+        #expect(try cli.run(["list"], pinStdin: true).code == 0)
+        // The attacker puts the older log back (every file of the folder, as copied).
+        try FileManager.default.removeItem(atPath: logs)
+        try FileManager.default.copyItem(atPath: saved, toPath: logs)
+        let verify = try cli.run(["log", "--verify"], pinStdin: true)
+        expectCleanError(verify, code: 5, mentions: "older copy of the log was put back")
+        let listing = try cli.run(["log"], pinStdin: true)
+        #expect(listing.code == 0 && listing.out.contains("log rolled back"), "\(listing.out) \(listing.stderr)")
+        // Once said (and recorded), the mark follows the log: the next verification passes.
+        #expect(try cli.run(["log", "--verify"], pinStdin: true).code == 0)
+    }
 }

@@ -144,4 +144,13 @@ extension AuditLogFile {
         let head: AuditHead? = opened(last, body: last.body, chain: chain, key: key)
         return head?.folded
     }
+
+    /// The sequence number of the last entry, from the head alone (see `headMark`).
+    public func headSequence(key: SecretBytes) -> UInt64? {
+        guard let first = records.first, first.body.count > 32, let last = records.last,
+              last.type == RecordType.head.rawValue else { return nil }
+        let chain = records.dropFirst().filter { $0.type == RecordType.entry.rawValue }.reduce(Array(first.body[0..<32])) { Self.next($0, $1) }
+        let head: AuditHead? = opened(last, body: last.body, chain: chain, key: key)
+        return head?.last
+    }
 }

@@ -45,6 +45,9 @@ public struct DeviceState: Codable, Sendable, Equatable {
     /// With a TPM: the value the TPM's NV counter had when this state was written (or one
     /// less: written, then counted). An older file is a rollback. Absent without a TPM.
     public var tpmCounter: UInt64?
+    /// With a TPM: each vault log's last entry as of that vault's last unlock (by log file
+    /// name), so a log put back to an older copy is noticed. Absent in older files.
+    public var logMarks: [String: UInt64]?
 
     public struct BootAnchor: Codable, Sendable, Equatable {
         public var id: String

@@ -55,6 +55,36 @@ extension Vault {
         appendAudit(entries, folded: folded)
     }
 
+    /// With a TPM, the device state (anchored by the TPM's counter) records how far this
+    /// vault's log reached at its last unlock; a log that ends before that was put back to an
+    /// older copy. Said at once (a notice, and an entry in the log as evidence), then the
+    /// mark moves to the log as it is. Without a TPM the state can be put back with the log,
+    /// so nothing is recorded (docs/THREAT-MODEL.md, "The audit log").
+    func anchorLog() {
+        guard !index.isReadOnly, (try? keyStore.readMaster().tpmBound) == true, let keys = try? keys else { return }
+        let name = AuditTrail.name(keys)
+        let key = AuditTrail.key(keys)
+        func last() -> UInt64? {
+            guard let bytes = try? keyStore.readLog(name), let file = try? AuditLogFile.parse(bytes) else { return nil }
+            return file.headSequence(key: key)
+        }
+        guard var reached = last() else { return }
+        let seen = state.logMarks?[name] ?? 0
+        if reached < seen {
+            let what = "the audit log ends at entry #\(reached), but this vault's log had reached #\(seen) (recorded under the TPM's counter): an older copy of the log was put back"
+            logRollback = what
+            notice(what)
+            appendAudit([AuditEntry(time: now, event: "log rolled back", detail: what)])
+            reached = last() ?? reached
+        }
+        var marks = state.logMarks ?? [:]
+        marks[name] = reached
+        state.logMarks = marks
+        do { try saveState() } catch {
+            notice("how far the audit log reached could not be recorded (\(Self.describe(error))); a rollback of the log before the next unlock would go unnoticed")
+        }
+    }
+
     /// This vault's log, authenticated end to end; throws, naming the first entry that was
     /// edited, removed, reordered or cut off. `setAside`: earlier logs of this vault that
     /// failed and were kept as evidence, with what is wrong with each.

@@ -50,6 +50,10 @@ struct LogCommand: ParsableCommand {
         try Failure.run {
             let vault = try openVault(location, pin)
             let (log, setAside) = try vault.auditLog()
+            if verify, let rollback = vault.logRollback {
+                throw Nu11Error(.corrupted, "audit log: " + rollback,
+                                remedy: "compare it with your own copies; the log now says so in an entry of its own")
+            }
             let cutoff = try since.map { vault.now - (try DurationText.parse($0)) } ?? -Double.infinity
             let entries = log.entries.filter { $0.time >= cutoff }.map {
                 Entry(seq: $0.seq, time: Date(timeIntervalSince1970: $0.time), event: $0.event, count: $0.count, items: $0.items, detail: $0.detail)
