@@ -61,6 +61,21 @@ def cobblestone_decrypt(key, context, data, aead_name=b"AEAD_AES_256_GCM", aead_
             fail("truncated ciphertext (no final chunk)")
 
 
+def write_unique(outdir, used, name, note, data):
+    """Writes an item under its own name (made unique; notes as NAME.txt); returns the name."""
+    name = os.path.basename(name or "") or "untitled"
+    if note:
+        name += ".txt"
+    base, n = name, 1
+    while name in used:
+        n += 1
+        name = f"{n}-{base}"
+    used.add(name)
+    with open(os.path.join(outdir, name), "wb") as f:
+        f.write(data)
+    return name
+
+
 MODHEX = "cbdefghijklnrtuv"
 SET = 32 + 12 + 128 + 16 + 32
 
@@ -146,16 +161,7 @@ def recover_vault(vault, outdir):
                                       b"AEAD_CHACHA20_POLY1305", ChaCha20Poly1305)
         if len(content) != info.get("size", len(content)):
             fail(f"item {item_id}: size differs from its metadata")
-        name = os.path.basename(info.get("name") or "") or "untitled"
-        if kind == 2:
-            name += ".txt"
-        base, n = name, 1
-        while name in used:
-            n += 1
-            name = f"{n}-{base}"
-        used.add(name)
-        with open(os.path.join(outdir, name), "wb") as f:
-            f.write(content)
+        name = write_unique(outdir, used, info.get("name"), kind == 2, content)
         print(f"{'note' if kind == 2 else 'file'}\t{albums.get(album, '') if album else ''}\t{name}\t{len(content)}")
     if skipped:
         print(f"{skipped} item(s) have no recovery seal and were left out", file=sys.stderr)
@@ -189,16 +195,7 @@ def main():
             data = cobblestone_decrypt(key, b"nu11vlt-archive/v1/item/" + entry.encode(), z.read(entry))
             if len(data) != item["size"]:
                 fail(f"{entry}: size differs from the manifest")
-            name = os.path.basename(item["name"]) or "untitled"
-            if item["kind"] == "note":
-                name += ".txt"
-            base, n = name, 1
-            while name in used:
-                n += 1
-                name = f"{n}-{base}"
-            used.add(name)
-            with open(os.path.join(sys.argv[2], name), "wb") as f:
-                f.write(data)
+            name = write_unique(sys.argv[2], used, item["name"], item["kind"] == "note", data)
             print(f"{item['kind']}\t{item.get('album') or ''}\t{name}\t{len(data)}")
 
 

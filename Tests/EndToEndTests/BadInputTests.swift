@@ -148,9 +148,9 @@ struct BadInputTests {
         }
     }
 
-    @Test("a full disk: a clear error, no partial item", .enabled(if: Mounts.available, "needs permission to mount a tmpfs"))
-    func fullDisk() throws {
-        let cli = try CLI()
+    /// A vault on a 2 MiB tmpfs (the key store stays on the test's disk); `body` gets the
+    /// environment that points at it. Unmounted afterwards.
+    func onSmallDisk(_ cli: CLI, _ body: (_ small: String, _ env: [String: String]) throws -> Void) throws {
         let small = cli.root + "/small"
         try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
         let mount = try cli.spawn("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", small])
@@ -160,54 +160,57 @@ struct BadInputTests {
         let env = ["NU11VLT_VAULT": small + "/vault"]
         let initR = try cli.run(["init", "--kdf-memory", "19", "--kdf-iterations", "2"], pinStdin: true, environment: env)
         #expect(initR.code == 0, "\(initR.stderr)")
-        let ok = try cli.run(["import", cli.file("fits.bin", Array(repeating: 1, count: 10_000))], pinStdin: true, environment: env)
-        #expect(ok.code == 0)
-        let big = cli.file("huge.bin", Array(repeating: 2, count: 4 << 20))
-        expectCleanError(try cli.run(["import", big], pinStdin: true, environment: env), code: 74, mentions: "disk")
-        let listed = try cli.run(["list", "--json"], pinStdin: true, environment: env)
-        #expect(listed.out.contains("fits.bin") && !listed.out.contains("huge.bin"))
-        let leftovers = try cli.spawn("/usr/bin/find", [small + "/vault", "-name", ".n11tmp-*"])
-        #expect(leftovers.out.isEmpty, "temp files left: \(leftovers.out)")
-        let photos = try FileManager.default.contentsOfDirectory(atPath: small + "/vault/Vault/Photos")
-        #expect(photos.count == 1, "partial item left: \(photos)")
-        let check = try cli.run(["check"], pinStdin: true, environment: env)
-        #expect(check.code == 0, "check after a full disk: \(check.out) \(check.stderr)")
+        try body(small, env)
+    }
+
+    @Test("a full disk: a clear error, no partial item", .enabled(if: Mounts.available, "needs permission to mount a tmpfs"))
+    func fullDisk() throws {
+        let cli = try CLI()
+        try onSmallDisk(cli) { small, env in
+            let ok = try cli.run(["import", cli.file("fits.bin", Array(repeating: 1, count: 10_000))], pinStdin: true, environment: env)
+            #expect(ok.code == 0)
+            let big = cli.file("huge.bin", Array(repeating: 2, count: 4 << 20))
+            expectCleanError(try cli.run(["import", big], pinStdin: true, environment: env), code: 74, mentions: "disk")
+            let listed = try cli.run(["list", "--json"], pinStdin: true, environment: env)
+            #expect(listed.out.contains("fits.bin") && !listed.out.contains("huge.bin"))
+            let leftovers = try cli.spawn("/usr/bin/find", [small + "/vault", "-name", ".n11tmp-*"])
+            #expect(leftovers.out.isEmpty, "temp files left: \(leftovers.out)")
+            let photos = try FileManager.default.contentsOfDirectory(atPath: small + "/vault/Vault/Photos")
+            #expect(photos.count == 1, "partial item left: \(photos)")
+            let check = try cli.run(["check"], pinStdin: true, environment: env)
+            #expect(check.code == 0, "check after a full disk: \(check.out) \(check.stderr)")
+        }
     }
 
     @Test("a folder import on a full disk keeps every file that fit, names the first that did not, counts both, names no internal path",
           .enabled(if: Mounts.available, "needs permission to mount a tmpfs"))
     func fullDiskFolder() throws {
         let cli = try CLI()
-        let small = cli.root + "/small"
-        try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
-        let mount = try cli.spawn("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", small])
-        try #require(mount.code == 0, "cannot mount a tmpfs here: \(mount.stderr)")
-        defer { _ = try? cli.spawn("/bin/umount", [small]) }
-        let env = ["NU11VLT_VAULT": small + "/vault"]
-        #expect(try cli.run(["init", "--kdf-memory", "19", "--kdf-iterations", "2"], pinStdin: true, environment: env).code == 0)
-        let folder = cli.root + "/photos"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        var fits: [String: Data] = [:]
-        for i in 1...6 {
-            let bytes = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* i) })
-            FileManager.default.createFile(atPath: folder + "/0\(i)-fits.bin", contents: bytes)
-            fits["0\(i)-fits.bin"] = bytes
+        try onSmallDisk(cli) { _, env in
+            let folder = cli.root + "/photos"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            var fits: [String: Data] = [:]
+            for i in 1...6 {
+                let bytes = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* i) })
+                FileManager.default.createFile(atPath: folder + "/0\(i)-fits.bin", contents: bytes)
+                fits["0\(i)-fits.bin"] = bytes
+            }
+            FileManager.default.createFile(atPath: folder + "/07-huge.bin", contents: Data(repeating: 7, count: 4 << 20))
+            for i in 8...9 { FileManager.default.createFile(atPath: folder + "/0\(i)-after.bin", contents: Data([UInt8(i)])) }
+            let r = try cli.run(["import", "-r", folder], pinStdin: true, environment: env)
+            expectCleanError(r, code: 74, mentions: "07-huge.bin did not fit")
+            #expect(r.stderr.contains("6 file(s) imported, 3 not imported"), "\(r.stderr)")
+            #expect(!r.stderr.contains(".n11") && !r.stderr.contains("/vault/"), "the message names an internal path: \(r.stderr)")
+            #expect(r.out.split(separator: "\n").count == 6, "the imported files were not listed: \(r.out)")
+            let listed = try cli.run(["list", "--json"], pinStdin: true, environment: env).out
+            for (name, _) in fits { #expect(listed.contains(name), "\(name) was rolled back") }
+            #expect(!listed.contains("huge") && !listed.contains("after"))
+            for line in r.out.split(separator: "\n") {
+                let id = String(line.prefix(32)), name = String(line.dropFirst(34))
+                #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true, environment: env).stdout == fits[name], "\(name) differs")
+            }
+            let check = try cli.run(["check"], pinStdin: true, environment: env)
+            #expect(check.code == 0, "check after a full disk: \(check.out) \(check.stderr)")
         }
-        FileManager.default.createFile(atPath: folder + "/07-huge.bin", contents: Data(repeating: 7, count: 4 << 20))
-        for i in 8...9 { FileManager.default.createFile(atPath: folder + "/0\(i)-after.bin", contents: Data([UInt8(i)])) }
-        let r = try cli.run(["import", "-r", folder], pinStdin: true, environment: env)
-        expectCleanError(r, code: 74, mentions: "07-huge.bin did not fit")
-        #expect(r.stderr.contains("6 file(s) imported, 3 not imported"), "\(r.stderr)")
-        #expect(!r.stderr.contains(".n11") && !r.stderr.contains("/vault/"), "the message names an internal path: \(r.stderr)")
-        #expect(r.out.split(separator: "\n").count == 6, "the imported files were not listed: \(r.out)")
-        let listed = try cli.run(["list", "--json"], pinStdin: true, environment: env).out
-        for (name, _) in fits { #expect(listed.contains(name), "\(name) was rolled back") }
-        #expect(!listed.contains("huge") && !listed.contains("after"))
-        for line in r.out.split(separator: "\n") {
-            let id = String(line.prefix(32)), name = String(line.dropFirst(34))
-            #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true, environment: env).stdout == fits[name], "\(name) differs")
-        }
-        let check = try cli.run(["check"], pinStdin: true, environment: env)
-        #expect(check.code == 0, "check after a full disk: \(check.out) \(check.stderr)")
     }
 }

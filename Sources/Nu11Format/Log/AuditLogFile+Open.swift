@@ -137,20 +137,15 @@ extension AuditLogFile {
 extension AuditLogFile {
     /// The device-journal mark of the head, opening only the head (the chain is hashed, not
     /// opened): what an unlock needs, without authenticating every entry.
-    public func headMark(key: SecretBytes) -> UInt64? {
-        guard let first = records.first, first.body.count > 32, let last = records.last,
-              last.type == RecordType.head.rawValue else { return nil }
-        let chain = records.dropFirst().filter { $0.type == RecordType.entry.rawValue }.reduce(Array(first.body[0..<32])) { Self.next($0, $1) }
-        let head: AuditHead? = opened(last, body: last.body, chain: chain, key: key)
-        return head?.folded
-    }
+    public func headMark(key: SecretBytes) -> UInt64? { head(key: key)?.folded }
 
     /// The sequence number of the last entry, from the head alone (see `headMark`).
-    public func headSequence(key: SecretBytes) -> UInt64? {
+    public func headSequence(key: SecretBytes) -> UInt64? { head(key: key)?.last }
+
+    func head(key: SecretBytes) -> AuditHead? {
         guard let first = records.first, first.body.count > 32, let last = records.last,
               last.type == RecordType.head.rawValue else { return nil }
         let chain = records.dropFirst().filter { $0.type == RecordType.entry.rawValue }.reduce(Array(first.body[0..<32])) { Self.next($0, $1) }
-        let head: AuditHead? = opened(last, body: last.body, chain: chain, key: key)
-        return head?.last
+        return opened(last, body: last.body, chain: chain, key: key)
     }
 }

@@ -15,11 +15,7 @@ struct Init: ParsableCommand {
     @OptionGroup var location: LocationOptions
     @OptionGroup var pin: PINOptions
 
-    @Option(name: .customLong("kdf-memory"), help: ArgumentHelp("Argon2id memory in MiB (at least 19).", valueName: "mib"))
-    var kdfMemory: UInt32?
-
-    @Option(name: .customLong("kdf-iterations"), help: ArgumentHelp("Argon2id passes (at least 2).", valueName: "n"))
-    var kdfIterations: UInt32?
+    @OptionGroup var kdf: KDFOptions
 
     @Flag(name: .long, help: "Bind the key store to this machine's TPM 2.0 from the start (prints a recovery key).")
     var tpm = false
@@ -31,12 +27,6 @@ struct Init: ParsableCommand {
 
     func validate() throws {
         if pcr.pcrs != nil && !tpm { throw ValidationError("--tpm-pcrs needs --tpm") }
-        if let m = kdfMemory, m < KDFParameters.floor.memoryMiB || m > KDFParameters.cap.memoryMiB {
-            throw ValidationError("--kdf-memory must be between \(KDFParameters.floor.memoryMiB) and \(KDFParameters.cap.memoryMiB) MiB")
-        }
-        if let t = kdfIterations, t < KDFParameters.floor.iterations || t > KDFParameters.cap.iterations {
-            throw ValidationError("--kdf-iterations must be between \(KDFParameters.floor.iterations) and \(KDFParameters.cap.iterations)")
-        }
     }
 
     /// What a new user needs before the first import (printed once, by `init`).
@@ -65,13 +55,7 @@ struct Init: ParsableCommand {
                                 remedy: "use another --vault/--keystore")
             }
             let secret = try PINReader.readNew(prompt: "New PIN or passphrase: ", from: pin.source)
-            let parameters: KDFParameters
-            if kdfMemory != nil || kdfIterations != nil {
-                parameters = KDFParameters(iterations: kdfIterations ?? 3, memoryKiB: (kdfMemory ?? 256) * 1024)
-            } else {
-                if Output.stderrIsTerminal { Output.note("calibrating Argon2id on this machine…") }
-                parameters = try Argon2id.calibrate()
-            }
+            let parameters = try kdf.parameters()
             let phrase: SecretBytes
             if tpm {
                 phrase = try LockedVault.createWithTPM(at: loc, pin: secret, parameters: parameters, pcrMask: pcr.mask(), allowBackups: backup)

@@ -50,10 +50,7 @@ struct Recover: ParsableCommand {
     @Option(name: .customLong("phrase-fd"),
             help: ArgumentHelp("Read the recovery phrase from this file descriptor (one line) instead of the terminal.", valueName: "n"))
     var phraseFD: Int32?
-    @Option(name: .customLong("kdf-memory"), help: ArgumentHelp("Argon2id memory in MiB (at least 19).", valueName: "mib"))
-    var kdfMemory: UInt32?
-    @Option(name: .customLong("kdf-iterations"), help: ArgumentHelp("Argon2id passes (at least 2).", valueName: "n"))
-    var kdfIterations: UInt32?
+    @OptionGroup var kdf: KDFOptions
     @Flag(name: .long, help: "Bind the rebuilt key store to this machine's TPM 2.0; the phrase stays its recovery key.")
     var tpm = false
     @OptionGroup var pcr: PCROption
@@ -62,12 +59,6 @@ struct Recover: ParsableCommand {
     func validate() throws {
         if pcr.pcrs != nil && !tpm { throw ValidationError("--tpm-pcrs needs --tpm") }
         if let fd = phraseFD, fd < 0 { throw ValidationError("--phrase-fd must be a file descriptor number") }
-        if let m = kdfMemory, m < KDFParameters.floor.memoryMiB || m > KDFParameters.cap.memoryMiB {
-            throw ValidationError("--kdf-memory must be between \(KDFParameters.floor.memoryMiB) and \(KDFParameters.cap.memoryMiB) MiB")
-        }
-        if let t = kdfIterations, t < KDFParameters.floor.iterations || t > KDFParameters.cap.iterations {
-            throw ValidationError("--kdf-iterations must be between \(KDFParameters.floor.iterations) and \(KDFParameters.cap.iterations)")
-        }
     }
 
     func run() throws {
@@ -76,13 +67,7 @@ struct Recover: ParsableCommand {
             let typed = try PINReader.read(prompt: "Recovery phrase: ", from: phraseFD.map { .fd($0) } ?? .terminal)
             let phrase = try RecoveryKey.parse(typed)
             let secret = try PINReader.readNew(prompt: "New PIN or passphrase: ", from: pin.source)
-            let parameters: KDFParameters
-            if kdfMemory != nil || kdfIterations != nil {
-                parameters = KDFParameters(iterations: kdfIterations ?? 3, memoryKiB: (kdfMemory ?? 256) * 1024)
-            } else {
-                if Output.stderrIsTerminal { Output.note("calibrating Argon2id on this machine…") }
-                parameters = try Argon2id.calibrate()
-            }
+            let parameters = try kdf.parameters()
             let report = try LockedVault(loc).recover(phrase: phrase, pin: secret, parameters: parameters)
             var tpmNote: String?
             if tpm {
@@ -125,31 +110,32 @@ struct Backup: ParsableCommand {
         Never back up the key store (it stays excluded); keep the phrase on paper, away from the backup.
         """
 
+    /// Sets backup.allow (after unlock), then says what it means.
+    static func set(_ allow: Bool, _ location: LocationOptions, _ pin: PINOptions) throws {
+        try Failure.run {
+            let vault = try openVault(location, pin)
+            _ = try vault.setSetting("backup.allow", allow ? "true" : "false")
+            if allow {
+                print("the vault folder \(vault.location.vaultRoot) can now be backed up")
+                print(Backup.explanation)
+            } else {
+                print("the vault folder is excluded from backups again; snapshots already made keep what they hold")
+            }
+        }
+    }
+
     struct Enable: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove the vault folder's backup exclusion (CACHEDIR.TAG, nodump) and say what a backup keeps.")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
-        func run() throws {
-            try Failure.run {
-                let vault = try openVault(location, pin)
-                _ = try vault.setSetting("backup.allow", "true")
-                print("the vault folder \(vault.location.vaultRoot) can now be backed up")
-                print(Backup.explanation)
-            }
-        }
+        func run() throws { try Backup.set(true, location, pin) }
     }
 
     struct Disable: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Exclude the vault folder from backups again (CACHEDIR.TAG, nodump).")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
-        func run() throws {
-            try Failure.run {
-                let vault = try openVault(location, pin)
-                _ = try vault.setSetting("backup.allow", "false")
-                print("the vault folder is excluded from backups again; snapshots already made keep what they hold")
-            }
-        }
+        func run() throws { try Backup.set(false, location, pin) }
     }
 
     struct StatusCommand: ParsableCommand {

@@ -42,6 +42,32 @@ struct PINOptions: ParsableArguments {
     }
 }
 
+/// The Argon2id cost a new key store gets (`init`, `recover`): calibrated on this machine
+/// unless chosen, within the floor and the cap.
+struct KDFOptions: ParsableArguments {
+    @Option(name: .customLong("kdf-memory"), help: ArgumentHelp("Argon2id memory in MiB (at least 19).", valueName: "mib"))
+    var kdfMemory: UInt32?
+    @Option(name: .customLong("kdf-iterations"), help: ArgumentHelp("Argon2id passes (at least 2).", valueName: "n"))
+    var kdfIterations: UInt32?
+
+    func validate() throws {
+        if let m = kdfMemory, m < KDFParameters.floor.memoryMiB || m > KDFParameters.cap.memoryMiB {
+            throw ValidationError("--kdf-memory must be between \(KDFParameters.floor.memoryMiB) and \(KDFParameters.cap.memoryMiB) MiB")
+        }
+        if let t = kdfIterations, t < KDFParameters.floor.iterations || t > KDFParameters.cap.iterations {
+            throw ValidationError("--kdf-iterations must be between \(KDFParameters.floor.iterations) and \(KDFParameters.cap.iterations)")
+        }
+    }
+
+    func parameters() throws -> KDFParameters {
+        if kdfMemory != nil || kdfIterations != nil {
+            return KDFParameters(iterations: kdfIterations ?? 3, memoryKiB: (kdfMemory ?? 256) * 1024)
+        }
+        if Output.stderrIsTerminal { Output.note("calibrating Argon2id on this machine…") }
+        return try Argon2id.calibrate()
+    }
+}
+
 struct JSONOption: ParsableArguments {
     @Flag(name: .long, help: "Print machine-readable JSON.")
     var json = false
