@@ -20,6 +20,20 @@ extension LockedVault {
     /// folder is destroyed by the next run). An existing key store is never touched.
     public func recover(phrase: SecretBytes, pin: SecretBytes, parameters: KDFParameters,
                         clock: any VaultClock = SystemClock()) throws -> RecoveryReport {
+        let (report, sets) = try rebuildKeyStore(phrase: phrase, pin: pin, parameters: parameters, clock: clock)
+        // The vault's lock is free again: rows still sealed under keys of an interrupted
+        // rotation are re-sealed under the current ones (what the next unlock would do).
+        if sets.count > 1, let current = sets.first {
+            let vault = try unlock(pin: pin)
+            defer { vault.lock() }
+            _ = try vault.migrate(from: Array(sets.dropFirst()), to: current.withRole(.primary), progress: { _ in })
+        }
+        return report
+    }
+
+    /// The key store, rebuilt under the vault's lock; returns the key sets the phrase opened.
+    private func rebuildKeyStore(phrase: SecretBytes, pin: SecretBytes, parameters: KDFParameters,
+                                 clock: any VaultClock) throws -> (RecoveryReport, [DomainKeys]) {
         try Self.validateNewPIN(pin)
         try parameters.validateChosen()
         let target = KeyStore(root: location.keyStoreRoot)
@@ -91,15 +105,7 @@ extension LockedVault {
             try? Self.destroyFolder(temp)
             throw error
         }
-        withExtendedLifetime(lock) {}
-        // Rows still sealed under keys of an interrupted rotation are re-sealed under the
-        // current ones (what the next unlock would do), with the new PIN.
-        if sets.count > 1 {
-            let vault = try unlock(pin: pin)
-            defer { vault.lock() }
-            _ = try vault.migrate(from: Array(sets.dropFirst()), to: current.withRole(.primary), progress: { _ in })
-        }
-        return report
+        return (report, sets)
     }
 
     /// Removes a folder of our own making, key files overwritten first.

@@ -139,10 +139,21 @@ struct RecoveryTests {
         try FileManager.default.moveItem(atPath: cli.keystore, toPath: cli.root + "/ks-after-duress")
         expectCleanError(try cli.recover(phrase: phrase, newPIN: "new passphrase 1"), code: 4, mentions: "no recovery data")
 
+        // Wipe destroys the recovery data with the keys, before any item: overwritten, then removed.
         let other = try CLI()
         _ = try other.initWithPhrase()
-        #expect(try other.run(["wipe", "--yes"]).code == 0)
+        _ = try other.importIDs([other.file("z.txt", [7])])
+        let trace = other.root + "/wipe.trace"
+        let wiped = try other.spawn("/usr/bin/strace", ["-f", "-qq", "-y", "-e", "trace=openat,unlink,unlinkat", "-o", trace, CLI.binary, "wipe", "--yes"])
+        #expect(wiped.code == 0, "\(wiped.stderr)")
         #expect(!FileManager.default.fileExists(atPath: other.vault + "/recovery.n11r"))
+        let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init)
+        let overwrite = calls.firstIndex { $0.contains("recovery.n11r") && $0.contains("openat") && $0.contains("O_WRONLY") }
+        let removed = calls.firstIndex { $0.contains("unlink") && $0.contains("recovery.n11r") }
+        let firstItem = calls.firstIndex { $0.contains("unlink") && $0.contains("/Vault/Photos/") }
+        #expect(overwrite != nil, "wipe removed the recovery data without overwriting it")
+        if let removed, let firstItem { #expect(removed < firstItem, "wipe reached the items before the recovery data") }
+        #expect(removed != nil && firstItem != nil, "the trace does not show the removals")
     }
 
     @Test("recovery setup gives an older vault a phrase that covers the items it already has; the old phrase opens nothing after")

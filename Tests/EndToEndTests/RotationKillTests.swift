@@ -56,4 +56,42 @@ struct RotationKillTests {
         try killEverywhere("pin change", command: ["pin", "change", "--pin-stdin", "--new-pin-fd", "0"],
                            input: { Data("\($0.pin)\nthe-new-pin-8\n".utf8) }, newPIN: "the-new-pin-8")
     }
+
+    @Test("rekey killed at every call, then the key store lost: the folder and the phrase alone bring back every item with its name")
+    func recoverAfterKilledRotation() throws {
+        try #require(FaultShim.library != nil, "the fault shim did not build (cc missing?)")
+        let template = try CLI()
+        let phrase = try template.initWithPhrase()
+        #expect(try template.run(["album", "create", "Trip"], pinStdin: true).code == 0)
+        var originals: [String: (name: String, bytes: Data)] = [:]
+        for (i, name) in ["a.txt", "b.txt", "c.txt"].enumerated() {
+            let bytes = Data("item \(i)".utf8)
+            let id = try template.importIDs([template.file(name, Array(bytes))], extra: i == 2 ? ["--album", "Trip"] : [])[0]
+            originals[id] = (name, bytes)
+        }
+        try FileManager.default.copyItem(atPath: template.keystore, toPath: template.root + "/prepared-keystore")
+        try FileManager.default.copyItem(atPath: template.vault, toPath: template.root + "/prepared-vault")
+        let countFile = template.root + "/.count"
+        let command = [CLI.binary, "rekey", "--pin-stdin"]
+        #expect(try FaultShim.run(template, command, input: Data((template.pin + "\n").utf8), at: 0, countFile: countFile).code == 0)
+        let calls = Int(try String(contentsOfFile: countFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(calls > 10)
+        for at in 1...max(calls, 1) {
+            let trial = try CLI()
+            try FileManager.default.copyItem(atPath: template.root + "/prepared-keystore", toPath: trial.keystore)
+            try FileManager.default.copyItem(atPath: template.root + "/prepared-vault", toPath: trial.vault)
+            _ = try FaultShim.run(trial, command, input: Data((trial.pin + "\n").utf8), at: at, kill: true)
+            // The disk with the key store dies now, mid-rotation or after it.
+            try FileManager.default.moveItem(atPath: trial.keystore, toPath: trial.root + "/lost")
+            let place = "rekey killed at call \(at) of \(calls)"
+            let r = try trial.recover(phrase: phrase, newPIN: "recovered pin")
+            #expect(r.code == 0, "\(place): \(r.stderr)")
+            let listed = try trial.with("recovered pin", ["list"]).out
+            for (id, item) in originals {
+                #expect(listed.contains(item.name), "\(place): \(item.name) lost its name")
+                #expect(try trial.with("recovered pin", ["export", id, "-o", "-"]).stdout == item.bytes, "\(place): \(item.name)")
+            }
+            #expect(try trial.with("recovered pin", ["album", "list"]).out.contains("Trip"), "\(place): the album lost its name")
+        }
+    }
 }
