@@ -27,7 +27,8 @@ head -c 2048 /dev/urandom > photos/not-really.jpg
 ls -l photos
 
 step "init (Argon2id at the floor for a quick demo: 2 passes, 19 MiB; real vaults calibrate to ~0.5 s)"
-n11 init --kdf-iterations 2 --kdf-memory 19
+n11 init --kdf-iterations 2 --kdf-memory 19 | tee init.out
+PHRASE=$(grep -E '^ +[cbdefghijklnrtuv]{4}(-[cbdefghijklnrtuv]{4}){7}$' init.out | tr -d ' ')
 
 step "album create Holidays; import two images into it and the rest into Photos"
 n11 album create Holidays
@@ -128,6 +129,18 @@ if command -v swtpm >/dev/null 2>&1; then
 else
   echo "(swtpm is not installed: make test installs it)"
 fi
+
+step "backups and recovery: back up the vault folder only; the key store is lost; the folder and the phrase rebuild it"
+n11 backup enable
+"$BIN" backup status
+cp -a vault vault-backup                      # what restic or rsync would copy (see README)
+mv keystore keystore-lost                     # the disk with the key store died
+# The phrase (typed at the prompt in real life), then the new PIN, one line each on stdin.
+printf '%s\n%s\n' "$PHRASE" "$PIN" | "$BIN" recover --vault "$WORK/vault-backup" --kdf-iterations 2 --kdf-memory 19 \
+  --phrase-fd 0 --pin-stdin
+NU11VLT_VAULT="$WORK/vault-backup" n11 list
+rm -rf vault-backup keystore && mv keystore-lost keystore   # back to the original pair for the last steps
+n11 backup disable
 
 step "status"
 n11 status

@@ -69,6 +69,7 @@ struct Recover: ParsableCommand {
             let secret = try PINReader.readNew(prompt: "New PIN or passphrase: ", from: pin.source)
             let parameters = try kdf.parameters()
             let report = try LockedVault(loc).recover(phrase: phrase, pin: secret, parameters: parameters)
+            if !tpm, let warning = Strength.pinWarning(secret, parameters: parameters) { Output.note("nu11vlt: " + warning) }
             var tpmNote: String?
             if tpm {
                 do {
