@@ -17,9 +17,6 @@ public struct RecoverySetup: Sendable {
 extension Vault {
     var recoveryPath: String { location.vaultRoot + "/recovery.n11r" }
 
-    /// Whether the vault folder has recovery data that this vault's keys made.
-    public var hasRecoveryPhrase: Bool { recoveryPublicKey != nil }
-
     /// Reads the recovery data after unlock: the public key new items are sealed to, if the
     /// current keys made it. A stale key-set list (a rotation finished since) is rewritten;
     /// data the keys did not make is not used, with a notice.
@@ -100,11 +97,6 @@ extension Vault {
         try index.setRecoverySeals(seals)
         audit("recovery setup", count: seals.count)
         return RecoverySetup(phrase: phrase, sealed: seals.count)
-    }
-
-    /// What the recovery phrase covers now (for `status`).
-    public func recoveryCoverage() throws -> (phrase: Bool, uncovered: Int) {
-        (recoveryPublicKey != nil, recoveryPublicKey == nil ? try index.count(domains: [.vault]).items : try index.itemsWithoutRecoverySeal().count)
     }
 
     /// Destroys the recovery data (the duress PIN; `Wipe` does the same by path).

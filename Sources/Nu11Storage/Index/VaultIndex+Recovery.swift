@@ -34,16 +34,6 @@ extension VaultIndex {
         }
     }
 
-    /// How many primary-vault items have no seal (made before the phrase, or while the
-    /// recovery data could not be trusted).
-    public func itemsWithoutRecoverySeal() throws -> [ItemID] {
-        try read { db in
-            guard try db.tableExists("recovery") else { return [] }
-            return try String.fetchAll(db, sql: "SELECT id FROM item WHERE domain = 1 AND id NOT IN (SELECT id FROM recovery)")
-                .compactMap { try? ItemID(hex: $0) }
-        }
-    }
-
     /// Destroys every seal (the duress PIN, the Skeleton Switch, `wipe`, a new phrase), then
     /// checkpoints so no copy stays in the WAL.
     public func dropRecoverySeals() throws {
