@@ -126,6 +126,15 @@ static TSS2_RC run_policy(ESYS_CONTEXT *esys, ESYS_TR session, n11tpm_policy p, 
                                      TPM2_EO_UNSIGNED_LT);
         if (rc != TSS2_RC_SUCCESS) return rc;
     }
+    if (p.has_reset_limit) {
+        TPM2B_OPERAND operand = {.size = 4};
+        for (int i = 0; i < 4; i++) operand.buffer[i] = (uint8_t)(p.reset_limit >> (24 - 8 * i));
+        *stage = 3;
+        // offset 16 in TPMS_TIME_INFO is clockInfo.resetCount
+        rc = Esys_PolicyCounterTimer(esys, session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &operand, 16,
+                                     TPM2_EO_UNSIGNED_LE);
+        if (rc != TSS2_RC_SUCCESS) return rc;
+    }
     *stage = 4;
     return Esys_PolicyAuthValue(esys, session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE);
 }
@@ -231,6 +240,71 @@ uint32_t n11tpm_clock(n11tpm *t, uint64_t *clock) {
     *clock = info->clockInfo.clock;
     Esys_Free(info);
     return TSS2_RC_SUCCESS;
+}
+
+uint32_t n11tpm_clock_info(n11tpm *t, uint64_t *clock, uint32_t *reset_count, int *safe) {
+    TPMS_TIME_INFO *info = NULL;
+    TSS2_RC rc = Esys_ReadClock(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &info);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    *clock = info->clockInfo.clock;
+    *reset_count = info->clockInfo.resetCount;
+    *safe = info->clockInfo.safe == TPM2_YES;
+    Esys_Free(info);
+    return TSS2_RC_SUCCESS;
+}
+
+uint32_t n11tpm_lockout_auth_set(n11tpm *t, int *set) {
+    TPMS_CAPABILITY_DATA *cap = NULL;
+    TPMI_YES_NO more = 0;
+    TSS2_RC rc = Esys_GetCapability(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2_CAP_TPM_PROPERTIES,
+                                    TPM2_PT_PERMANENT, 1, &more, &cap);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    *set = -1;
+    for (UINT32 i = 0; i < cap->data.tpmProperties.count; i++)
+        if (cap->data.tpmProperties.tpmProperty[i].property == TPM2_PT_PERMANENT)
+            *set = (cap->data.tpmProperties.tpmProperty[i].value & TPMA_PERMANENT_LOCKOUTAUTHSET) != 0;
+    Esys_Free(cap);
+    return *set < 0 ? TSS2_BASE_RC_GENERAL_FAILURE : TSS2_RC_SUCCESS;
+}
+
+// A salted HMAC session for the lockout hierarchy, authorised by `auth`.
+static TSS2_RC lockout_session(n11tpm *t, const uint8_t *auth, size_t auth_len, TPMA_SESSION attributes, ESYS_TR *session) {
+    if (auth_len > sizeof(((TPM2B_AUTH *)0)->buffer)) return TSS2_ESYS_RC_BAD_VALUE;
+    TPM2B_AUTH value = {.size = (UINT16)auth_len};
+    if (auth_len) memcpy(value.buffer, auth, auth_len);
+    TSS2_RC rc = Esys_TR_SetAuth(t->esys, ESYS_TR_RH_LOCKOUT, &value);
+    wipe(&value, sizeof value);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    rc = Esys_StartAuthSession(t->esys, t->primary, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, NULL,
+                               TPM2_SE_HMAC, &session_sym, TPM2_ALG_SHA256, session);
+    if (rc == TSS2_RC_SUCCESS) rc = Esys_TRSess_SetAttributes(t->esys, *session, attributes, 0xff);
+    return rc;
+}
+
+uint32_t n11tpm_lockout_change(n11tpm *t, const uint8_t *old, size_t old_len, const uint8_t *new_auth, size_t new_len) {
+    if (new_len > sizeof(((TPM2B_AUTH *)0)->buffer)) return TSS2_ESYS_RC_BAD_VALUE;
+    ESYS_TR session = ESYS_TR_NONE;
+    TSS2_RC rc = lockout_session(t, old, old_len, TPMA_SESSION_DECRYPT | TPMA_SESSION_CONTINUESESSION, &session);
+    if (rc == TSS2_RC_SUCCESS) {
+        TPM2B_AUTH value = {.size = (UINT16)new_len};
+        if (new_len) memcpy(value.buffer, new_auth, new_len);
+        rc = Esys_HierarchyChangeAuth(t->esys, ESYS_TR_RH_LOCKOUT, session, ESYS_TR_NONE, ESYS_TR_NONE, &value);
+        wipe(&value, sizeof value);
+    }
+    if (session != ESYS_TR_NONE) (void)Esys_FlushContext(t->esys, session);
+    TPM2B_AUTH none = {0};
+    (void)Esys_TR_SetAuth(t->esys, ESYS_TR_RH_LOCKOUT, &none);
+    return rc;
+}
+
+uint32_t n11tpm_lockout_reset(n11tpm *t, const uint8_t *auth, size_t auth_len) {
+    ESYS_TR session = ESYS_TR_NONE;
+    TSS2_RC rc = lockout_session(t, auth, auth_len, TPMA_SESSION_CONTINUESESSION, &session);
+    if (rc == TSS2_RC_SUCCESS) rc = Esys_DictionaryAttackLockReset(t->esys, ESYS_TR_RH_LOCKOUT, session, ESYS_TR_NONE, ESYS_TR_NONE);
+    if (session != ESYS_TR_NONE) (void)Esys_FlushContext(t->esys, session);
+    TPM2B_AUTH none = {0};
+    (void)Esys_TR_SetAuth(t->esys, ESYS_TR_RH_LOCKOUT, &none);
+    return rc;
 }
 
 uint32_t n11tpm_lockout(n11tpm *t, uint32_t *counter, uint32_t *max_tries, uint32_t *interval, uint32_t *recovery) {

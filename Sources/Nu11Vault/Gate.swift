@@ -72,7 +72,7 @@ enum Gate {
         // Armed in the TPM: the TPM's own clock decides, whatever the system clock or restored files say.
         if armed, try keyStore.hardwareSkeletonExpired() {
             try Wipe.run(location, secure: state.skeleton?.secure ?? false)
-            throw Nu11Error(.notFound, "the Skeleton Switch fired (no check-in before its deadline on the TPM's clock): the vault was wiped",
+            throw Nu11Error(.notFound, "the Skeleton Switch fired (no check-in before its deadline on the TPM's clock, or more TPM restarts since the last one than it allows): the vault was wiped",
                             remedy: .nothingRecoverable)
         }
         if !armed && state.skeleton != nil {

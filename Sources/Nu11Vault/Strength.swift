@@ -80,6 +80,10 @@ public enum Strength {
     /// Archive passwords leave the machine: below this they are refused.
     public static let archiveFloor = 45.0
 
+    /// Strong enough to stand an offline guesser (the archive floor): required of the primary
+    /// PIN when the TPM's wrong-PIN limit is someone else's to reset.
+    public static func passphraseStrong(_ pin: SecretBytes) -> Bool { bits(pin) >= archiveFloor }
+
     /// A diceware-style passphrase: 8 random pronounceable words of 5 letters (CVCVC, about
     /// 16.6 bits each: 133 bits), hyphenated.
     public static func generatePassphrase() -> SecretBytes {

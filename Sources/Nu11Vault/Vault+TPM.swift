@@ -17,7 +17,8 @@ extension LockedVault {
         let locked = try create(at: location, pin: pin, parameters: parameters, recoveryPhrase: phrase, settings: settings, clock: clock)
         do {
             return try locked.gated(onWait: {}) { _, keyStore, _, state, _ in
-                try keyStore.enrollTPM(pins: [pin], pcrMask: pcrMask, state: state, recoveryKey: phrase).recoveryKey
+                try keyStore.enrollTPM(pins: [pin], pcrMask: pcrMask, state: state, recoveryKey: phrase,
+                                       strongPIN: Strength.passphraseStrong(pin)).recoveryKey
             }
         } catch {
             // A vault that was to be TPM-bound and is not must not stay behind looking finished.
@@ -43,7 +44,7 @@ extension LockedVault {
         var state = DeviceState(now: 0)
         _ = EffectiveTime.advance(&state, clock: clock)
         state.settingsSaved = (try? keyStore.settingsStatus()) == .present
-        let unlocked = try keyStore.recoverTPM(recoveryKey: recoveryKey, pin: pin, state: state)
+        let unlocked = try keyStore.recoverTPM(recoveryKey: recoveryKey, pin: pin, state: state, strongPIN: Strength.passphraseStrong(pin))
         var destroyed = 0
         for id in try index.itemIDs(domain: .fade) {
             try keyStore.destroyItemKey(id)
@@ -77,7 +78,9 @@ extension Vault {
     /// `recoveryKey`: the vault's recovery phrase, which then serves as the TPM's recovery key too.
     public func enrollTPM(others: [SecretBytes], pin: SecretBytes, pcrMask: UInt32, recoveryKey: SecretBytes? = nil) throws -> SecretBytes {
         guard isPrimary else { throw Nu11Error.wrongPIN }
-        let enrolment = try keyStore.enrollTPM(pins: [pin] + others, pcrMask: pcrMask, state: state, recoveryKey: recoveryKey)
+        // A given recovery key (the phrase of a rebuilt key store) may already hold this TPM's lockout authorization.
+        let enrolment = try keyStore.enrollTPM(pins: [pin] + others, pcrMask: pcrMask, state: state, recoveryKey: recoveryKey,
+                                               lockoutMayBeOurs: recoveryKey != nil, strongPIN: Strength.passphraseStrong(pin))
         replaceHeld(enrolment.unlocked)
         audit("tpm enroll", detail: pcrMask == 0 ? nil : "PCRs " + TPMRecord.pcrs(in: pcrMask).map(String.init).joined(separator: ","))
         return enrolment.recoveryKey

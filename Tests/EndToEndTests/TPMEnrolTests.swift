@@ -51,8 +51,8 @@ struct TPMEnrolTests {
     func backupAndDuress() throws {
         let tpm = try SoftwareTPM()
         let cli = try CLI()
-        _ = try cli.initTPMVault(tpm)
         try tpm.lockout(maxTries: 50, recoverySeconds: 1)
+        _ = try cli.initTPMVault(tpm)
         let primaryItem = try #require(try cli.importIDs([cli.file("p.bin", [1])]).first)
         /// Sets a PIN with `command`, trying candidates until one is accepted (1 in 16 may share
         /// a TPM entry with another PIN: refused with a clear error, nothing changed).

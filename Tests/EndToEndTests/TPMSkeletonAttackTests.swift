@@ -8,8 +8,17 @@ import Testing
 /// deadline, even the PIN unseals nothing.
 @Suite("Skeleton Switch against tpm2-tools", .enabled(if: SoftwareTPM.available))
 struct TPMSkeletonAttackTests {
-    /// The Skeleton object (TPM2B_PUBLIC, TPM2B_PRIVATE) and deadline from master.n11k (docs/FORMAT.md §4.2b).
-    static func skeletonObject(_ keystore: String, into dir: String) throws -> UInt64 {
+    /// What the client reads from master.n11k (docs/FORMAT.md §4.3): the deadline and the
+    /// Skeleton object's TPM reset limit (nil: none).
+    struct Sealed: Equatable {
+        var deadline: UInt64
+        var resetLimit: UInt32?
+    }
+
+    /// Writes object `index` of the TPM record (0–2 the PIN entries, 3 the device state, 4 the
+    /// Skeleton) as pub.bin/priv.bin, and the primary key's name as name-record.bin.
+    @discardableResult
+    static func object(_ keystore: String, index: Int, into dir: String) throws -> Sealed {
         let b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: keystore + "/master.n11k")))
         let t = Array(b[500...])
         #expect(Array(t[0..<4]) == Array("N11T".utf8))
@@ -21,12 +30,21 @@ struct TPMSkeletonAttackTests {
             objects.append(Array(t[(offset + 2)..<(offset + 2 + length)]))
             offset += 2 + length
         }
-        let skeleton = objects[4]
-        let publicSize = Int(skeleton[0]) << 8 | Int(skeleton[1])
-        try Data(skeleton[0..<(2 + publicSize)]).write(to: URL(fileURLWithPath: dir + "/pub.bin"))
-        try Data(skeleton[(2 + publicSize)...]).write(to: URL(fileURLWithPath: dir + "/priv.bin"))
+        let chosen = objects[index]
+        let publicSize = Int(chosen[0]) << 8 | Int(chosen[1])
+        try Data(chosen[0..<(2 + publicSize)]).write(to: URL(fileURLWithPath: dir + "/pub.bin"))
+        try Data(chosen[(2 + publicSize)...]).write(to: URL(fileURLWithPath: dir + "/priv.bin"))
         try Data(t[16..<50]).write(to: URL(fileURLWithPath: dir + "/name-record.bin"))
-        return t[50..<58].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        var limit: UInt32?
+        if t[4] == 2 {
+            let value = t[offset..<(offset + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            limit = value == UInt32.max ? nil : value
+        }
+        return Sealed(deadline: t[50..<58].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, resetLimit: limit)
+    }
+
+    static func skeletonObject(_ keystore: String, into dir: String) throws -> Sealed {
+        try object(keystore, index: 4, into: dir)
     }
 
     /// The PIN's TPM auth value, computed from the key store as any client can (Argon2id with
@@ -48,9 +66,18 @@ struct TPMSkeletonAttackTests {
         return r.out.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// The attacker's client: loads the Skeleton object under the standard primary key and
-    /// tries to unseal it (policy: clock < deadline, auth value). Returns the secret or nil.
-    static func unseal(_ cli: CLI, _ tpm: SoftwareTPM, deadline: UInt64, auth: String?) throws -> (secret: String?, why: String) {
+    /// The attacker's client on the Skeleton object: its policy is clock < deadline, resetCount
+    /// <= limit, the auth value.
+    static func unseal(_ cli: CLI, _ tpm: SoftwareTPM, deadline sealed: Sealed, auth: String?) throws -> (secret: String?, why: String) {
+        var policy = ["tpm2_policycountertimer -Q -S s.ctx --ult clock=\(sealed.deadline)"]
+        if let limit = sealed.resetLimit { policy.append("tpm2_policycountertimer -Q -S s.ctx --ule resets=\(limit)") }
+        return try unseal(cli, tpm, policy: policy, auth: auth)
+    }
+
+    /// The attacker's client: loads pub.bin/priv.bin under the standard primary key and tries
+    /// to unseal it through a policy session (`policy`, then the auth value). Returns the
+    /// secret or nil, and tpm2-tools' messages.
+    static func unseal(_ cli: CLI, _ tpm: SoftwareTPM, policy: [String], auth: String?) throws -> (secret: String?, why: String) {
         let dir = cli.root
         let password = auth.map { "session:s.ctx+hex:\($0)" } ?? "session:s.ctx"
         let script = """
@@ -69,7 +96,7 @@ struct TPMSkeletonAttackTests {
             tpm2_flushcontext -t || true
             echo loaded >&2
             tpm2_startauthsession --policy-session -S s.ctx
-            tpm2_policycountertimer -Q -S s.ctx --ult clock=\(deadline)
+            \(policy.joined(separator: "\n"))
             tpm2_policyauthvalue -Q -S s.ctx
             tpm2_unseal -c obj.ctx -p '\(password)' -o secret.bin
             od -An -tx1 secret.bin | tr -d ' \\n'
@@ -85,13 +112,13 @@ struct TPMSkeletonAttackTests {
         let tpm = try SoftwareTPM()
         defer { tpm.stop() }
         let cli = try CLI(pin: "482913")
-        _ = try cli.initTPMVault(tpm)
         try tpm.lockout(maxTries: 50, recoverySeconds: 1)
+        _ = try cli.initTPMVault(tpm)
         let id = try cli.importIDs([cli.file("secret.bin", [9, 8, 7])])[0]
         #expect(try cli.run(["skeleton", "enable", "--interval", "2h"], pinStdin: true).code == 0)
 
         let deadline = try Self.skeletonObject(cli.keystore, into: cli.root)
-        #expect(deadline > 0)
+        #expect(deadline.deadline > 0 && deadline.resetLimit != nil)
         // Without the PIN: refused (it was sealed with an empty password before).
         let noPIN = try Self.unseal(cli, tpm, deadline: deadline, auth: nil)
         #expect(noPIN.secret == nil, "the Skeleton secret unsealed without the PIN")

@@ -16,6 +16,8 @@ struct TPMRecordTests {
         if skeleton {
             record.skeletonDeadline = 123_456
             record.skeletonObject = [9, 9, 9]
+            record.skeletonResetLimit = 17
+            record.lockoutHeld = true
         }
         return record
     }
@@ -26,6 +28,20 @@ struct TPMRecordTests {
             let record = try Self.sample(pcrMask: mask, skeleton: skeleton)
             #expect(try TPMRecord.parse(record.encoded()) == record)
         }
+    }
+
+    @Test("a version 1 record (no trailer) still opens: no reset limit, lockout not held")
+    func versionOne() throws {
+        var v2 = try Self.sample(skeleton: true)
+        var bytes = Array(v2.encoded().dropLast(5))
+        bytes[4] = 1
+        let v1 = try TPMRecord.parse(bytes)
+        #expect(v1.skeletonResetLimit == nil && !v1.lockoutHeld && !v1.lockoutForeign)
+        v2.skeletonResetLimit = nil
+        v2.lockoutHeld = false
+        #expect(v1 == v2)
+        v2.lockoutForeign = true
+        #expect(try TPMRecord.parse(v2.encoded()) == v2)
     }
 
     @Test("damaged records are refused: magic, version, buckets, lengths, trailing bytes, half a Skeleton")
@@ -43,7 +59,12 @@ struct TPMRecordTests {
         for (name, bytes) in cases {
             #expect(throws: Nu11Error.self, "\(name)") { try TPMRecord.parse(bytes) }
         }
-        b = good; b[4] = 2
+        b = good; b[b.count - 1] = 4; cases.append(("unknown flag", b))
+        b = good; b[4] = 1; cases.append(("version 1 with a trailer", b))
+        for (name, bytes) in cases {
+            #expect(throws: Nu11Error.self, "\(name)") { try TPMRecord.parse(bytes) }
+        }
+        b = good; b[4] = 3
         #expect(throws: Nu11Error.self) { try TPMRecord.parse(b) }
         do { _ = try TPMRecord.parse(b) } catch let error as Nu11Error { #expect(error.code == .unsupportedVersion) }
     }

@@ -23,10 +23,15 @@ uint32_t n11tpm_primary_name(n11tpm *tpm, uint8_t out[34]);
 /// (SHA-256 bank; 0 = none), PolicyCounterTimer "TPM clock < deadline" (0 = none), then
 /// PolicyAuthValue (the object's auth value, counted by the dictionary-attack lockout
 /// unless `no_da`).
+/// With `reset_limit` set (`has_reset_limit`), PolicyCounterTimer "resetCount <= reset_limit"
+/// follows the clock condition: a power cut can set the clock back to its last save, and each
+/// cut is a TPM reset, so the object allows only so many of them.
 typedef struct {
     uint32_t pcr_mask;
     uint64_t deadline;
     int no_da;
+    int has_reset_limit;
+    uint32_t reset_limit;
 } n11tpm_policy;
 
 /// Seals `secret` into a new object under the primary key (a salted session encrypts the
@@ -42,6 +47,20 @@ uint32_t n11tpm_unseal(n11tpm *tpm, const uint8_t *blob, size_t blob_len, const 
 
 /// The TPM's clock in milliseconds (advances only while the TPM is powered; never set back).
 uint32_t n11tpm_clock(n11tpm *tpm, uint64_t *clock);
+
+/// The TPM's clock (ms), its reset count (TPM2_Startup(CLEAR) since the last TPM2_Clear) and
+/// its `safe` flag (no greater clock value was reported before: NO after a power cut).
+uint32_t n11tpm_clock_info(n11tpm *tpm, uint64_t *clock, uint32_t *reset_count, int *safe);
+
+/// Whether the lockout hierarchy has an authorization value (TPM_PT_PERMANENT lockoutAuthSet).
+uint32_t n11tpm_lockout_auth_set(n11tpm *tpm, int *set);
+
+/// TPM2_HierarchyChangeAuth on the lockout hierarchy, from `old` to `new_auth` (either may be
+/// empty), through a salted session: the new value crosses the bus encrypted.
+uint32_t n11tpm_lockout_change(n11tpm *tpm, const uint8_t *old, size_t old_len, const uint8_t *new_auth, size_t new_len);
+
+/// TPM2_DictionaryAttackLockReset with the lockout hierarchy's authorization value.
+uint32_t n11tpm_lockout_reset(n11tpm *tpm, const uint8_t *auth, size_t auth_len);
 
 /// The dictionary-attack state: failed tries now, tries before lockout, seconds per
 /// forgiven try, seconds a lockout-auth failure locks for.

@@ -4,7 +4,7 @@ import Foundation
 /// What a TPM-bound key store keeps about its TPM (`tpm.n11t`, docs/FORMAT.md §4.3):
 ///
 ///     0   4   magic "N11T"
-///     4   1   version (1)
+///     4   1   version (2; 1 = written before the trailer existed, read as trailer 0xFFFFFFFF, 0)
 ///     5   3   reserved, 0
 ///     8   4   PCR mask, big-endian (bit i = PCR i of the SHA-256 bank; 0 = not bound to PCRs)
 ///     12  4   NV counter index, big-endian (rollback detection of the device state)
@@ -18,6 +18,11 @@ import Foundation
 ///     then 5 objects, each a 2-byte big-endian length and TPM2B_PUBLIC || TPM2B_PRIVATE:
 ///             the PIN entries of slots 0, 1, 2, the device-state object, the Skeleton object
 ///             (length 0 when not armed)
+///     then (version 2) 4 bytes: the Skeleton object's TPM reset limit, big-endian (its policy
+///             also requires resetCount <= this; 0xFFFFFFFF = no such condition), and 1 byte of
+///             flags: bit 0 = this key store set the TPM's lockout authorization (derived from
+///             its recovery key), bit 1 = the lockout authorization was someone else's at
+///             enrolment (the TPM's wrong-PIN limit is theirs to reset); other bits 0
 ///
 /// Each PIN entry seals a 32-byte secret whose auth value is derived from the stretched PIN
 /// (so the TPM counts every wrong PIN); an entry no PIN uses seals random bytes under a
@@ -39,6 +44,12 @@ public struct TPMRecord: Sendable, Equatable {
     public var entries: [[UInt8]]
     public var stateObject: [UInt8]
     public var skeletonObject: [UInt8]
+    /// The Skeleton object's "resetCount <= limit" condition (nil: sealed before it existed).
+    public var skeletonResetLimit: UInt32?
+    /// This key store holds the TPM's lockout authorization (derived from its recovery key).
+    public var lockoutHeld = false
+    /// The TPM's lockout authorization was set by someone else at enrolment.
+    public var lockoutForeign = false
 
     public init(pcrMask: UInt32, nvIndex: UInt32, primaryName: [UInt8], buckets: [UInt8], recovery: [UInt8],
                 pcrValues: [UInt8], entries: [[UInt8]], stateObject: [UInt8]) {
@@ -58,7 +69,7 @@ public struct TPMRecord: Sendable, Equatable {
     public static func pcrs(in mask: UInt32) -> [Int] { (0..<24).filter { mask & (1 << UInt32($0)) != 0 } }
 
     public func encoded() -> [UInt8] {
-        var out = Self.magic + [1, 0, 0, 0]
+        var out = Self.magic + [2, 0, 0, 0]
         BigEndian.append(pcrMask, to: &out)
         BigEndian.append(nvIndex, to: &out)
         out += primaryName
@@ -67,6 +78,8 @@ public struct TPMRecord: Sendable, Equatable {
         for object in entries + [stateObject, skeletonObject] {
             out += [UInt8(object.count >> 8), UInt8(object.count & 0xFF)] + object
         }
+        BigEndian.append(skeletonResetLimit ?? UInt32.max, to: &out)
+        out.append((lockoutHeld ? 1 : 0) | (lockoutForeign ? 2 : 0))
         return out
     }
 
@@ -76,7 +89,7 @@ public struct TPMRecord: Sendable, Equatable {
                       remedy: "restore the key store from your own copy, or open the vault with your recovery key: `nu11vlt tpm recover`")
         }
         guard bytes.count >= 124, Array(bytes[0..<4]) == magic else { throw damaged() }
-        guard bytes[4] == 1 else {
+        guard bytes[4] == 1 || bytes[4] == 2 else {
             throw Nu11Error(.unsupportedVersion, "TPM record version \(bytes[4]) is not supported", remedy: "upgrade nu11vlt")
         }
         let mask = BigEndian.uint32(bytes[8..<12])
@@ -94,12 +107,21 @@ public struct TPMRecord: Sendable, Equatable {
             objects.append(Array(bytes[(offset + 2)..<(offset + 2 + length)]))
             offset += 2 + length
         }
-        guard offset == bytes.count, objects[0..<4].allSatisfy({ !$0.isEmpty }) else { throw damaged() }
+        let trailer = bytes[4] == 2 ? 5 : 0
+        guard offset + trailer == bytes.count, objects[0..<4].allSatisfy({ !$0.isEmpty }) else { throw damaged() }
         var record = TPMRecord(pcrMask: mask, nvIndex: BigEndian.uint32(bytes[12..<16]), primaryName: Array(bytes[16..<50]),
                                buckets: buckets, recovery: Array(bytes[64..<124]), pcrValues: values,
                                entries: Array(objects[0..<3]), stateObject: objects[3])
         record.skeletonDeadline = BigEndian.uint64(bytes[50..<58])
         record.skeletonObject = objects[4]
+        if trailer != 0 {
+            let limit = BigEndian.uint32(bytes[offset..<(offset + 4)])
+            record.skeletonResetLimit = limit == UInt32.max ? nil : limit
+            let flags = bytes[offset + 4]
+            guard flags & ~3 == 0 else { throw damaged() }
+            record.lockoutHeld = flags & 1 != 0
+            record.lockoutForeign = flags & 2 != 0
+        }
         guard (record.skeletonDeadline == 0) == record.skeletonObject.isEmpty else { throw damaged() }
         return record
     }
@@ -132,6 +154,17 @@ public struct TPMRecord: Sendable, Equatable {
             throw Nu11Error(.authenticationFailed, "that recovery key does not open this key store",
                             remedy: "type the recovery key printed when the TPM was enrolled (8 groups of 4 letters)")
         }
+    }
+
+    /// The TPM lockout authorization value a key store sets: derived from the recovery key
+    /// alone (not the device key), so the recovery key gives it back even after the key store
+    /// is gone (`nu11vlt tpm release-lockout`).
+    public static func lockoutAuth(recoveryKey: SecretBytes) -> SecretBytes {
+        let derived = recoveryKey.withUnsafeBytes { ikm in
+            HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: ikm), salt: Array("nu11vlt tpm lockout".utf8),
+                                   info: Array("nu11vlt tpm lockout auth v1".utf8), outputByteCount: 32)
+        }
+        return derived.withUnsafeBytes { SecretBytes(copying: $0) }
     }
 
     public static func sealRecovery(_ secret: SecretBytes, recoveryKey: SecretBytes, deviceKey: SecretBytes) throws -> [UInt8] {

@@ -108,7 +108,9 @@ extension KeyStore {
             guard let auth = held.auth else {
                 throw Nu11Error(.invalidArgument, "the Skeleton Switch needs the primary PIN typed in this session", remedy: .unlockAgain)
             }
-            tpm.skeletonDeadline = try connection.clock() + UInt64(max(1, interval) * 1000)
+            let now = try connection.clockInfo()
+            tpm.skeletonDeadline = now.clock + UInt64(max(1, interval) * 1000)
+            tpm.skeletonResetLimit = now.resetCount &+ Self.resetAllowance(seconds: interval)
             // Every check-in seals a fresh secret: one saved before is useless after it.
             secret = try sealSkeleton(&tpm, auth: auth, connection: connection)
         } else {
@@ -128,6 +130,16 @@ extension KeyStore {
     /// real one, so a deadline edited in the file opens nothing after it.
     public func hardwareSkeletonExpired() throws -> Bool {
         guard let tpm = try readMaster().tpm, tpm.skeletonDeadline != 0 else { return false }
-        return try openTPM(tpm).clock() >= tpm.skeletonDeadline
+        let now = try openTPM(tpm).clockInfo()
+        return now.clock >= tpm.skeletonDeadline || now.resetCount > (tpm.skeletonResetLimit ?? .max)
+    }
+
+    /// How many TPM resets (reboots, power cuts) the Skeleton object allows between check-ins:
+    /// two a day of the interval, at least 4, at most 64. A power cut can set the TPM's clock
+    /// back to its last save (at most 2^22 ms ≈ 70 min on a TPM that follows the
+    /// specification), so cutting power holds the deadline back by at most this many times
+    /// that; one reset more and the object opens nothing, as at the deadline.
+    public static func resetAllowance(seconds: Double) -> UInt32 {
+        UInt32(min(64, max(4, 2 * (max(0, seconds) / 86_400).rounded(.up))))
     }
 }

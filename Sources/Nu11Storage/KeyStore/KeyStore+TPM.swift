@@ -35,7 +35,8 @@ extension KeyStore {
             let when = wait > 0 ? "it forgives one wrong PIN every \(DurationText.format(Double(wait))): try again in \(DurationText.format(Double(wait)))"
                 : "it stays locked until its owner clears it (tpm2_dictionarylockout --clear-lockout)"
             return Nu11Error(.lockedOut, "the TPM is locked out after too many wrong PINs\(tries); \(when)",
-                             remedy: "wait; the TPM counts wrong PINs itself, across programs and restarts")
+                             remedy: tpm.lockoutHeld ? "wait, or clear the count now with your recovery key and the primary PIN: `nu11vlt tpm recover`"
+                                 : "wait; the TPM counts wrong PINs itself, across programs and restarts")
         case .pcrMismatch:
             let now = (try? connection.pcrValues(tpm.pcrMask)) ?? []
             let pcrs = TPMRecord.pcrs(in: tpm.pcrMask)
@@ -47,6 +48,11 @@ extension KeyStore {
             return Nu11Error(.tpm, "the TPM refuses the key store's secrets: \(what) since enrolment",
                              remedy: "undo the firmware or boot change, or open the vault with your recovery key (`nu11vlt tpm recover`), which enrols the TPM again with today's values")
         case .deadlinePassed:
+            if let now = try? connection.clockInfo(), now.clock < tpm.skeletonDeadline,
+               let limit = tpm.skeletonResetLimit, now.resetCount > limit {
+                return Nu11Error(.authenticationFailed, "the PIN opens nothing: the TPM was restarted more times since the last check-in than the Skeleton Switch allows (each power cut may set its clock back)",
+                                 remedy: "nothing can be recovered")
+            }
             return Nu11Error(.authenticationFailed, "the PIN opens nothing: the Skeleton Switch's deadline on the TPM's clock has passed",
                              remedy: "nothing can be recovered")
         case .notThisTPM:
@@ -85,7 +91,7 @@ extension KeyStore {
     /// The Skeleton object: "TPM clock < deadline" and the primary PIN's auth value, counted
     /// by the dictionary-attack lockout (a guess at it costs a TPM try like any PIN).
     func skeletonPolicy(_ tpm: TPMRecord) -> TPMPolicy {
-        TPMPolicy(pcrMask: tpm.pcrMask, deadline: tpm.skeletonDeadline, noDA: false)
+        TPMPolicy(pcrMask: tpm.pcrMask, deadline: tpm.skeletonDeadline, noDA: false, resetLimit: tpm.skeletonResetLimit)
     }
 
     /// Whether a sealed object (TPM2B_PUBLIC first) has the noDA attribute: the Skeleton
@@ -101,6 +107,12 @@ extension KeyStore {
     /// saved (with the PIN, before the deadline) is useless after it.
     func sealSkeleton(_ tpm: inout TPMRecord, auth: SecretBytes, connection: TPMConnection) throws -> SecretBytes {
         let skeleton = SecretBytes(randomCount: 32)
+        if tpm.skeletonResetLimit == nil {
+            // Sealed before the reset condition existed: the remaining interval's allowance.
+            let now = try connection.clockInfo()
+            let left = tpm.skeletonDeadline > now.clock ? Double(tpm.skeletonDeadline - now.clock) / 1000 : 0
+            tpm.skeletonResetLimit = now.resetCount &+ Self.resetAllowance(seconds: left)
+        }
         do {
             tpm.skeletonObject = try connection.seal(skeleton, auth: auth, policy: skeletonPolicy(tpm))
         } catch let refusal as TPMRefusal {

@@ -15,8 +15,12 @@ extension KeyStore {
 
     /// Binds this key store to the TPM. `pins`: the primary PIN first, then the other PINs
     /// that must keep working (a slot whose PIN is not given stops opening — the caller
-    /// asked for them). `state`: the device state, re-sealed under the TPM.
-    public func enrollTPM(pins: [SecretBytes], pcrMask: UInt32, state: DeviceState, recoveryKey given: SecretBytes? = nil) throws -> Enrolment {
+    /// asked for them). `state`: the device state, re-sealed under the TPM. `strongPIN`: the
+    /// primary PIN has passphrase strength (required when the TPM's lockout authorization is
+    /// someone else's). `lockoutMayBeOurs`: `given` may already hold this TPM's lockout
+    /// authorization (a rebuild on the same machine).
+    public func enrollTPM(pins: [SecretBytes], pcrMask: UInt32, state: DeviceState, recoveryKey given: SecretBytes? = nil,
+                          lockoutMayBeOurs: Bool = false, strongPIN: Bool) throws -> Enrolment {
         let record = try readMaster()
         guard !record.tpmBound else {
             throw Nu11Error(.alreadyExists, "this key store is already bound to a TPM", remedy: "see `nu11vlt tpm status`")
@@ -42,7 +46,24 @@ extension KeyStore {
             throw Nu11Error(.invalidArgument, "enrolling the TPM needs the primary PIN; nothing was changed", remedy: "unlock with the primary PIN")
         }
         let connection = try TPMConnection()
+        let recoveryKey = given ?? RecoveryKey.generate()
+        let taking = try takeLockout(connection, recoveryKey: recoveryKey, mayBeOurs: given != nil && lockoutMayBeOurs, strongPIN: strongPIN)
+        do {
+            return try enrol(record, opened: opened, buckets: buckets, pcrMask: pcrMask, state: state, recoveryKey: recoveryKey,
+                             taking: taking, connection: connection)
+        } catch {
+            undoLockout(taking, connection, recoveryKey: recoveryKey)
+            throw error
+        }
+    }
+
+    private func enrol(_ record: MasterRecord, opened: [(slot: Int, keys: DomainKeys, pin: SecretBytes)], buckets: [UInt8],
+                       pcrMask: UInt32, state: DeviceState, recoveryKey: SecretBytes, taking: LockoutTaking,
+                       connection: TPMConnection) throws -> Enrolment {
+        let device = try deviceKey()
         var tpm = try newTPMRecord(pcrMask: pcrMask, reserving: buckets, connection: connection)
+        tpm.lockoutHeld = taking.held
+        tpm.lockoutForeign = taking.foreign
         var bound = record.remade(tpm: tpm)
         var primary: UnlockedKeys?
         for entry in opened {
@@ -55,7 +76,6 @@ extension KeyStore {
             if entry.slot == 0 { primary = unlocked }
         }
         guard let primary, let secret = primary.tpm?.secret else { throw Nu11Error(.internalError, "no primary entry") }
-        let recoveryKey = given ?? RecoveryKey.generate()
         tpm = bound.tpm ?? tpm
         tpm.recovery = try TPMRecord.sealRecovery(secret, recoveryKey: recoveryKey, deviceKey: device)
         bound.tpm = tpm
@@ -150,7 +170,7 @@ extension KeyStore {
     /// keeps working). The backup and duress PINs' entries lived in the old TPM: those slots
     /// stop opening. `state`: the device state to start from (the old one was sealed by the
     /// old TPM).
-    public func recoverTPM(recoveryKey: SecretBytes, pin: SecretBytes, state: DeviceState) throws -> UnlockedKeys {
+    public func recoverTPM(recoveryKey: SecretBytes, pin: SecretBytes, state: DeviceState, strongPIN: Bool) throws -> UnlockedKeys {
         let record = try readMaster()
         guard let old = record.tpm else {
             throw Nu11Error(.notFound, "this key store is not bound to a TPM: there is nothing to recover",
@@ -166,16 +186,29 @@ extension KeyStore {
         let kek = MasterRecord.kek(stretched: stretched, deviceKey: device, tpmSecret: secret)
         guard let keys = try? record.open(kek: kek, slot: 0) else { throw Nu11Error.wrongPIN }
         let connection = try TPMConnection()
-        var tpm = try newTPMRecord(pcrMask: old.pcrMask, reserving: [TPMRecord.bucket(stretched: stretched)], connection: connection)
-        tpm.recovery = old.recovery
-        var bound = record
-        bound.tpm = tpm
-        guard let unlocked = try sealTPMSlot(&bound, slot: 0, keys: keys, pin: pin, secret: secret, skeleton: nil,
-                                             connection: connection) else {
-            throw Nu11Error(.internalError, "slot 0's bucket is taken")
+        let sameTPM = try connection.primaryName() == old.primaryName
+        let taking = try takeLockout(connection, recoveryKey: recoveryKey, mayBeOurs: sameTPM && old.lockoutHeld, strongPIN: strongPIN)
+        // A person locked out by wrong PINs, on the TPM this key store holds: the recovery key clears the count.
+        if taking.held && !taking.changedNow { try? resetLockout(connection, recoveryKey: recoveryKey) }
+        do {
+            var tpm = try newTPMRecord(pcrMask: old.pcrMask, reserving: [TPMRecord.bucket(stretched: stretched)], connection: connection)
+            tpm.recovery = old.recovery
+            tpm.lockoutHeld = taking.held
+            tpm.lockoutForeign = taking.foreign
+            var bound = record
+            bound.tpm = tpm
+            guard let unlocked = try sealTPMSlot(&bound, slot: 0, keys: keys, pin: pin, secret: secret, skeleton: nil,
+                                                 connection: connection) else {
+                throw Nu11Error(.internalError, "slot 0's bucket is taken")
+            }
+            try commit(bound, tpm: bound.tpm ?? tpm, state: state, connection: connection)
+            // The old counter on this same TPM (re-enrolled after a lockout or a PCR change) is nobody's now.
+            if sameTPM { connection.removeCounter(old.nvIndex) }
+            return unlocked
+        } catch {
+            undoLockout(taking, connection, recoveryKey: recoveryKey)
+            throw error
         }
-        try commit(bound, tpm: bound.tpm ?? tpm, state: state, connection: connection)
-        return unlocked
     }
 
     /// Best effort, for wipe: frees the key store's NV counter on its TPM (only on that TPM).
@@ -193,7 +226,14 @@ extension KeyStore {
         public var lockoutFailures: Int?
         public var lockoutMaxTries: Int?
         public var lockoutIntervalSeconds: Int?
+        /// Wrong PINs the TPM still allows before it locks (`lockoutMaxTries - lockoutFailures`).
+        public var wrongPINsLeft: Int?
+        /// Who can reset the TPM's wrong-PIN count early: "recovery key" (this key store set the
+        /// lockout authorization), "someone else" (it was set before enrolment), "anyone" (empty).
+        public var limitResetBy: String?
         public var skeletonArmedInTPM: Bool?
+        /// TPM restarts the Skeleton object still allows before the next check-in.
+        public var skeletonRestartsLeft: Int?
         public var skeletonSecondsLeft: Int?
         public var problem: String?
 
@@ -207,7 +247,10 @@ extension KeyStore {
             try c.encode(lockoutFailures, forKey: .lockoutFailures)
             try c.encode(lockoutMaxTries, forKey: .lockoutMaxTries)
             try c.encode(lockoutIntervalSeconds, forKey: .lockoutIntervalSeconds)
+            try c.encode(wrongPINsLeft, forKey: .wrongPINsLeft)
+            try c.encode(limitResetBy, forKey: .limitResetBy)
             try c.encode(skeletonArmedInTPM, forKey: .skeletonArmedInTPM)
+            try c.encode(skeletonRestartsLeft, forKey: .skeletonRestartsLeft)
             try c.encode(skeletonSecondsLeft, forKey: .skeletonSecondsLeft)
             try c.encode(problem, forKey: .problem)
         }
@@ -226,9 +269,15 @@ extension KeyStore {
             status.lockoutFailures = Int(lockout.failures)
             status.lockoutMaxTries = Int(lockout.maxTries)
             status.lockoutIntervalSeconds = Int(lockout.interval)
+            status.wrongPINsLeft = Int(lockout.maxTries) - Int(min(lockout.failures, lockout.maxTries))
+            let set = try connection.lockoutAuthSet()
+            status.limitResetBy = !set ? "anyone" : tpm.lockoutHeld && status.thisTPM == true ? "recovery key" : "someone else"
             if tpm.skeletonDeadline != 0, status.thisTPM == true {
-                let now = try connection.clock()
-                status.skeletonSecondsLeft = now >= tpm.skeletonDeadline ? 0 : Int((tpm.skeletonDeadline - now) / 1000)
+                let now = try connection.clockInfo()
+                status.skeletonSecondsLeft = now.clock >= tpm.skeletonDeadline ? 0 : Int((tpm.skeletonDeadline - now.clock) / 1000)
+                if let limit = tpm.skeletonResetLimit {
+                    status.skeletonRestartsLeft = now.resetCount > limit ? 0 : Int(limit - now.resetCount)
+                }
             }
         } catch let error as Nu11Error {
             status.problem = error.message

@@ -10,11 +10,20 @@ public struct TPMPolicy: Sendable {
     /// Wrong auth values are not counted by the dictionary-attack lockout (objects whose auth
     /// value is empty: the device state, the Skeleton).
     public var noDA: Bool
+    /// "TPM resetCount <= resetLimit" (nil = none): each power cut is a TPM reset and may set
+    /// the clock back to its last save, so a deadline object allows only so many.
+    public var resetLimit: UInt32?
 
-    public init(pcrMask: UInt32, deadline: UInt64 = 0, noDA: Bool = false) {
+    public init(pcrMask: UInt32, deadline: UInt64 = 0, noDA: Bool = false, resetLimit: UInt32? = nil) {
         self.pcrMask = pcrMask
         self.deadline = deadline
         self.noDA = noDA
+        self.resetLimit = resetLimit
+    }
+
+    var c: n11tpm_policy {
+        n11tpm_policy(pcr_mask: pcrMask, deadline: deadline, no_da: noDA ? 1 : 0,
+                      has_reset_limit: resetLimit == nil ? 0 : 1, reset_limit: resetLimit ?? 0)
     }
 }
 
@@ -100,8 +109,7 @@ public final class TPMConnection {
             withAuth(auth) { a in
                 n11tpm_seal(handle, a.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count,
                             data.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count,
-                            n11tpm_policy(pcr_mask: policy.pcrMask, deadline: policy.deadline, no_da: policy.noDA ? 1 : 0),
-                            &blob, blob.count, &length)
+                            policy.c, &blob, blob.count, &length)
             }
         }
         if n11tpm_base_code(rc) == 0x921 { throw TPMRefusal.lockedOut }
@@ -117,8 +125,7 @@ public final class TPMConnection {
         var stage: Int32 = 0
         let rc = withAuth(auth) { a in
             n11tpm_unseal(handle, blob, blob.count, a.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count,
-                          n11tpm_policy(pcr_mask: policy.pcrMask, deadline: policy.deadline, no_da: policy.noDA ? 1 : 0),
-                          &out, out.count, &length, &stage)
+                          policy.c, &out, out.count, &length, &stage)
         }
         if rc != 0 {
             let base = n11tpm_base_code(rc)
@@ -145,6 +152,55 @@ public final class TPMConnection {
         var value: UInt64 = 0
         try check(n11tpm_clock(handle, &value), "read its clock")
         return value
+    }
+
+    public struct ClockInfo: Sendable {
+        public var clock: UInt64
+        /// TPM resets (TPM2_Startup(CLEAR): a reboot or a power cut) since the TPM was cleared.
+        public var resetCount: UInt32
+        /// NO after a power cut until the clock is saved again: it may have gone back.
+        public var safe: Bool
+    }
+
+    public func clockInfo() throws -> ClockInfo {
+        var info = ClockInfo(clock: 0, resetCount: 0, safe: false)
+        var safe: Int32 = 0
+        try check(n11tpm_clock_info(handle, &info.clock, &info.resetCount, &safe), "read its clock")
+        info.safe = safe != 0
+        return info
+    }
+
+    /// Whether the TPM's lockout hierarchy has an authorization value (someone set one).
+    public func lockoutAuthSet() throws -> Bool {
+        var set: Int32 = 0
+        try check(n11tpm_lockout_auth_set(handle, &set), "report its properties")
+        return set != 0
+    }
+
+    /// Changes the lockout hierarchy's authorization value (nil: empty). A wrong `old` is
+    /// `TPMRefusal.wrongAuth` (and locks the lockout hierarchy for its recovery time).
+    public func changeLockoutAuth(old: SecretBytes?, new: SecretBytes?) throws {
+        let rc = withAuth(old) { o in
+            withAuth(new) { n in
+                n11tpm_lockout_change(handle, o.baseAddress?.assumingMemoryBound(to: UInt8.self), o.count,
+                                      n.baseAddress?.assumingMemoryBound(to: UInt8.self), n.count)
+            }
+        }
+        try lockoutResult(rc, "change its lockout authorization")
+    }
+
+    /// Clears the dictionary-attack count with the lockout hierarchy's authorization value.
+    public func resetLockout(auth: SecretBytes?) throws {
+        let rc = withAuth(auth) { a in n11tpm_lockout_reset(handle, a.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count) }
+        try lockoutResult(rc, "clear its wrong-PIN count")
+    }
+
+    private func lockoutResult(_ rc: UInt32, _ what: String) throws {
+        switch n11tpm_base_code(rc) {
+        case 0x08E, 0x0A2, 0x09A: throw TPMRefusal.wrongAuth  // AUTH_FAIL, BAD_AUTH, AUTH_MISSING
+        case 0x921: throw TPMRefusal.lockedOut
+        default: try check(rc, what)
+        }
     }
 
     public struct Lockout: Sendable {

@@ -90,7 +90,25 @@ struct TPMCommand: ParsableCommand {
             key store is useless elsewhere, and the TPM's dictionary-attack lockout counts every wrong PIN. \
             The TPM is reached through $NU11VLT_TPM_TCTI, else /dev/tpmrm0.
             """,
-        subcommands: [Enroll.self, StatusCommand.self, Remove.self, Recover.self])
+        subcommands: [Enroll.self, StatusCommand.self, Remove.self, Recover.self, ReleaseLockout.self])
+
+    struct ReleaseLockout: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "release-lockout",
+            abstract: "Give the TPM's lockout authorization back (empty), with the recovery key of the vault that took it.",
+            discussion: "Enrolment sets the TPM's lockout authorization so that only your recovery key resets the wrong-PIN count. After `tpm remove`, or when the vault is gone, this gives it back. Needs no key store.")
+        @Option(name: .customLong("recovery-key-fd"),
+                help: ArgumentHelp("Read the recovery key from this file descriptor (one line) instead of the terminal.", valueName: "n"))
+        var recoveryKeyFD: Int32?
+
+        func run() throws {
+            try Failure.run {
+                let typed = try PINReader.read(prompt: "Recovery key: ", from: recoveryKeyFD.map { .fd($0) } ?? .terminal)
+                try KeyStore.releaseLockout(recoveryKey: try RecoveryKey.parse(typed))
+                print("the TPM's lockout authorization is empty again: anyone who can use the TPM can now reset its wrong-PIN count")
+            }
+        }
+    }
 
     struct Enroll: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Bind the key store to the TPM and print a recovery key (primary PIN).")
@@ -130,10 +148,17 @@ struct TPMCommand: ParsableCommand {
                 print("TPM        bound" + (status.thisTPM == true ? " (this machine's TPM)" : status.thisTPM == false ? " to ANOTHER TPM: use `nu11vlt tpm recover`" : ""))
                 print("PCRs       " + ((status.pcrs ?? []).isEmpty ? "none" : (status.pcrs ?? []).map(String.init).joined(separator: ",")))
                 if let failures = status.lockoutFailures, let max = status.lockoutMaxTries, let interval = status.lockoutIntervalSeconds {
-                    print("lockout    \(failures) of \(max) wrong PINs counted; one is forgiven every \(DurationText.format(Double(interval)))")
+                    print("lockout    \(failures) of \(max) wrong PINs counted (\(status.wrongPINsLeft ?? 0) left); one is forgiven every \(DurationText.format(Double(interval)))")
+                }
+                switch status.limitResetBy {
+                case "recovery key": print("limit      only your recovery key resets the count or changes the limit (nu11vlt holds the TPM's lockout authorization)")
+                case "someone else": print("limit      WARNING: the TPM's lockout authorization is someone else's: whoever holds it can reset the count, so only a strong passphrase is safe")
+                case "anyone": print("limit      WARNING: the TPM's lockout authorization is empty: anyone who can use the TPM can reset the count (`tpm2_dictionarylockout -c`); enrol again to take it: `nu11vlt tpm remove`, then `nu11vlt tpm enroll`")
+                default: break
                 }
                 if status.skeletonArmedInTPM == true {
-                    print("skeleton   armed in the TPM" + (status.skeletonSecondsLeft.map { ": \(DurationText.format(Double($0))) left on the TPM's clock" } ?? ""))
+                    print("skeleton   armed in the TPM" + (status.skeletonSecondsLeft.map { ": \(DurationText.format(Double($0))) left on the TPM's clock" } ?? "")
+                          + (status.skeletonRestartsLeft.map { ", \($0) TPM restart(s) allowed before the next check-in" } ?? ""))
                 }
                 if let problem = status.problem { print("problem    \(problem)") }
             }
@@ -153,6 +178,7 @@ struct TPMCommand: ParsableCommand {
                 try vault.removeTPM(others: others.read("Removing the TPM"), pin: typed)
                 if output.json { return try Output.json(try vault.keyStoreTPMStatus()) }
                 print("the key store is no longer bound to the TPM: a copy of it can again be attacked offline, as fast as Argon2id allows")
+                print("the TPM's lockout authorization stays under your recovery key; `nu11vlt tpm release-lockout` gives it back")
             }
         }
     }
