@@ -123,6 +123,7 @@ extension Vault {
     func migrate(from olds: [DomainKeys], to new: DomainKeys, progress: @escaping (RekeyProgress) -> Void) throws -> RekeyReport {
         let domains = visibleDomains
         try recoveryBeforeRotation(from: olds, to: new)
+        try rotateArchiveKey(from: olds, to: new)
         let records = try keyStore.rewrapItemKeys(domains: domains, from: olds, to: new) { done, total in
             progress(RekeyProgress(phase: .keyRecords, done: done, total: total))
         }

@@ -71,7 +71,9 @@ struct AuditLogTests {
         let record = try ForwardRecord.seal(new: new, old: old)
         let opened = try ForwardRecord.open(record, old: old)
         #expect(opened.sameKeys(as: new) && opened.role == .backup && opened.created == 9)
-        #expect(opened.archive.constantTimeEquals(old.archive) && !opened.fade.constantTimeEquals(old.fade))
+        // Every key rotates, the archive key too (issue 29); the record carries the new ones.
+        #expect(opened.archive.constantTimeEquals(new.archive) && !opened.archive.constantTimeEquals(old.archive)
+                && !opened.fade.constantTimeEquals(old.fade))
         #expect(ForwardRecord.destination(record) == ForwardRecord.tag(of: new))
         #expect(throws: Nu11Error.self) { try ForwardRecord.open(record, old: new) }
         #expect(throws: Nu11Error.self) { try ForwardRecord.open(record, old: DomainKeys.generate(role: .backup)) }

@@ -29,12 +29,13 @@ public struct DomainKeys: Sendable {
                    archive: SecretBytes(randomCount: 32), created: created)
     }
 
-    /// The successor of these keys for a rotation: new main and fade keys (and so new
-    /// metadata subkeys), the same archive key (it wraps nothing kept in the vault, and
-    /// secure archives already written must still import), the same role.
+    /// The successor of these keys for a rotation: new main, fade and archive keys (and so
+    /// new metadata subkeys, a new audit log key and a new settings tag key), the same role.
+    /// The archive key it replaces is kept wrapped under the new one (the key store's
+    /// `archive-keys/`), so secure archives made before still import.
     public func rotated(created: UInt64) -> DomainKeys {
         DomainKeys(role: role, main: SecretBytes(randomCount: 32), fade: SecretBytes(randomCount: 32),
-                   archive: archive, created: created)
+                   archive: SecretBytes(randomCount: 32), created: created)
     }
 
     /// The same keys under another role (the duress slot holds the backup vault's keys).

@@ -36,6 +36,12 @@ extension KeyStore {
         return try ProtectedFiles.list(logFolder).filter { $0.hasPrefix(name + ".damaged-") }.sorted()
     }
 
+    /// Shreds one log (a rotation moved it to new keys).
+    public func removeLog(_ name: String) throws {
+        let path = POSIX.join(logFolder, name)
+        if POSIX.exists(path) { try ProtectedFiles.overwriteAndRemove(path) }
+    }
+
     /// Shreds every vault log but `keep` (and the device journal): the duress action.
     public func shredLogs(except keep: String) throws {
         guard POSIX.exists(logFolder) else { return }

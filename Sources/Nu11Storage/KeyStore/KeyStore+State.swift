@@ -120,7 +120,7 @@ extension KeyStore {
 
     public func allFiles() -> [String] {
         var files = [masterPath, devicePath, statePath, settingsPath, settingsPath + ".damaged", vaultIDPath, tpmAsidePath, sweptPath]
-        for folder in [itemsPath, pendingPath, quarantinePath, forwardFolder, logFolder] {
+        for folder in [itemsPath, pendingPath, quarantinePath, forwardFolder, logFolder, archiveKeysFolder] {
             if let names = try? ProtectedFiles.list(folder) { files += names.map { POSIX.join(folder, $0) } }
         }
         if let top = try? ProtectedFiles.list(root) {

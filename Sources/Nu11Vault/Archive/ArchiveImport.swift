@@ -26,12 +26,15 @@ extension Vault {
             }
             key = try Argon2id.deriveKey(passphrase: Passphrase.normalized(password()), salt: salt, parameters: kdf.parameters)
         case .secure:
-            key = try domainKey(.archive)
-            guard header.keyID == ArchiveFormat.keyID(key) else {
+            // The current archive key, or one a key rotation retired (archives made before it).
+            let current = try domainKey(.archive)
+            let candidates = [current] + ((try? keyStore.retiredArchiveKeys(under: current)) ?? [])
+            guard let match = candidates.first(where: { header.keyID == ArchiveFormat.keyID($0) }) else {
                 throw Nu11Error(.otherKeyStore,
                                 "this secure archive was made with another key store; it can only be imported where it was exported",
                                 remedy: .portableArchive)
             }
+            key = match
         }
         let manifest = try readManifest(zip, key: key, portable: header.kind == .portable)
         guard manifest.items.count == header.items, zip.entries.count == manifest.items.count + 2 else {
