@@ -34,8 +34,9 @@ public struct DomainKeys: Sendable {
     /// The archive key it replaces is kept wrapped under the new one (the key store's
     /// `archive-keys/`), so secure archives made before still import.
     public func rotated(created: UInt64) -> DomainKeys {
-        DomainKeys(role: role, main: SecretBytes(randomCount: 32), fade: SecretBytes(randomCount: 32),
-                   archive: SecretBytes(randomCount: 32), created: created)
+        let archive = SecretBytes(randomCount: 32)  // rotates too (issue 29)
+        return DomainKeys(role: role, main: SecretBytes(randomCount: 32), fade: SecretBytes(randomCount: 32),
+                          archive: archive, created: created)
     }
 
     /// The same keys under another role (the duress slot holds the backup vault's keys).
