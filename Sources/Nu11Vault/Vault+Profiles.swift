@@ -140,7 +140,7 @@ extension Vault {
         try destroyRecovery()  // first: with the phrase it would open the primary vault
         try keyStore.clearSlot(0)
         try keyStore.shredLogs(except: AuditTrail.name(keys))  // the primary's log goes with it
-        try AuditTrail.writeDecoy(keyStore: keyStore, now: now)
+        try AuditTrail.writeDecoy(keyStore: keyStore, maxBytes: settings.logMaxKiB << 10, now: now)
         state.skeleton = nil
         try saveState()
         try shred(rows: index.items(domains: [.vault], limit: Int.max)

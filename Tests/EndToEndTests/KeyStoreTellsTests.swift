@@ -30,6 +30,36 @@ struct KeyStoreTellsTests {
         #expect(try cli.with("backup-pin", ["list"]).code == 0)
     }
 
+    @Test("the vault logs are all the same size: a decoy, an unused backup vault's log and a busy one do not tell apart")
+    func logSizes() throws {
+        func sizes(_ cli: CLI) throws -> [Int] {
+            try FileManager.default.contentsOfDirectory(atPath: cli.keystore + "/log")
+                .filter { $0.hasSuffix(".n11l") && $0 != "device.n11l" }
+                .map { try FileManager.default.attributesOfItem(atPath: cli.keystore + "/log/" + $0)[.size] as? Int ?? -1 }
+        }
+        // No backup PIN: the primary's log and a decoy.
+        let plain = try CLI()
+        try plain.initVault()
+        for i in 0..<3 { _ = try plain.importIDs([plain.file("p\(i).txt", [UInt8(i)])]) }
+        // A backup vault, unused.
+        let unused = try CLI()
+        try unused.initVault()
+        try unused.setBackup("backup-pin")
+        // A backup vault in use: many entries in its log.
+        let busy = try CLI()
+        try busy.initVault()
+        try busy.setBackup("backup-pin")
+        for i in 0..<12 {
+            #expect(try busy.with("backup-pin", ["import", busy.file("b\(i).txt", [UInt8(i), 1])]).code == 0)
+        }
+        let all = try sizes(plain) + sizes(unused) + sizes(busy)
+        #expect(all.count == 6)
+        #expect(Set(all).count == 1, "the logs' sizes tell which vault is used: \(all)")
+        // Each still opens and verifies for its own PIN.
+        #expect(try busy.with("backup-pin", ["log", "--verify"]).code == 0)
+        #expect(try busy.run(["log", "--verify"], pinStdin: true).code == 0)
+    }
+
     /// A settings file sealed the way any reader of the key store can (device key only).
     static func forgeSettings(_ cli: CLI, _ values: [String: String]) throws {
         let json = String(decoding: try JSONSerialization.data(withJSONObject: ["version": 2, "values": values], options: [.sortedKeys]), as: UTF8.self)

@@ -76,7 +76,10 @@ extension AuditLogFile {
     /// The log with `new` entries appended (and the device-journal mark moved to `folded`
     /// when given), compacted into a new checkpoint when it would exceed `maxBytes`.
     /// Appending does not need the old entries to open; a tampered log stays as evidence.
-    public func appending(_ new: [AuditEntry], folded: UInt64? = nil, key: SecretBytes, maxBytes: Int) throws -> AuditLogFile {
+    /// `padded`: the head is padded so the file is exactly `maxBytes` long, whatever it holds
+    /// (a vault's log: its size tells nothing about how much the vault was used).
+    public func appending(_ new: [AuditEntry], folded: UInt64? = nil, key: SecretBytes, maxBytes: Int,
+                          padded: Bool = false) throws -> AuditLogFile {
         guard let first = records.first, first.type == RecordType.checkpoint.rawValue, first.body.count > 32 else {
             throw Self.damaged("the checkpoint at its start is missing or damaged")
         }
@@ -104,7 +107,9 @@ extension AuditLogFile {
         }
         // Compaction: the oldest entries become counts in the checkpoint, until a quarter is free.
         var startChain = checkpointChain
-        var size = encoded().count + entries.suffix(new.count).reduce(0) { $0 + $1.body.count + 13 }
+        // The head's padding does not count (it is made again below).
+        var size = encoded().count - (headRecord.body.count + 13) + 13 + Self.minimumHead
+            + entries.suffix(new.count).reduce(0) { $0 + $1.body.count + 13 }
         if size > maxBytes {
             var dropped = 0
             while dropped < entries.count - 1 && size > maxBytes * 3 / 4 {
@@ -121,14 +126,24 @@ extension AuditLogFile {
         }
         var file = AuditLogFile(logID: logID, records: [])
         try file.rebuild(checkpoint: checkpoint, chain: startChain, entries: entries,
-                         head: AuditHead(last: last, folded: folded ?? oldHead.folded), key: key)
+                         head: AuditHead(last: last, folded: folded ?? oldHead.folded), key: key, size: padded ? maxBytes : nil)
         return file
     }
 
-    mutating func rebuild(checkpoint: AuditCheckpoint, chain start: [UInt8], entries: [Record], head: AuditHead, key: SecretBytes) throws {
+    /// A head sealed with 64 bytes of JSON: 12 nonce + 64 + 16 tag.
+    static let minimumHead = 12 + 64 + 16
+
+    /// `size`: pad the head so that the whole file is this long (when it fits).
+    mutating func rebuild(checkpoint: AuditCheckpoint, chain start: [UInt8], entries: [Record], head: AuditHead, key: SecretBytes,
+                          size: Int? = nil) throws {
         let checkpointBody = start + (try Self.sealed(checkpoint, pad: 64, aad: Self.aad(logID, type: 1, seq: checkpoint.through, chain: start), key: key))
         let chain = entries.reduce(start) { Self.next($0, $1) }
-        let headBody = try Self.sealed(head, pad: 64, aad: Self.aad(logID, type: 3, seq: head.last, chain: chain), key: key)
+        var pad = 64
+        if let size {
+            let before = 24 + (checkpointBody.count + 13) + entries.reduce(0) { $0 + $1.body.count + 13 }
+            pad = max(64, size - before - 13 - 12 - 16)
+        }
+        let headBody = try Self.sealed(head, pad: pad, aad: Self.aad(logID, type: 3, seq: head.last, chain: chain), key: key)
         records = [Record(type: RecordType.checkpoint.rawValue, seq: checkpoint.through, body: checkpointBody)] + entries
             + [Record(type: RecordType.head.rawValue, seq: head.last, body: headBody)]
     }

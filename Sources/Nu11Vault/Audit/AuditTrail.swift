@@ -17,21 +17,25 @@ enum AuditTrail {
 
     /// Appends to a log, creating it (or, when it cannot be parsed, setting the damaged one
     /// aside as evidence and starting a new one that says so).
+    /// `padded`: a vault's log (and a decoy) is always `maxBytes` long, so its size does not
+    /// tell how much the vault was used, or whether it is a decoy.
     static func append(_ entries: [AuditEntry], folded: UInt64? = nil, name: String, logID: [UInt8], key: SecretBytes,
-                       keyStore: KeyStore, maxBytes: Int, now: Double) throws {
+                       keyStore: KeyStore, maxBytes: Int, padded: Bool = true, now: Double) throws {
         let next: AuditLogFile
         if let bytes = try keyStore.readLog(name) {
             do {
-                next = try AuditLogFile.parse(bytes).appending(entries, folded: folded, key: key, maxBytes: maxBytes)
+                next = try AuditLogFile.parse(bytes).appending(entries, folded: folded, key: key, maxBytes: maxBytes, padded: padded)
             } catch {
                 // Kept as evidence (`log --verify` keeps failing on it until it is removed).
                 let aside = try keyStore.setAsideLog(name)
                 let restart = AuditEntry(time: now, event: "log restarted",
                                          detail: "the previous log failed (\(Vault.describe(error))); kept as \(aside)")
-                next = try AuditLogFile.create(logID: logID, key: key).appending([restart] + entries, folded: folded, key: key, maxBytes: maxBytes)
+                next = try AuditLogFile.create(logID: logID, key: key).appending([restart] + entries, folded: folded, key: key,
+                                                                                 maxBytes: maxBytes, padded: padded)
             }
         } else {
-            next = try AuditLogFile.create(logID: logID, key: key).appending(entries, folded: folded, key: key, maxBytes: maxBytes)
+            next = try AuditLogFile.create(logID: logID, key: key).appending(entries, folded: folded, key: key, maxBytes: maxBytes,
+                                                                             padded: padded)
         }
         try keyStore.writeLog(name, next.encoded())
     }
@@ -39,11 +43,11 @@ enum AuditTrail {
     /// A log under a random key and ID with one entry: what a backup vault's fresh log looks
     /// like, kept while there is none, so the log folder does not tell whether a backup PIN
     /// exists (written at `init`, and again when the duress PIN shreds the primary's log).
-    static func writeDecoy(keyStore: KeyStore, now: Double) throws {
+    static func writeDecoy(keyStore: KeyStore, maxBytes: Int = Settings().logMaxKiB << 10, now: Double) throws {
         let id = SecureRandom.bytes(16)
         let key = SecretBytes(randomCount: 32)
         try append([AuditEntry(time: now, event: "init")], name: Hex.encode(id) + ".n11l", logID: id, key: key,
-                   keyStore: keyStore, maxBytes: Settings().logMaxKiB << 10, now: now)
+                   keyStore: keyStore, maxBytes: maxBytes, now: now)
     }
 
     static func append(_ entries: [AuditEntry], folded: UInt64? = nil, keys: DomainKeys, keyStore: KeyStore,
@@ -68,7 +72,7 @@ enum DeviceJournal {
     static func record(_ keyStore: KeyStore, _ entries: [AuditEntry], now: Double) {
         guard !entries.isEmpty, let key = try? key(keyStore) else { return }
         try? AuditTrail.append(entries, name: KeyStore.deviceJournalName, logID: logID, key: key, keyStore: keyStore,
-                               maxBytes: maxBytes, now: now)
+                               maxBytes: maxBytes, padded: false, now: now)
     }
 
     /// The journal's entries after `mark`, its last sequence number, or the reason it does
