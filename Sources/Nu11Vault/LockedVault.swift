@@ -106,6 +106,7 @@ public struct LockedVault: Sendable {
         try AuditTrail.append([AuditEntry(time: state.latestSeen, event: "init")], keys: unlocked.keys, keyStore: store,
                               maxBytes: Settings().logMaxKiB << 10, now: state.latestSeen)
         try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
+        try store.writeEscrowDecoy()
         withExtendedLifetime(lock) {}
         return LockedVault(location, clock: clock)
     }

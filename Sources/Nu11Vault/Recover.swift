@@ -98,6 +98,7 @@ extension LockedVault {
                                               detail: "key store rebuilt from the vault folder and the recovery phrase")],
                                   keys: unlocked.keys, keyStore: store, maxBytes: Settings().logMaxKiB << 10, now: state.latestSeen)
             try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
+            try store.writeEscrowDecoy()
             try store.syncFileSystem()
             if ProtectedFiles.kind(location.keyStoreRoot) == .directory { _ = rmdir(location.keyStoreRoot) }  // an empty folder only
             try ProtectedFiles.move(temp, to: location.keyStoreRoot)

@@ -61,6 +61,7 @@ extension Vault {
         afterCommit("starting the new backup vault's log") {
             // The new backup vault's log takes the place of the decoy (or of a former backup's log).
             try keyStore.shredLogs(except: AuditTrail.name(primary))
+            try keyStore.writeEscrowDecoy()  // the former duress PIN is gone with its slot
             try AuditTrail.append([AuditEntry(time: now, event: "init")], keys: backup, keyStore: keyStore,
                                   maxBytes: settings.logMaxKiB << 10, now: now)
         }
@@ -97,7 +98,11 @@ extension Vault {
         state.duressLockedUntil = now + DeviceState.delay(afterFailures: attempts)
         try saveState()  // counted before the PIN is tried
         let own = try keys
-        _ = try keyStore.sealSlotIfFree(2, keys: own.withRole(.duress), pin: pin, silent: true)
+        let kek = try keyStore.sealFreeSlot(2, keys: own.withRole(.duress), pin: pin, silent: true)
+        // The duress slot's KEK, kept for this backup vault's rotations (a decoy when the PIN
+        // was not free: the file is written the same way whatever the answer). Best effort:
+        // without it a rotation leaves a forward record for the duress PIN, as before.
+        if let kek { try? keyStore.writeEscrow(kek: kek, for: own) } else { try? keyStore.writeEscrowDecoy() }
         // The duress slot holds the current keys now: the chain of past rotations that led an
         // older duress slot here is not needed any more (removed whatever the answer above,
         // so the files do not tell it either).

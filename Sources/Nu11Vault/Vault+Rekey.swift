@@ -77,9 +77,27 @@ extension Vault {
         }
         if role == .primary {
             dropForward(from: current.keys)
+        } else if role == .backup {
+            followDuress(from: [current.keys], to: new)
         }
         recoveryAfterRotation()
         return report
+    }
+
+    /// After a backup rotation's commit point: the duress slot (a copy of the backup keys) is
+    /// re-sealed with the new keys under its escrowed KEK, and the forward records that led
+    /// it are removed — `forward/` is left as empty as after a primary rotation. Without an
+    /// escrow (a key store from before it, or no duress PIN) the records stay for the duress
+    /// slot to follow at its next use.
+    func followDuress(from olds: [DomainKeys], to new: DomainKeys) {
+        guard let escrow = keyStore.escrowedKEK(for: [new]) else { return }
+        do {
+            guard try keyStore.resealDuress(with: new, kek: escrow.kek) else { return }
+            for old in olds { try keyStore.removeForward(from: old) }
+            try keyStore.removeForwards(leadingTo: new)
+        } catch {
+            notice("the duress PIN's copy of the rotated keys could not be updated yet (\(Self.describe(error))); the next unlock with the backup PIN tries again")
+        }
     }
 
     /// Removes the finished rotation's forward record. Nothing can find it again without the
@@ -98,6 +116,9 @@ extension Vault {
         let current = try held
         var chain = [current.keys]
         while chain.count < 64, let last = chain.last, let next = try keyStore.forward(from: last) { chain.append(next) }
+        if chain.count == 1 && role == .backup && !index.isReadOnly {
+            followDuress(from: [], to: current.keys)  // a backup rotation cut short after its commit point
+        }
         if chain.count == 1 && role == .primary && !index.isReadOnly {
             // A rotation whose commit point passed but whose record was not removed (a kill
             // right after the slot was re-sealed) leaves a record that leads *to* these keys:
@@ -114,6 +135,8 @@ extension Vault {
         replaceHeld(current.with(keys: final))
         if role == .primary {
             for old in chain.dropLast() { try keyStore.removeForward(from: old) }
+        } else if role == .backup {
+            followDuress(from: Array(chain.dropLast()), to: final)
         }
         recoveryAfterRotation()
         audit("rekey finished", count: report.keyRecords, detail: "a rotation an earlier command left unfinished")
@@ -124,6 +147,10 @@ extension Vault {
         let domains = visibleDomains
         try recoveryBeforeRotation(from: olds, to: new)
         try rotateArchiveKey(from: olds, to: new)
+        if role == .backup, let escrow = keyStore.escrowedKEK(for: olds) {
+            // The duress slot's KEK moves to the new keys before the commit point (FORMAT.md §4.2c).
+            try keyStore.writeEscrow(kek: escrow.kek, for: new)
+        }
         let records = try keyStore.rewrapItemKeys(domains: domains, from: olds, to: new) { done, total in
             progress(RekeyProgress(phase: .keyRecords, done: done, total: total))
         }

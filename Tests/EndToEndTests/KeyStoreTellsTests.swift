@@ -60,6 +60,42 @@ struct KeyStoreTellsTests {
         #expect(try busy.run(["log", "--verify"], pinStdin: true).code == 0)
     }
 
+    @Test("forward/ looks the same after any rotation: a backup vault's rekey and pin change leave it empty like the primary's; the duress PIN still opens the backup vault as it is now")
+    func forwardShape() throws {
+        func forward(_ cli: CLI) -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: cli.keystore + "/forward")) ?? []).sorted()
+        }
+        let cli = try CLI()
+        try cli.initVault()
+        let primaryItem = try cli.importIDs([cli.file("p.txt", Array("primary".utf8))])[0]
+        try cli.setBackup("backup-pin")
+        #expect(try cli.spawn(CLI.binary, ["pin", "set-duress", "--pin-stdin", "--new-pin-fd", "0"],
+                              input: Data("backup-pin\nduress-pin\n".utf8)).code == 0)
+        let escrow = cli.keystore + "/escrow.n11e"
+        #expect(FileManager.default.fileExists(atPath: escrow))
+        #expect(try cli.with("backup-pin", ["import", cli.file("b.txt", Array("backup".utf8))]).code == 0)
+        // The backup vault rotates (rekey, then a PIN change): nothing stays in forward/.
+        #expect(try cli.with("backup-pin", ["rekey"]).code == 0)
+        #expect(forward(cli).isEmpty, "a backup rekey left \(forward(cli))")
+        #expect(try cli.spawn(CLI.binary, ["pin", "change", "--pin-stdin", "--new-pin-fd", "0"],
+                              input: Data("backup-pin\nbackup-pin-2\n".utf8)).code == 0)
+        #expect(forward(cli).isEmpty, "a backup PIN change left \(forward(cli))")
+        let added = try #require(try cli.with("backup-pin-2", ["import", cli.file("c.txt", Array("after".utf8))]).out
+            .split(separator: "\n").first.map { String($0.prefix(32)) })
+        // The primary rotates: the same.
+        #expect(try cli.run(["rekey"], pinStdin: true).code == 0)
+        #expect(forward(cli).isEmpty)
+        // A key store without a duress PIN has the file too, of the same size.
+        let other = try CLI()
+        try other.initVault()
+        let size = { (path: String) in (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int ?? -1 }
+        #expect(size(other.keystore + "/escrow.n11e") == size(escrow) && size(escrow) > 0)
+        // The duress PIN opens the backup vault as it is after both rotations, and destroys the primary.
+        let duress = try cli.with("duress-pin", ["export", added, "-o", "-"])
+        #expect(duress.stdout == Data("after".utf8), "the duress PIN did not reach the rotated backup keys: \(duress.stderr)")
+        #expect(try cli.run(["export", primaryItem, "-o", "-"], pinStdin: true).code != 0, "the duress PIN left the primary vault")
+    }
+
     /// A settings file sealed the way any reader of the key store can (device key only).
     static func forgeSettings(_ cli: CLI, _ values: [String: String]) throws {
         let json = String(decoding: try JSONSerialization.data(withJSONObject: ["version": 2, "values": values], options: [.sortedKeys]), as: UTF8.self)

@@ -23,34 +23,39 @@ extension KeyStore {
     /// PIN): the master record is written either way — a PIN in use leaves slot `index`
     /// holding fresh filler — so comparing the file before and after tells nothing.
     public func sealSlotIfFree(_ index: Int, keys: DomainKeys, pin: SecretBytes, silent: Bool = false) throws -> Bool {
+        try sealFreeSlot(index, keys: keys, pin: pin, silent: silent) != nil
+    }
+
+    /// `sealSlotIfFree`, returning the slot's KEK when it sealed.
+    public func sealFreeSlot(_ index: Int, keys: DomainKeys, pin: SecretBytes, silent: Bool = false) throws -> SecretBytes? {
         var record = try readMaster()
         if let tpm = record.tpm {
             guard index != 0 else { throw Nu11Error(.internalError, "slot 0 is sealed by init or a PIN change") }
             let connection = try openTPM(tpm)
-            guard try sealTPMSlot(&record, slot: index, keys: keys, pin: pin, secret: nil, skeleton: nil,
-                                  connection: connection) != nil else {
-                guard silent else { return false }
+            guard let sealed = try sealTPMSlot(&record, slot: index, keys: keys, pin: pin, secret: nil, skeleton: nil,
+                                               connection: connection) else {
+                guard silent else { return nil }
                 record.clear(slot: index)
                 if var sealed = record.tpm {
                     try Self.filler(&sealed, slot: index, connection: connection)
                     record.tpm = sealed
                 }
                 try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
-                return false
+                return nil
             }
             try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
-            return true
+            return sealed.kek
         }
         let kek = try record.deriveKEK(pin: pin, deviceKey: deviceKey())
         if let (slot, _) = try? record.open(kek: kek), slot != index {
-            guard silent else { return false }  // a PIN in use, said aloud (backup PIN, PIN change)
+            guard silent else { return nil }  // a PIN in use, said aloud (backup PIN, PIN change)
             record.clear(slot: index)
             try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
-            return false
+            return nil
         }
         try record.seal(keys, slot: index, kek: kek)
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
-        return true
+        return kek
     }
 
     /// A new backup PIN: slot 1 sealed with `keys`, slot 2 (the duress PIN, which held the

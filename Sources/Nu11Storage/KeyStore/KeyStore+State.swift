@@ -119,7 +119,7 @@ extension KeyStore {
     public var sweptPath: String { POSIX.join(root, "swept") }
 
     public func allFiles() -> [String] {
-        var files = [masterPath, devicePath, statePath, settingsPath, settingsPath + ".damaged", vaultIDPath, tpmAsidePath, sweptPath]
+        var files = [masterPath, devicePath, statePath, settingsPath, settingsPath + ".damaged", vaultIDPath, tpmAsidePath, sweptPath, escrowPath]
         for folder in [itemsPath, pendingPath, quarantinePath, forwardFolder, logFolder, archiveKeysFolder] {
             if let names = try? ProtectedFiles.list(folder) { files += names.map { POSIX.join(folder, $0) } }
         }
