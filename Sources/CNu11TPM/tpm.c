@@ -107,6 +107,13 @@ static TPML_PCR_SELECTION pcr_selection(uint32_t mask) {
     return sel;
 }
 
+// PolicyCounterTimer: the `size`-byte big-endian `value` compared with TPMS_TIME_INFO at `offset`.
+static TSS2_RC counter_timer(ESYS_CONTEXT *esys, ESYS_TR session, uint64_t value, int size, UINT16 offset, TPM2_EO op) {
+    TPM2B_OPERAND operand = {.size = (UINT16)size};
+    for (int i = 0; i < size; i++) operand.buffer[i] = (uint8_t)(value >> (8 * (size - 1 - i)));
+    return Esys_PolicyCounterTimer(esys, session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &operand, offset, op);
+}
+
 // Runs the policy commands on `session`; returns the failing stage in *stage.
 static TSS2_RC run_policy(ESYS_CONTEXT *esys, ESYS_TR session, n11tpm_policy p, int *stage) {
     TSS2_RC rc;
@@ -117,22 +124,12 @@ static TSS2_RC run_policy(ESYS_CONTEXT *esys, ESYS_TR session, n11tpm_policy p, 
         rc = Esys_PolicyPCR(esys, session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &empty, &sel);
         if (rc != TSS2_RC_SUCCESS) return rc;
     }
-    if (p.deadline) {
-        TPM2B_OPERAND operand = {.size = 8};
-        for (int i = 0; i < 8; i++) operand.buffer[i] = (uint8_t)(p.deadline >> (56 - 8 * i));
-        *stage = 3;
-        // offset 8 in TPMS_TIME_INFO is clockInfo.clock
-        rc = Esys_PolicyCounterTimer(esys, session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &operand, 8,
-                                     TPM2_EO_UNSIGNED_LT);
-        if (rc != TSS2_RC_SUCCESS) return rc;
-    }
+    *stage = 3;
+    // offset 8 in TPMS_TIME_INFO is clockInfo.clock
+    if (p.deadline && (rc = counter_timer(esys, session, p.deadline, 8, 8, TPM2_EO_UNSIGNED_LT)) != TSS2_RC_SUCCESS) return rc;
     if (p.has_reset_limit) {
-        TPM2B_OPERAND operand = {.size = 4};
-        for (int i = 0; i < 4; i++) operand.buffer[i] = (uint8_t)(p.reset_limit >> (24 - 8 * i));
-        *stage = 3;
-        // offset 16 in TPMS_TIME_INFO is clockInfo.resetCount
-        rc = Esys_PolicyCounterTimer(esys, session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &operand, 16,
-                                     TPM2_EO_UNSIGNED_LE);
+        // offset 16 is clockInfo.resetCount
+        rc = counter_timer(esys, session, p.reset_limit, 4, 16, TPM2_EO_UNSIGNED_LE);
         if (rc != TSS2_RC_SUCCESS) return rc;
     }
     *stage = 4;
