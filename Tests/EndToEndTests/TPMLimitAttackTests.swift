@@ -89,6 +89,7 @@ struct TPMLimitAttackTests {
         strong.environment["NU11VLT_TPM_TCTI"] = tpm.tcti
         let made = try strong.run(["init", "--tpm", "--kdf-memory", "19", "--kdf-iterations", "2"], pinStdin: true)
         #expect(made.code == 0, "\(made.stderr)")
+        #expect(made.stderr.contains("belongs to someone else"), "enrolment did not say so: \(made.stderr)")
         #expect(try Self.status(strong)["limitResetBy"] as? String == "someone else")
         #expect(try strong.run(["tpm", "status"]).out.contains("WARNING: the TPM's lockout authorization is someone else's"))
     }

@@ -68,6 +68,7 @@ struct Init: ParsableCommand {
             let info = try LockedVault(loc).info()
             // With the TPM no guess can be checked offline, and the TPM counts the online ones.
             if !tpm, let warning = Strength.pinWarning(secret, parameters: parameters) { Output.note("nu11vlt: " + warning) }
+            if tpm { TPMCommand.noteForeignLockout(loc.keyStoreRoot) }
             if output.json {
                 try Output.json(info)
             } else {

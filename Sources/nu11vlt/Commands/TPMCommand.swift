@@ -92,6 +92,13 @@ struct TPMCommand: ParsableCommand {
             """,
         subcommands: [Enroll.self, StatusCommand.self, Remove.self, Recover.self, ReleaseLockout.self])
 
+    /// Said at enrolment when the TPM's lockout authorization is someone else's (the
+    /// enrolment went ahead because the PIN is a passphrase).
+    static func noteForeignLockout(_ keyStoreRoot: String) {
+        guard (try? KeyStore(root: keyStoreRoot).tpmStatus())?.limitResetBy == "someone else" else { return }
+        Output.note("nu11vlt: warning: the TPM's lockout authorization belongs to someone else (another vault on this machine, or the system's owner): whoever holds it can reset the TPM's count of wrong PINs, so your passphrase, not the TPM's limit, is what stands against guessing")
+    }
+
     struct ReleaseLockout: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "release-lockout",
@@ -122,6 +129,7 @@ struct TPMCommand: ParsableCommand {
             try Failure.run {
                 let (vault, typed) = try openVaultKeepingPIN(location, pin)
                 let key = try vault.enrollTPM(others: others.read("Enrolling the TPM"), pin: typed, pcrMask: pcr.mask())
+                TPMCommand.noteForeignLockout(vault.location.keyStoreRoot)
                 if output.json {
                     try Output.json(try vault.keyStoreTPMStatus())
                 } else {
