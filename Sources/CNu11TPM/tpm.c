@@ -321,12 +321,22 @@ uint32_t n11tpm_lockout(n11tpm *t, uint32_t *counter, uint32_t *max_tries, uint3
     return TSS2_RC_SUCCESS;
 }
 
-static TSS2_RC nv_handle(n11tpm *t, uint32_t index, ESYS_TR *out) {
-    return Esys_TR_FromTPMPublic(t->esys, index, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, out);
+static TSS2_RC nv_handle(n11tpm *t, uint32_t index, const uint8_t *auth, size_t auth_len, ESYS_TR *out) {
+    if (auth_len > sizeof(((TPM2B_AUTH *)0)->buffer)) return TSS2_ESYS_RC_BAD_VALUE;
+    TSS2_RC rc = Esys_TR_FromTPMPublic(t->esys, index, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, out);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    TPM2B_AUTH value = {.size = (UINT16)auth_len};
+    if (auth_len) memcpy(value.buffer, auth, auth_len);
+    rc = Esys_TR_SetAuth(t->esys, *out, &value);
+    wipe(&value, sizeof value);
+    if (rc != TSS2_RC_SUCCESS) (void)Esys_TR_Close(t->esys, out);
+    return rc;
 }
 
-uint32_t n11tpm_nv_define(n11tpm *t, uint32_t index) {
-    TPM2B_AUTH empty = {0};
+uint32_t n11tpm_nv_define(n11tpm *t, uint32_t index, const uint8_t *auth, size_t auth_len) {
+    if (auth_len > sizeof(((TPM2B_AUTH *)0)->buffer)) return TSS2_ESYS_RC_BAD_VALUE;
+    TPM2B_AUTH value = {.size = (UINT16)auth_len};
+    if (auth_len) memcpy(value.buffer, auth, auth_len);
     TPM2B_NV_PUBLIC info = {0};
     info.nvPublic.nvIndex = index;
     info.nvPublic.nameAlg = TPM2_ALG_SHA256;
@@ -334,27 +344,35 @@ uint32_t n11tpm_nv_define(n11tpm *t, uint32_t index) {
         | (TPM2_NT_COUNTER << TPMA_NV_TPM2_NT_SHIFT);
     info.nvPublic.dataSize = 8;
     ESYS_TR handle = ESYS_TR_NONE;
-    TSS2_RC rc = Esys_NV_DefineSpace(t->esys, ESYS_TR_RH_OWNER, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &empty,
-                                     &info, &handle);
+    // A salted session: the new index's auth value crosses the bus encrypted.
+    ESYS_TR session = ESYS_TR_NONE;
+    TSS2_RC rc = Esys_StartAuthSession(t->esys, t->primary, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, NULL,
+                                       TPM2_SE_HMAC, &session_sym, TPM2_ALG_SHA256, &session);
+    if (rc == TSS2_RC_SUCCESS)
+        rc = Esys_TRSess_SetAttributes(t->esys, session, TPMA_SESSION_DECRYPT | TPMA_SESSION_CONTINUESESSION, 0xff);
+    if (rc == TSS2_RC_SUCCESS)
+        rc = Esys_NV_DefineSpace(t->esys, ESYS_TR_RH_OWNER, session, ESYS_TR_NONE, ESYS_TR_NONE, &value, &info, &handle);
+    wipe(&value, sizeof value);
+    if (session != ESYS_TR_NONE) (void)Esys_FlushContext(t->esys, session);
     if (rc != TSS2_RC_SUCCESS) return rc;
-    // A counter reads only after its first increment.
+    // A counter reads only after its first increment (ESYS keeps the auth given at definition).
     rc = Esys_NV_Increment(t->esys, handle, handle, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE);
     (void)Esys_TR_Close(t->esys, &handle);
     return rc;
 }
 
-uint32_t n11tpm_nv_increment(n11tpm *t, uint32_t index) {
+uint32_t n11tpm_nv_increment(n11tpm *t, uint32_t index, const uint8_t *auth, size_t auth_len) {
     ESYS_TR handle = ESYS_TR_NONE;
-    TSS2_RC rc = nv_handle(t, index, &handle);
+    TSS2_RC rc = nv_handle(t, index, auth, auth_len, &handle);
     if (rc != TSS2_RC_SUCCESS) return rc;
     rc = Esys_NV_Increment(t->esys, handle, handle, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE);
     (void)Esys_TR_Close(t->esys, &handle);
     return rc;
 }
 
-uint32_t n11tpm_nv_read(n11tpm *t, uint32_t index, uint64_t *value) {
+uint32_t n11tpm_nv_read(n11tpm *t, uint32_t index, const uint8_t *auth, size_t auth_len, uint64_t *value) {
     ESYS_TR handle = ESYS_TR_NONE;
-    TSS2_RC rc = nv_handle(t, index, &handle);
+    TSS2_RC rc = nv_handle(t, index, auth, auth_len, &handle);
     if (rc != TSS2_RC_SUCCESS) return rc;
     TPM2B_MAX_NV_BUFFER *data = NULL;
     rc = Esys_NV_Read(t->esys, handle, handle, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, 8, 0, &data);
@@ -373,7 +391,7 @@ uint32_t n11tpm_nv_read(n11tpm *t, uint32_t index, uint64_t *value) {
 
 uint32_t n11tpm_nv_undefine(n11tpm *t, uint32_t index) {
     ESYS_TR handle = ESYS_TR_NONE;
-    TSS2_RC rc = nv_handle(t, index, &handle);
+    TSS2_RC rc = nv_handle(t, index, NULL, 0, &handle);
     if (rc != TSS2_RC_SUCCESS) return rc;
     rc = Esys_NV_UndefineSpace(t->esys, ESYS_TR_RH_OWNER, handle, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE);
     if (rc != TSS2_RC_SUCCESS) (void)Esys_TR_Close(t->esys, &handle);

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-/// Issue 29: rollback detection never destroys data on an unauthenticated signal. Anyone who
-/// may use the TPM can advance the key store's counter with tpm2-tools; that must fail closed
-/// (nothing of an older state restored) without wiping anything.
+/// Issue 29: rollback detection never destroys data on an unauthenticated signal. The key
+/// store's counter needs an auth value only a reader of the key store can derive (another
+/// user who may use the TPM cannot advance it); root can, with tpm2-tools, and that must fail
+/// closed (nothing of an older state restored) without wiping anything.
 @Suite("TPM counter tampering", .enabled(if: SoftwareTPM.available))
 struct TPMCounterTests {
     @Test("tpm2_nvincrement on the counter, then sweep: an armed vault is not wiped, no fade item destroyed; the PIN then opens and the state is written again")
@@ -17,11 +18,17 @@ struct TPMCounterTests {
         #expect(try cli.run(["skeleton", "enable", "--interval", "1h"], pinStdin: true).code == 0)
         Thread.sleep(forTimeInterval: 2.5)  // the fade item's deadline passes
 
-        // The attacker, with tpm2-tools alone.
+        // Another user who may use the TPM but cannot read the key store: the counter's auth
+        // value is not theirs, so tpm2_nvincrement is refused.
         let status = try #require(try JSONSerialization.jsonObject(with: try cli.run(["tpm", "status", "--json"]).stdout) as? [String: Any])
         let index = try #require(status["nvIndex"] as? String)
-        let bumped = try tpm.tool("tpm2_nvincrement", ["-C", index, index])
-        #expect(bumped.code == 0, "tpm2_nvincrement: \(bumped.out)")
+        let refused = try tpm.tool("tpm2_nvincrement", ["-C", index, index])
+        #expect(refused.code != 0, "tpm2_nvincrement without the counter's auth value worked")
+        // Root, who reads the key store: unseals the device-state object (no PIN) with a client of
+        // its own, derives the counter's auth value as any reader of docs/FORMAT.md can, advances it.
+        let auth = try Self.counterAuth(cli, tpm)
+        let bumped = try tpm.tool("tpm2_nvincrement", ["-C", index, "-P", "hex:" + auth, index])
+        #expect(bumped.code == 0, "tpm2_nvincrement with the derived auth value: \(bumped.out)")
 
         let sweep = try cli.run(["sweep"])
         #expect(sweep.code == 0, "\(sweep.stderr)")
@@ -42,6 +49,19 @@ struct TPMCounterTests {
         #expect(!FileManager.default.fileExists(atPath: cli.keystore + "/items/\(fading).key"))
         let log = try cli.run(["log"], pinStdin: true).out
         #expect(log.contains("state counter ahead"), "\(log)")
+    }
+
+    /// The counter's auth value, computed as root from the key store: the device-state object
+    /// (empty auth, no PIN) unsealed through tpm2-tools, then HKDF-Expand "nu11vlt subkey v1 counter auth".
+    static func counterAuth(_ cli: CLI, _ tpm: SoftwareTPM) throws -> String {
+        try TPMSkeletonAttackTests.object(cli.keystore, index: 3, into: cli.root)
+        let secret = try #require(try TPMSkeletonAttackTests.unseal(cli, tpm, policy: [], auth: nil).secret, "the state object did not unseal")
+        let script = "import sys\nfrom cryptography.hazmat.primitives import hashes\n"
+            + "from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand\n"
+            + "print(HKDFExpand(algorithm=hashes.SHA256(), length=32, info=b'nu11vlt subkey v1 counter auth').derive(bytes.fromhex(sys.argv[1])).hex())\n"
+        let r = try cli.spawn("/usr/bin/env", ["python3", "-c", script, secret])
+        #expect(r.code == 0, "\(r.stderr)")
+        return r.out.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test("an older copy of the audit log, put back, is reported by log --verify and stays recorded in the log")

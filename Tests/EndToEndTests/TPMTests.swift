@@ -158,12 +158,14 @@ struct TPMTests {
         #expect(fired.code != 0 && fired.stderr.contains("Skeleton Switch fired"), "\(fired.stderr)")
     }
 
-    /// The key store's NV counter as anyone on the machine can read it (tpm2_nvread).
+    /// The key store's NV counter as root reads it (tpm2_nvread, with the auth value derived
+    /// from the device-state object, which opens without a PIN).
     static func counter(_ cli: CLI, _ tpm: SoftwareTPM) throws -> UInt64 {
         let status = try #require(try JSONSerialization.jsonObject(with: try cli.run(["tpm", "status", "--json"]).stdout) as? [String: Any])
         let index = try #require(status["nvIndex"] as? String)
         let out = tpm.dir + "/nv.bin"
-        let r = try tpm.tool("tpm2_nvread", [index, "-C", index, "-s", "8", "-o", out])
+        let auth = try TPMCounterTests.counterAuth(cli, tpm)
+        let r = try tpm.tool("tpm2_nvread", [index, "-C", index, "-P", "hex:" + auth, "-s", "8", "-o", out])
         #expect(r.code == 0, "tpm2_nvread: \(r.out)")
         return try Data(contentsOf: URL(fileURLWithPath: out)).reduce(0) { $0 << 8 | UInt64($1) }
     }

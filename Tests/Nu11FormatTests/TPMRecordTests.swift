@@ -59,7 +59,7 @@ struct TPMRecordTests {
         for (name, bytes) in cases {
             #expect(throws: Nu11Error.self, "\(name)") { try TPMRecord.parse(bytes) }
         }
-        b = good; b[b.count - 1] = 4; cases.append(("unknown flag", b))
+        b = good; b[b.count - 1] = 8; cases.append(("unknown flag", b))
         b = good; b[4] = 1; cases.append(("version 1 with a trailer", b))
         for (name, bytes) in cases {
             #expect(throws: Nu11Error.self, "\(name)") { try TPMRecord.parse(bytes) }

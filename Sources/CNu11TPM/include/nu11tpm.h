@@ -66,10 +66,11 @@ uint32_t n11tpm_lockout_reset(n11tpm *tpm, const uint8_t *auth, size_t auth_len)
 /// forgiven try, seconds a lockout-auth failure locks for.
 uint32_t n11tpm_lockout(n11tpm *tpm, uint32_t *counter, uint32_t *max_tries, uint32_t *interval, uint32_t *recovery);
 
-/// A monotonic NV counter at `index` (owner-defined, empty auth, no DA).
-uint32_t n11tpm_nv_define(n11tpm *tpm, uint32_t index);
-uint32_t n11tpm_nv_increment(n11tpm *tpm, uint32_t index);
-uint32_t n11tpm_nv_read(n11tpm *tpm, uint32_t index, uint64_t *value);
+/// A monotonic NV counter at `index` (owner-defined, no DA) whose reads and increments need
+/// the auth value `auth` (empty: anyone who may use the TPM; counters made before it).
+uint32_t n11tpm_nv_define(n11tpm *tpm, uint32_t index, const uint8_t *auth, size_t auth_len);
+uint32_t n11tpm_nv_increment(n11tpm *tpm, uint32_t index, const uint8_t *auth, size_t auth_len);
+uint32_t n11tpm_nv_read(n11tpm *tpm, uint32_t index, const uint8_t *auth, size_t auth_len, uint64_t *value);
 uint32_t n11tpm_nv_undefine(n11tpm *tpm, uint32_t index);
 
 /// SHA-256 PCR values for the PCRs in `mask` (lowest first), 32 bytes each.

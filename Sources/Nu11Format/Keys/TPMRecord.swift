@@ -22,7 +22,8 @@ import Foundation
 ///             also requires resetCount <= this; 0xFFFFFFFF = no such condition), and 1 byte of
 ///             flags: bit 0 = this key store set the TPM's lockout authorization (derived from
 ///             its recovery key), bit 1 = the lockout authorization was someone else's at
-///             enrolment (the TPM's wrong-PIN limit is theirs to reset); other bits 0
+///             enrolment (the TPM's wrong-PIN limit is theirs to reset), bit 2 = the NV counter
+///             needs Subkey(state object's secret, "counter auth"); other bits 0
 ///
 /// Each PIN entry seals a 32-byte secret whose auth value is derived from the stretched PIN
 /// (so the TPM counts every wrong PIN); an entry no PIN uses seals random bytes under a
@@ -50,6 +51,9 @@ public struct TPMRecord: Sendable, Equatable {
     public var lockoutHeld = false
     /// The TPM's lockout authorization was set by someone else at enrolment.
     public var lockoutForeign = false
+    /// The NV counter needs an auth value derived from the device-state object's secret
+    /// (counters made before it have an empty one).
+    public var counterAuthed = false
 
     public init(pcrMask: UInt32, nvIndex: UInt32, primaryName: [UInt8], buckets: [UInt8], recovery: [UInt8],
                 pcrValues: [UInt8], entries: [[UInt8]], stateObject: [UInt8]) {
@@ -79,7 +83,7 @@ public struct TPMRecord: Sendable, Equatable {
             out += [UInt8(object.count >> 8), UInt8(object.count & 0xFF)] + object
         }
         BigEndian.append(skeletonResetLimit ?? UInt32.max, to: &out)
-        out.append((lockoutHeld ? 1 : 0) | (lockoutForeign ? 2 : 0))
+        out.append((lockoutHeld ? 1 : 0) | (lockoutForeign ? 2 : 0) | (counterAuthed ? 4 : 0))
         return out
     }
 
@@ -118,9 +122,10 @@ public struct TPMRecord: Sendable, Equatable {
             let limit = BigEndian.uint32(bytes[offset..<(offset + 4)])
             record.skeletonResetLimit = limit == UInt32.max ? nil : limit
             let flags = bytes[offset + 4]
-            guard flags & ~3 == 0 else { throw damaged() }
+            guard flags & ~7 == 0 else { throw damaged() }
             record.lockoutHeld = flags & 1 != 0
             record.lockoutForeign = flags & 2 != 0
+            record.counterAuthed = flags & 4 != 0
         }
         guard (record.skeletonDeadline == 0) == record.skeletonObject.isEmpty else { throw damaged() }
         return record

@@ -25,7 +25,8 @@ extension KeyStore {
         if let tpm = try readMaster().tpm {
             let connection = try openTPM(tpm)
             guard let state = try? DeviceState.open(bytes, deviceKey: stateKey(tpm, connection: connection)),
-                  let counter = try connection.readCounter(tpm.nvIndex), let written = state.tpmCounter else { return .damaged }
+                  let counter = try connection.readCounter(tpm.nvIndex, auth: counterAuth(tpm, connection: connection)),
+                  let written = state.tpmCounter else { return .damaged }
             if written == counter || written == counter &+ 1 { return .loaded(state) }
             if written < counter { return .counterAhead(state, missed: counter - written) }
             return .damaged
@@ -56,14 +57,15 @@ extension KeyStore {
 
     /// Writes the state under `tpm`'s state key with the next counter value, then counts.
     func saveState(_ state: DeviceState, tpm: TPMRecord, connection: TPMConnection) throws {
-        guard let counter = try connection.readCounter(tpm.nvIndex) else {
+        let auth = try counterAuth(tpm, connection: connection)
+        guard let counter = try connection.readCounter(tpm.nvIndex, auth: auth) else {
             throw Nu11Error(.tpm, "the TPM no longer has the key store's counter (NV index 0x\(String(tpm.nvIndex, radix: 16)))",
                             remedy: "the TPM was cleared or changed: open the vault with your recovery key (`nu11vlt tpm recover`)")
         }
         var counted = state
         counted.tpmCounter = counter &+ 1
         try ProtectedFiles.writeAtomically(counted.sealed(deviceKey: stateKey(tpm, connection: connection)), to: statePath)
-        try connection.incrementCounter(tpm.nvIndex)
+        try connection.incrementCounter(tpm.nvIndex, auth: auth)
     }
 
     /// A TPM record kept aside while an enrolment or removal changes how the state is sealed.

@@ -164,8 +164,20 @@ extension KeyStore {
     /// The key that seals the device state of a TPM-bound key store: held by the TPM (an
     /// object without PIN, not counted as a wrong PIN), so the device key alone forges nothing.
     func stateKey(_ tpm: TPMRecord, connection: TPMConnection) throws -> SecretBytes {
-        let secret = try unseal(tpm.stateObject, auth: nil, policy: TPMPolicy(pcrMask: tpm.pcrMask, noDA: true),
-                                tpm: tpm, connection: connection)
-        return Subkey.derive(from: secret, purpose: "device state key")
+        Subkey.derive(from: try stateSecret(tpm, connection: connection), purpose: "device state key")
     }
+
+    func stateSecret(_ tpm: TPMRecord, connection: TPMConnection) throws -> SecretBytes {
+        try unseal(tpm.stateObject, auth: nil, policy: TPMPolicy(pcrMask: tpm.pcrMask, noDA: true), tpm: tpm, connection: connection)
+    }
+
+    /// What reads and advances the NV counter: derived from the state object's secret, so a
+    /// process that may use the TPM but cannot read the key store (another user) cannot
+    /// advance it. Nil for a counter made before (empty auth).
+    func counterAuth(_ tpm: TPMRecord, connection: TPMConnection) throws -> SecretBytes? {
+        guard tpm.counterAuthed else { return nil }
+        return Self.counterAuth(stateSecret: try stateSecret(tpm, connection: connection))
+    }
+
+    static func counterAuth(stateSecret: SecretBytes) -> SecretBytes { Subkey.derive(from: stateSecret, purpose: "counter auth") }
 }

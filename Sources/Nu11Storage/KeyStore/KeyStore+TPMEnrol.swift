@@ -109,11 +109,13 @@ extension KeyStore {
     func newTPMRecord(pcrMask: UInt32, reserving: [UInt8], connection: TPMConnection) throws -> TPMRecord {
         let name = try connection.primaryName()
         let values = pcrMask == 0 ? [] : try connection.pcrValues(pcrMask)
-        let state = try connection.seal(SecretBytes(randomCount: 32), auth: nil, policy: TPMPolicy(pcrMask: pcrMask, noDA: true))
-        let index = try connection.defineCounter()
+        let stateSecret = SecretBytes(randomCount: 32)
+        let state = try connection.seal(stateSecret, auth: nil, policy: TPMPolicy(pcrMask: pcrMask, noDA: true))
+        let index = try connection.defineCounter(auth: Self.counterAuth(stateSecret: stateSecret))
         var tpm = TPMRecord(pcrMask: pcrMask, nvIndex: index, primaryName: name, buckets: [0xFF, 0xFF, 0xFF],
                             recovery: [UInt8](repeating: 0, count: 60), pcrValues: values,
                             entries: [[0], [0], [0]], stateObject: state)
+        tpm.counterAuthed = true
         for slot in 0..<3 { try Self.filler(&tpm, slot: slot, avoiding: reserving, connection: connection) }
         return tpm
     }

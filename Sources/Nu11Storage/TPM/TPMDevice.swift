@@ -218,12 +218,13 @@ public final class TPMConnection {
     }
 
     /// Defines a monotonic counter at a free index in the owner range; returns the index.
-    public func defineCounter() throws -> UInt32 {
+    /// `auth`: what reads and advances it (nil: empty, anyone who may use the TPM).
+    public func defineCounter(auth: SecretBytes?) throws -> UInt32 {
         var last: UInt32 = 0
         for _ in 0..<16 {
             let random = SecureRandom.bytes(3)
             let index = 0x0180_0000 | (UInt32(random[0] & 0x3F) << 16 | UInt32(random[1]) << 8 | UInt32(random[2]))
-            last = n11tpm_nv_define(handle, index)
+            last = withAuth(auth) { a in n11tpm_nv_define(handle, index, a.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count) }
             if last == 0 { return index }
             guard n11tpm_base_code(last) == 0x14C else { break }  // TPM_RC_NV_DEFINED: try another
         }
@@ -231,12 +232,15 @@ public final class TPMConnection {
         return 0
     }
 
-    public func incrementCounter(_ index: UInt32) throws { try check(n11tpm_nv_increment(handle, index), "advance its counter") }
+    public func incrementCounter(_ index: UInt32, auth: SecretBytes?) throws {
+        let rc = withAuth(auth) { a in n11tpm_nv_increment(handle, index, a.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count) }
+        try check(rc, "advance its counter")
+    }
 
     /// The counter's value, or nil when it does not exist on this TPM.
-    public func readCounter(_ index: UInt32) throws -> UInt64? {
+    public func readCounter(_ index: UInt32, auth: SecretBytes?) throws -> UInt64? {
         var value: UInt64 = 0
-        let rc = n11tpm_nv_read(handle, index, &value)
+        let rc = withAuth(auth) { a in n11tpm_nv_read(handle, index, a.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count, &value) }
         if rc != 0 && n11tpm_base_code(rc) == 0x08B { return nil }  // TPM_RC_HANDLE: no such index
         try check(rc, "read its counter")
         return value
