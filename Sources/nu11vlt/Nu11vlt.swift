@@ -16,7 +16,7 @@ struct Nu11vlt: ParsableCommand {
             tampered data, 6 vault busy or locked out, 7 unsupported version or cost, 64 bad \
             usage or input, 74 I/O error (e.g. disk full).
             """,
-        version: "0.1.0",
+        version: "0.2.0",  // the VERSION file; CommandTests checks they agree
         subcommands: [Init.self, Status.self, Import.self, List.self, Export.self, View.self, Album.self,
                       Delete.self, Note.self, Fade.self, Sweep.self, WipeCommand.self, SettingsCommand.self, Pin.self,
                       Skeleton.self, Checkin.self, ArchiveCommand.self, Check.self, Thumbnail.self, Thumbnails.self, Rekey.self, LogCommand.self, TPMCommand.self,

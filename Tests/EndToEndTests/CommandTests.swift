@@ -17,7 +17,14 @@ struct CommandTests {
             #expect(r.code == 0, "\(command) --help: \(r.stderr)")
             #expect(r.out.contains("USAGE:"), "\(command) --help has no usage")
         }
-        #expect(try cli.run(["--version"]).out.contains("0.1.0"))
+        // One version: the VERSION file, `--version` and the AppStream release agree.
+        let version = try String(contentsOfFile: GUITests.repo + "/VERSION", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(version == "0.2.0")
+        #expect(try cli.run(["--version"]).out.trimmingCharacters(in: .whitespacesAndNewlines) == version)
+        let metainfo = try String(contentsOfFile: GUITests.repo + "/data/org.nu11vlt.Nu11VLT.metainfo.xml", encoding: .utf8)
+        #expect(metainfo.contains("<release version=\"\(version)\""), "the metainfo's newest release is not \(version)")
+        #expect(metainfo.contains("<project_license>GPL-3.0-or-later</project_license>"))
+        #expect(try String(contentsOfFile: GUITests.repo + "/NEWS.md", encoding: .utf8).contains("## \(version)"))
     }
 
     @Test("the whole flow: init, status, import (files, folder, stdin), list, export, albums, delete, pin change")
