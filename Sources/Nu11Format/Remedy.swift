@@ -57,6 +57,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
     case pointAtRestoredVault
     /// The vault folder carries no recovery data.
     case noRecoveryData
+    /// The TPM locked out wrong PINs; this key store holds its lockout authorization.
+    case clearTPMLockout
 
     public init(stringLiteral value: String) { self = .advice(value) }
     public init(stringInterpolation: DefaultStringInterpolation) { self = .advice(String(stringInterpolation: stringInterpolation)) }
@@ -87,6 +89,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
         case .recoverBesideKeyStore: "choose an empty or new key store folder; the existing one is kept as it is"
         case .pointAtRestoredVault: "point at the vault folder (for example as restored from a backup)"
         case .noRecoveryData: "open the vault with its PIN and key store, then make a recovery phrase"
+        case .clearTPMLockout: "wait, or clear the count now with your recovery key and the primary PIN (TPM recovery)"
         case .fadeOrAlbum: "choose an album or a fade time, not both"
         case .portableArchive: "export a portable (password) archive to move items between machines"
         case .importFolderRecursively: "import folders recursively"

@@ -33,10 +33,10 @@ extension KeyStore {
             let wait = Int(lockout?.interval ?? 0)
             let tries = lockout.map { " (\($0.failures) of \($0.maxTries) tries used)" } ?? ""
             let when = wait > 0 ? "it forgives one wrong PIN every \(DurationText.format(Double(wait))): try again in \(DurationText.format(Double(wait)))"
+                : tpm.lockoutHeld ? "it stays locked until it is cleared with your recovery key"
                 : "it stays locked until its owner clears it (tpm2_dictionarylockout --clear-lockout)"
             return Nu11Error(.lockedOut, "the TPM is locked out after too many wrong PINs\(tries); \(when)",
-                             remedy: tpm.lockoutHeld ? "wait, or clear the count now with your recovery key and the primary PIN: `nu11vlt tpm recover`"
-                                 : "wait; the TPM counts wrong PINs itself, across programs and restarts")
+                             remedy: tpm.lockoutHeld ? .clearTPMLockout : "wait; the TPM counts wrong PINs itself, across programs and restarts")
         case .pcrMismatch:
             let now = (try? connection.pcrValues(tpm.pcrMask)) ?? []
             let pcrs = TPMRecord.pcrs(in: tpm.pcrMask)

@@ -37,9 +37,8 @@ extension Vault {
                 _ = try keyStore.setAsideLog(oldName)
                 continue
             }
-            let entries = contents.entries.map { entry in
-                AuditEntry(time: entry.time, event: entry.event, count: entry.count, items: entry.items, detail: entry.detail)
-            } + [AuditEntry(time: now, event: "log re-keyed", detail: "moved to the rotated keys with \(contents.entries.count) entries")]
+            // Appending numbers them anew in the new log.
+            let entries = contents.entries + [AuditEntry(time: now, event: "log re-keyed", detail: "moved to the rotated keys with \(contents.entries.count) entries")]
             try AuditTrail.append(entries, folded: contents.head.folded, keys: new, keyStore: keyStore,
                                   maxBytes: settings.logMaxKiB << 10, now: now)
             if var marks = state.logMarks, marks[oldName] != nil {

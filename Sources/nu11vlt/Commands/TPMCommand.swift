@@ -208,6 +208,11 @@ struct TPMCommand: ParsableCommand {
                 let key = try RecoveryKey.parse(typed)
                 let secret = try pin.read(prompt: "Primary PIN or passphrase: ")
                 let result = try location.locked.recoverTPM(recoveryKey: key, pin: secret, onWait: waiting)
+                // Clearing the count is best effort (the TPM refuses lockout commands for a while
+                // after a wrong lockout value): say so rather than leave it unsaid.
+                if let left = try? location.locked.tpmStatus().wrongPINsLeft, left == 0 {
+                    Output.note("nu11vlt: the TPM's wrong-PIN count could not be cleared yet (it refuses lockout commands for a while after a wrong value); run `nu11vlt tpm recover` again later, or wait for it to forgive wrong PINs")
+                }
                 if output.json { return try Output.json(try location.locked.tpmStatus()) }
                 print("the primary vault opens again and is bound to this machine's TPM (the same recovery key keeps working)")
                 if result.fadeDestroyed > 0 {

@@ -33,6 +33,7 @@ enum Remedies {
         case .recoverBesideKeyStore: "give a new folder with --keystore (e.g. --keystore ~/nu11vlt-recovered); the existing key store is kept as it is"
         case .pointAtRestoredVault: "point --vault at the vault folder (for example as restored with `restic restore`)"
         case .noRecoveryData: "open the vault with its PIN and key store and run `nu11vlt recovery setup`"
+        case .clearTPMLockout: "wait, or clear the count now with your recovery key and the primary PIN: `nu11vlt tpm recover`"
         case .exportWithoutStripping: "export without --strip-location (and `settings set export.strip_location false`), or convert it to JPEG first"
         case .findMovedKeyStore: "if the key store was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID) and point --keystore at it; else restore it from your own copy"
         case .findMovedVault: "if the vault folder was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID) and point --vault at it; else restore it from your own copy"
