@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Nu11VLT — a zero-network encrypted vault for photos and notes.
 //
 // Layers (each depends only on the ones before it):
@@ -100,12 +101,17 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "CNu11Sys", exclude: ["mutants.txt"]),
+        // The release's version, stamped from the VERSION file at build time (one place).
+        .executableTarget(name: "nu11vlt-version-stamp", path: "Sources/nu11vlt-version-stamp"),
+        .plugin(name: "VersionStamp", capability: .buildTool(), dependencies: ["nu11vlt-version-stamp"]),
+        .target(name: "Nu11Release", swiftSettings: strict, plugins: ["VersionStamp"]),
         .executableTarget(
             name: "nu11vlt",
             dependencies: [
                 "Nu11Vault",
                 "Nu11Media",
                 "CNu11Sys",
+                "Nu11Release",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -120,7 +126,7 @@ let package = Package(
         .target(name: "CNu11Gtk", dependencies: ["CGtk"]),
         .executableTarget(
             name: "nu11vlt-app",
-            dependencies: ["Nu11Vault", "Nu11Media", "CNu11Sys", "CGtk", "CNu11Gtk"],
+            dependencies: ["Nu11Vault", "Nu11Media", "CNu11Sys", "CGtk", "CNu11Gtk", "Nu11Release"],
             swiftSettings: strict
         ),
         // Fuzzing (developer tools): harness bodies, and a libFuzzer/corpus-replay driver.

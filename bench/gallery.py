@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Gallery benchmark (issue: the desktop app): a vault of N photos (default 10,000), the app
 (release build) unlocked under Xvfb, and its own --timings on stderr:
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Walks a throwaway vault through the main features. The PIN goes through a file
 # descriptor fed by a pipe, as a script would do it — never argv or the environment.
 set -eu
@@ -95,8 +96,8 @@ n11 settings set preview.cache_mib 99999 || echo "(refused, as it should be)"
 step "archive: a portable export, inspected, decrypted by the independent Python tool, imported into a second vault"
 printf '%s\n%s\n' "$PIN" "violet-quartz-tulip-orbit-canyon" | "$BIN" archive export --portable -o "$WORK/demo.nu11vlt" --pin-stdin --password-fd 0 --kdf-memory 19 --kdf-iterations 2
 "$BIN" archive inspect "$WORK/demo.nu11vlt"
-if python3 -c 'import cryptography, argon2' 2>/dev/null; then
-  printf 'violet-quartz-tulip-orbit-canyon\n' | python3 "$ROOT/tools/nu11vlt_decrypt.py" "$WORK/demo.nu11vlt" "$WORK/py-out"
+if /usr/bin/python3 -c 'import cryptography, argon2' 2>/dev/null; then
+  printf 'violet-quartz-tulip-orbit-canyon\n' | /usr/bin/python3 "$ROOT/tools/nu11vlt_decrypt.py" "$WORK/demo.nu11vlt" "$WORK/py-out"
 fi
 printf 'second-pin\n' | NU11VLT_VAULT="$WORK/vault2" NU11VLT_KEYSTORE="$WORK/keystore2" "$BIN" init --pin-stdin --kdf-iterations 2 --kdf-memory 19 >/dev/null
 printf 'second-pin\nviolet-quartz-tulip-orbit-canyon\n' | NU11VLT_VAULT="$WORK/vault2" NU11VLT_KEYSTORE="$WORK/keystore2" "$BIN" archive import "$WORK/demo.nu11vlt" --pin-stdin --password-fd 0

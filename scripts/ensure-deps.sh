@@ -1,56 +1,92 @@
 #!/bin/sh
-# Installs what a fresh Debian machine lacks to build and test Nu11VLT: the C libraries
-# (libsodium, SQLite, zlib headers, libvips, tpm2-tss) and the tools the tests call (sqlite3, faketime,
-# tar, ImageMagick, exiftool, heif-enc).
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Installs, from Debian's packages only, what this machine lacks for one job:
+#   scripts/ensure-deps.sh build    build everything and run `make demo` (C libraries' -dev
+#                                   packages, and the demo's image tools)
+#   scripts/ensure-deps.sh package  build, plus dpkg-shlibdeps and lintian (`make deb`)
+#   scripts/ensure-deps.sh test     package, plus the tools the test suite calls (software TPM,
+#                                   headless X, terminals, validators, Python modules)
+#   scripts/ensure-deps.sh --list build|package|test   prints every package that job may install
+# Nothing comes from pip: the tests' Python modules are Debian's python3-* packages, run by
+# /usr/bin/python3.
 set -eu
+list=false
+if [ "${1:-}" = "--list" ]; then list=true; shift; fi
+job=${1:-build}
+case "$job" in build|package|test) ;; *) echo "error: unknown job '$job' (hint: build, package or test)" >&2; exit 64 ;; esac
+
 missing=""
-pkg-config --exists libsodium 2>/dev/null || missing="$missing libsodium-dev"
-# The content cipher: OpenSSL 3's libcrypto EVP (chosen by bench/run's cipher row).
-pkg-config --exists libcrypto 2>/dev/null || missing="$missing libssl-dev"
-pkg-config --exists sqlite3 2>/dev/null || missing="$missing libsqlite3-dev"
-[ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
-command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
-command -v sqlite3 >/dev/null 2>&1 || missing="$missing sqlite3"
-command -v faketime >/dev/null 2>&1 || missing="$missing faketime"
-command -v tar >/dev/null 2>&1 || missing="$missing tar"
-command -v unzip >/dev/null 2>&1 || missing="$missing unzip"
-command -v strace >/dev/null 2>&1 || missing="$missing strace"
-command -v script >/dev/null 2>&1 || missing="$missing bsdutils"
-command -v ps >/dev/null 2>&1 || missing="$missing procps"
-command -v cc >/dev/null 2>&1 || missing="$missing gcc"
-# Photos: libvips (decoding, with libheif), and the tools the photo tests and bench call.
-pkg-config --exists vips 2>/dev/null || missing="$missing libvips-dev"
-command -v vipsthumbnail >/dev/null 2>&1 || missing="$missing libvips-tools"
-command -v heif-enc >/dev/null 2>&1 || missing="$missing libheif-examples"
-command -v exiftool >/dev/null 2>&1 || missing="$missing libimage-exiftool-perl"
-[ -x /usr/bin/convert ] || missing="$missing imagemagick"
-[ -x /usr/bin/time ] || missing="$missing time"
-# TPM 2.0: tpm2-tss (ESAPI) to build; a software TPM and tpm2-tools for the TPM tests.
-pkg-config --exists tss2-esys tss2-tctildr tss2-mu tss2-rc 2>/dev/null || missing="$missing libtss2-dev"
-command -v swtpm >/dev/null 2>&1 || missing="$missing swtpm swtpm-tools"
-command -v tpm2_setclock >/dev/null 2>&1 || missing="$missing tpm2-tools"
-# The desktop app: GTK 4 + libadwaita to build; a headless X server, a session bus, the
-# accessibility stack and xdotool for its GUI test; the validators of its desktop files.
-pkg-config --exists gtk4 libadwaita-1 2>/dev/null || missing="$missing libgtk-4-dev libadwaita-1-dev"
-command -v Xvfb >/dev/null 2>&1 || missing="$missing xvfb"
-command -v dbus-run-session >/dev/null 2>&1 || missing="$missing dbus-x11"
-command -v xdotool >/dev/null 2>&1 || missing="$missing xdotool"
-/usr/bin/python3 -c 'import pyatspi' 2>/dev/null || missing="$missing python3-pyatspi gir1.2-atspi-2.0 at-spi2-core"
-command -v appstreamcli >/dev/null 2>&1 || missing="$missing appstream"
-command -v desktop-file-validate >/dev/null 2>&1 || missing="$missing desktop-file-utils"
-command -v fish >/dev/null 2>&1 || missing="$missing fish"   # the completion test loads the fish script
-command -v tmux >/dev/null 2>&1 || missing="$missing tmux"   # the terminal test (progress, prompts)
-command -v vim >/dev/null 2>&1 || missing="$missing vim"     # the editor-traces test (vi on Debian)
-command -v restic >/dev/null 2>&1 || missing="$missing restic"  # the backup-and-recover test
-command -v man >/dev/null 2>&1 || missing="$missing man-db"  # `man -l` renders the generated page
-command -v groff >/dev/null 2>&1 || missing="$missing groff-base"
-# The independent archive decrypter (tools/nu11vlt_decrypt.py) needs Python's cryptography and argon2-cffi.
-# The photo tests make a 96-megapixel JPEG with Pillow (over ImageMagick's default policy).
-python3 -c 'import cryptography, argon2, PIL' 2>/dev/null || {
-  echo "installing: python3 cryptography argon2-cffi pillow" >&2
-  python3 -m pip install -q cryptography argon2-cffi pillow 2>/dev/null \
-    || python3 -m pip install -q --break-system-packages cryptography argon2-cffi pillow >/dev/null
+all=""
+# need PACKAGES CHECK...: PACKAGES are installed when the shell command CHECK fails.
+need() {
+  packages=$1; shift
+  all="$all $packages"
+  $list && return 0
+  sh -c "$*" >/dev/null 2>&1 || missing="$missing $packages"
 }
+
+# ---- build (and make demo) ----
+need "pkg-config" "command -v pkg-config"
+need "gcc" "command -v cc"
+need "libsodium-dev" "pkg-config --exists libsodium"
+# The content cipher: OpenSSL 3's libcrypto EVP (chosen by bench/run's cipher row).
+need "libssl-dev" "pkg-config --exists libcrypto"
+need "libsqlite3-dev" "pkg-config --exists sqlite3"
+need "zlib1g-dev" "test -f /usr/include/zlib.h"
+# Photos: libvips (decoding in the image helper, with libheif).
+need "libvips-dev" "pkg-config --exists vips"
+# TPM 2.0: tpm2-tss (ESAPI).
+need "libtss2-dev" "pkg-config --exists tss2-esys tss2-tctildr tss2-mu tss2-rc"
+# The desktop app: GTK 4 + libadwaita.
+need "libgtk-4-dev libadwaita-1-dev" "pkg-config --exists gtk4 libadwaita-1"
+# make demo: it makes its photos with ImageMagick and exiftool, and decrypts an archive with
+# the independent Python decrypter (tools/nu11vlt_decrypt.py).
+need "imagemagick" "test -x /usr/bin/convert"
+need "libimage-exiftool-perl" "command -v exiftool"
+need "python3-cryptography python3-argon2" "/usr/bin/python3 -c 'import cryptography, argon2'"
+
+# ---- test ----
+if [ "$job" = test ]; then
+  need "sqlite3" "command -v sqlite3"
+  need "faketime" "command -v faketime"
+  need "tar" "command -v tar"
+  need "unzip" "command -v unzip"
+  need "strace" "command -v strace"
+  need "bsdutils" "command -v script"
+  need "procps" "command -v ps"
+  need "libvips-tools" "command -v vipsthumbnail"
+  need "libheif-examples" "command -v heif-enc"
+  need "time" "test -x /usr/bin/time"
+  # The photo tests make a 96-megapixel JPEG with Pillow (over ImageMagick's default policy).
+  need "python3-pil" "/usr/bin/python3 -c 'import PIL'"
+  # A software TPM and tpm2-tools (the TPM tests attack it as a thief would).
+  need "swtpm swtpm-tools" "command -v swtpm"
+  need "tpm2-tools" "command -v tpm2_setclock"
+  # The GUI test: a headless X server, a session bus, the accessibility stack, xdotool; the
+  # validators of the desktop files.
+  need "xvfb" "command -v Xvfb"
+  need "dbus-x11" "command -v dbus-run-session"
+  need "xdotool" "command -v xdotool"
+  need "python3-pyatspi gir1.2-atspi-2.0 at-spi2-core" "/usr/bin/python3 -c 'import pyatspi'"
+  need "appstream" "command -v appstreamcli"
+  need "desktop-file-utils" "command -v desktop-file-validate"
+  need "fish" "command -v fish"      # the completion test loads the fish script
+  need "tmux" "command -v tmux"      # the terminal test (progress, prompts)
+  need "vim" "command -v vim"        # the editor-traces test (vi on Debian)
+  need "restic" "command -v restic"  # the backup-and-recover test
+  need "man-db" "command -v man"     # `man -l` renders the generated page
+  need "groff-base" "command -v groff"
+fi
+# ---- package (make deb, and the package test) ----
+if [ "$job" = test ] || [ "$job" = package ]; then
+  need "dpkg-dev" "command -v dpkg-shlibdeps"
+  need "lintian" "command -v lintian"
+fi
+
+if $list; then
+  for p in $all; do echo "$p"; done
+  exit 0
+fi
 [ -z "$missing" ] && exit 0
 echo "installing:$missing" >&2
 SUDO=""

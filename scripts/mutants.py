@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """make mutants: apply each security-relevant mutant (Sources/*/mutants.txt), one at a
 time, to a scratch copy of the tree, build, run the tests named for it, and print a table.
 Fails if any mutant survives, or if a mutant no longer applies (its line changed: update

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Runs the Swift test suite (built already) and, when it fails, repeats every failure at the
 # end of the output: CI shows the tail of a run, and a failure 600 lines up is lost there.
 set -u

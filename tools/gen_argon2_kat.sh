@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Known answers for Argon2id v1.3 (parallelism 1), computed with the reference `argon2`
 # command (Debian package `argon2`, the PHC reference implementation), checked in as data
 # for Tests/Nu11FormatTests/Argon2idTests.swift.  Usage: tools/gen_argon2_kat.sh > FILE

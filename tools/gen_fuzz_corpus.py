@@ -1,4 +1,5 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Seed corpus for the fuzz harnesses (Fuzz/corpus/<harness>/), written from docs/FORMAT.md.
 Everything is keyed with the harnesses' fixed key (32 bytes of 0x42) so that valid seeds
 open and mutations reach deep code. Deterministic: python3 tools/gen_fuzz_corpus.py"""

@@ -1,4 +1,5 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Key store and index vectors, written from docs/FORMAT.md (§ 4.2 master record, § 4.3 item
 key records, § 5.1 sealed metadata) with PyPI's `cryptography` and `argon2-cffi`,
 independently of the Swift code. Deterministic (seeded):

@@ -1,4 +1,5 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Generates Nu11VLT's own negative-heavy test vectors, independently of the Swift code.
 
 Written from docs/FORMAT.md and the c2sp.org/chunked-encryption spec with PyPI's

@@ -1,4 +1,5 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """An independent decrypter for portable .nu11vlt archives (docs/FORMAT.md section 6) and for
 a vault folder opened with its recovery phrase alone (section 5.2), written from the spec
 alone — no code shared with nu11vlt.
@@ -20,6 +21,7 @@ import zipfile
 
 from argon2.low_level import Type, hash_secret_raw
 from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF, HKDFExpand
@@ -106,7 +108,8 @@ def recover_vault(vault, outdir):
         fail("recovery.n11r is not version 1 recovery data")
     vault_id, public = rec[8:24], rec[24:56]
     private = X25519PrivateKey.from_private_bytes(hkdf(phrase, vault_id, b"nu11vlt recovery phrase v1"))
-    if private.public_key().public_bytes_raw() != public:
+    # public_bytes(Raw, Raw): Debian 12's cryptography (38) has no public_bytes_raw().
+    if private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw) != public:
         fail("the recovery phrase does not open this vault")
     mains = []
     for i in range(rec[5]):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // OpenSSL EVP AEAD between caller buffers, with no allocation per chunk.
 #include "nu11cipher.h"
 #include <limits.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The C face of libvips for Nu11VLT (see include/nu11image.h). libvips's API is variadic
  * (NULL-terminated option lists), which Swift cannot call; everything here is a fixed
  * signature. Images come from memory and results go to memory: nothing touches the disk. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Nu11VLT's face over tpm2-tss ESAPI. Keep it small: every secret that enters or leaves the
 // TPM goes through a salted session with parameter encryption; every handle is flushed.
 #include "nu11tpm.h"

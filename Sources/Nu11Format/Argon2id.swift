@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 
 /// Argon2id cost, stored next to what it protects so it can be raised later.

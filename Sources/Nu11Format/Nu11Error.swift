@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// The one public error type of Nu11VLT.
 ///
 /// A struct that can grow (like swift-log's and SwiftNIO's errors): a stable `code` that

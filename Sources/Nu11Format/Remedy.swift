@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// How to remedy an error, typed so that each front end (the command line, the desktop
 /// app) words it in its own terms: the core names no command and no flag. `advice` is
 /// for remedies that need no front end's words ("wait", "check the path").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The boundary to libsodium. Everything C stays in this file and in SecretBytes.swift;
 // failures are translated into Nu11Error here.
 import CSodium

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 
 /// What nu11vlt reads from a photo's EXIF block: capture date, camera, whether it carries

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,14 +24,21 @@ public final class ImageHelper: @unchecked Sendable {
     private var pid: Int32 = 0
     private var unavailable: String?
 
-    /// The helper next to the running executable (/proc/self/exe), or nil.
+    /// The helper next to the running executable (/proc/self/exe: a build folder, or
+    /// `make install PREFIX=…` with everything in bin/), else in the package's libexec folder
+    /// beside that bin/ (`/usr/bin/nu11vlt` → `/usr/libexec/nu11vlt/`), or nil.
     static func locate() -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard n > 0 else { return nil }
         let exe = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let path = (exe as NSString).deletingLastPathComponent + "/" + executableName
-        return access(path, X_OK) == 0 ? path : nil
+        let folder = (exe as NSString).deletingLastPathComponent
+        let prefix = (folder as NSString).deletingLastPathComponent
+        for path in [folder + "/" + executableName, prefix + "/libexec/nu11vlt/" + executableName]
+        where access(path, X_OK) == 0 {
+            return path
+        }
+        return nil
     }
 
     /// Decodes an image: its header, EXIF block and both thumbnails.
@@ -97,7 +105,7 @@ public final class ImageHelper: @unchecked Sendable {
         if toChild >= 0 { return }
         if let unavailable { throw ImageDecodeError(reason: unavailable) }
         guard let path = Self.locate() else {
-            unavailable = "\(Self.executableName) is not installed next to nu11vlt, so images are not decoded"
+            unavailable = "\(Self.executableName) is neither next to this program nor in ../libexec/nu11vlt/, so images are not decoded (reinstall the package)"
             throw ImageDecodeError(reason: unavailable ?? "")
         }
         // A helper that dies mid-request must not kill us with SIGPIPE.

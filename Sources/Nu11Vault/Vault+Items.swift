@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #if canImport(Glibc)
 import Glibc
 private func openFile(_ path: String, _ flags: Int32) -> Int32 { Glibc.open(path, flags) }

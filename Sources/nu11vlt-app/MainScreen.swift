@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import CGtk
 import CNu11Gtk
 import Foundation
@@ -67,6 +68,7 @@ final class MainScreen {
         adw_header_bar_pack_start(op(header), iconButton("user-trash-symbolic", name: "Delete selected") { [unowned self] in
             self.confirmDelete(self.gallery.selectedIDs)
         })
+        adw_header_bar_pack_end(op(header), mainMenuButton(app))
         adw_header_bar_pack_end(op(header), iconButton("system-lock-screen-symbolic", name: "Lock") { [unowned self] in
             self.app.lock(reason: "Locked")
         })

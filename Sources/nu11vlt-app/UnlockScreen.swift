@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import CGtk
 import CNu11Gtk
 import Foundation
@@ -37,10 +38,16 @@ final class UnlockScreen {
         gtk_widget_set_halign(grid, GTK_ALIGN_CENTER)
         n11g_set_label(grid, "Keypad")
         unlockButton = button("Unlock", name: "Unlock vault", style: "suggested-action") {}
-        root = box(true, spacing: 18)
-        gtk_widget_set_valign(root, GTK_ALIGN_CENTER)
-        gtk_widget_set_halign(root, GTK_ALIGN_CENTER)
-        for child in [title, status, entry, grid, unlockButton] { append(root, child) }
+        let centre = box(true, spacing: 18)
+        gtk_widget_set_valign(centre, GTK_ALIGN_CENTER)
+        gtk_widget_set_halign(centre, GTK_ALIGN_CENTER)
+        gtk_widget_set_vexpand(centre, 1)
+        for child in [title, status, entry, grid, unlockButton] { append(centre, child) }
+        // A flat header bar: the window's controls and the main menu (About).
+        let header = must(adw_header_bar_new())
+        gtk_widget_add_css_class(header, "flat")
+        adw_header_bar_set_title_widget(op(header), gtk_label_new(""))
+        root = box(true, spacing: 0, [header, centre])
         let keys = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "⌫", "0", "✓"]
         for (i, key) in keys.enumerated() {
             let name = key == "⌫" ? "Delete digit" : key == "✓" ? "Unlock with keypad" : "Digit \(key)"
@@ -50,6 +57,7 @@ final class UnlockScreen {
             gtk_grid_attach(typed(grid), b, Int32(i % 3), Int32(i / 3), 1, 1)
             keypad.append(b)
         }
+        adw_header_bar_pack_end(op(header), mainMenuButton(app))
         on(raw(unlockButton), "clicked") { [unowned self] in self.submit() }
         on(raw(entry), "activate") { [unowned self] in self.submit() }
         setEnabled(false)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Measures the chunk-cipher candidates (bench/run's cipher rows): one core, 16 KiB chunks,
 // sealing between reusable buffers, the best of three passes. Prints
 // `candidate<TAB>algorithm<TAB>MB/s`, one line each, and which one the content path uses.

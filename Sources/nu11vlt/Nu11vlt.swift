@@ -1,5 +1,7 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import ArgumentParser
 import Foundation
+import Nu11Release
 import Nu11Vault
 
 @main
@@ -15,8 +17,10 @@ struct Nu11vlt: ParsableCommand {
             Exit codes: 0 success, 1 other failure, 3 wrong PIN, 4 not found, 5 damaged or \
             tampered data, 6 vault busy or locked out, 7 unsupported version or cost, 64 bad \
             usage or input, 74 I/O error (e.g. disk full).
+
+            \(Nu11Release.name) \(Nu11Release.version), \(Nu11Release.license).
             """,
-        version: "0.2.0",  // the VERSION file; CommandTests checks they agree
+        version: Nu11Release.version,  // the VERSION file, stamped at build time
         subcommands: [Init.self, Status.self, Import.self, List.self, Export.self, View.self, Album.self,
                       Delete.self, Note.self, Fade.self, Sweep.self, WipeCommand.self, SettingsCommand.self, Pin.self,
                       Skeleton.self, Checkin.self, ArchiveCommand.self, Check.self, Thumbnail.self, Thumbnails.self, Rekey.self, LogCommand.self, TPMCommand.self,

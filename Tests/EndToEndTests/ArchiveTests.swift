@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Testing
 
@@ -14,7 +15,7 @@ extension CLI {
     }
 
     func python(_ script: String, _ args: [String] = [], input: Data = Data()) throws -> CLI.Outcome {
-        try spawn("/usr/bin/env", ["python3", "-c", script] + args, input: input)
+        try spawn("/usr/bin/python3", ["-c", script] + args, input: input)
     }
 }
 
@@ -113,13 +114,13 @@ struct ArchiveTests {
         let tool = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("tools/nu11vlt_decrypt.py").path
         let out = source.root + "/py-out"
-        let py = try source.spawn("/usr/bin/env", ["python3", tool, file, out], input: Data("violet quartz tulip orbit canyon\n".utf8))
+        let py = try source.spawn("/usr/bin/python3", [tool, file, out], input: Data("violet quartz tulip orbit canyon\n".utf8))
         #expect(py.code == 0, "\(py.stderr)")
         #expect(py.out.split(separator: "\n").count == 200)
         for (name, bytes) in originals {
             #expect(FileManager.default.contents(atPath: out + "/" + name) == Data(bytes), "python: \(name)")
         }
-        let wrongPy = try source.spawn("/usr/bin/env", ["python3", tool, file, out + "2"], input: Data("nope\n".utf8))
+        let wrongPy = try source.spawn("/usr/bin/python3", [tool, file, out + "2"], input: Data("nope\n".utf8))
         #expect(wrongPy.code != 0)
     }
 

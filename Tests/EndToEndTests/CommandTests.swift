@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Testing
 
@@ -22,7 +23,12 @@ struct CommandTests {
         #expect(version == "0.2.0")
         #expect(try cli.run(["--version"]).out.trimmingCharacters(in: .whitespacesAndNewlines) == version)
         let metainfo = try String(contentsOfFile: GUITests.repo + "/data/org.nu11vlt.Nu11VLT.metainfo.xml", encoding: .utf8)
-        #expect(metainfo.contains("<release version=\"\(version)\""), "the metainfo's newest release is not \(version)")
+        let newest = metainfo.firstMatch(of: try Regex("<release version=\"([^\"]*)\""))?.output[1].substring.map(String.init)
+        #expect(newest == version, "the metainfo's newest release is \(newest ?? "missing"), not \(version)")
+        // The version is written nowhere else in the sources: they take it from the build's stamp.
+        let grep = try cli.spawn("/bin/grep", ["-rlF", "\"" + version + "\"", GUITests.repo + "/Sources"])
+        #expect(grep.out.isEmpty, "a version literal in: \(grep.out)")
+        #expect(try cli.run(["--help"]).out.contains("Nu11VLT \(version), GPL-3.0-or-later"))
         #expect(metainfo.contains("<project_license>GPL-3.0-or-later</project_license>"))
         #expect(try String(contentsOfFile: GUITests.repo + "/NEWS.md", encoding: .utf8).contains("## \(version)"))
     }

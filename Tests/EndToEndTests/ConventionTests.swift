@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Testing
 
@@ -90,9 +91,13 @@ struct ConventionTests {
         let r = try cli.spawn("/bin/sh", ["-c", "MANWIDTH=100 MANPAGER=cat man -l \"$0\"", page])
         #expect(r.code == 0, "man -l failed: \(r.stderr)")
         let text = r.out.replacingOccurrences(of: ".\u{8}", with: "", options: .regularExpression)
-        for part in ["NAME", "SYNOPSIS", "nu11vlt", "import", "rekey", "log", "--json"] {
+        let version = try String(contentsOfFile: root.path + "/VERSION", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        for part in ["NAME", "SYNOPSIS", "nu11vlt", "import", "rekey", "log", "--json", "Nu11VLT \(version)"] {
             #expect(text.contains(part), "the rendered page lacks \(part)")
         }
+        // The app's own page (written by hand) renders without warnings.
+        let app = try cli.spawn("/bin/sh", ["-c", "MANWIDTH=100 MANPAGER=cat man --warnings -l \"$0\" 2>&1 >/dev/null", root.path + "/data/man/nu11vlt-app.1"])
+        #expect(app.code == 0 && app.out.isEmpty, "man -l nu11vlt-app.1: \(app.out)")
     }
 
     @Test("error messages: a non-archive, empty stdin, --name without -")

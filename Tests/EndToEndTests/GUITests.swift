@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Testing
 
@@ -31,20 +32,7 @@ struct GUITests {
     /// `make test` starts the GUI test before the suite (.build/gui-test.started, then .log and
     /// .rc): its result, waited for and consumed, so a later `swift test` runs it afresh.
     static func startedByMake() throws -> (Int32, String)? {
-        let build = repo + "/.build/"
-        let started = build + "gui-test.started"
-        guard let text = try? String(contentsOfFile: started, encoding: .utf8),
-              let since = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)),
-              Date().timeIntervalSince1970 - since < 3600 else { return nil }
-        // Consumed: a later run starts its own (a file already gone is fine).
-        defer { for name in ["gui-test.started", "gui-test.rc"] { try? FileManager.default.removeItem(atPath: build + name) } }
-        let deadline = Date().addingTimeInterval(900)
-        while !FileManager.default.fileExists(atPath: build + "gui-test.rc") {
-            guard Date() < deadline else { return (-1, "the GUI test started by make gave no result in 15 minutes") }
-            Thread.sleep(forTimeInterval: 1)
-        }
-        let rc = Int32((try String(contentsOfFile: build + "gui-test.rc", encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
-        return (rc, (try? String(contentsOfFile: build + "gui-test.log", encoding: .utf8)) ?? "")
+        try BackgroundHarness(name: "gui-test").result()
     }
 
     @Test("the desktop entry and AppStream metainfo validate; the icon is there")

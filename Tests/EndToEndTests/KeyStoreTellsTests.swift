@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Testing
 
@@ -110,7 +111,7 @@ struct KeyStoreTellsTests {
             nonce = os.urandom(12)
             open(ks + '/settings.n11c', 'wb').write(b'N11C\\x01' + nonce + ChaCha20Poly1305(key).encrypt(nonce, js, b'nu11vlt settings v1'))
             """
-        let r = try cli.spawn("/usr/bin/env", ["python3", "-c", script, cli.keystore, json])
+        let r = try cli.spawn("/usr/bin/python3", ["-c", script, cli.keystore, json])
         #expect(r.code == 0, "the forging script failed: \(r.stderr)")
         #expect(try cli.run(["settings", "get", "kdf.memory_mib"]).out.trimmingCharacters(in: .whitespacesAndNewlines) == (values["kdf.memory_mib"] ?? "0"),
                 "the forgery is not what nu11vlt reads: the test proves nothing")

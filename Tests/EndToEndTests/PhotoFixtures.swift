@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Testing
 
@@ -5,6 +6,7 @@ import Testing
 /// (Debian: imagemagick, libimage-exiftool-perl, libheif-examples; scripts/ensure-deps.sh).
 enum PhotoFixtures {
     static func tool(_ name: String) -> String? {
+        if name.hasPrefix("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
@@ -45,7 +47,7 @@ enum PhotoFixtures {
                                  "+channel", r + "alpha.png"])
         try run(cli, "convert", ["-size", "1x1", "xc:green", r + "one.gif"])
         // 96 megapixels is over ImageMagick's default resource policy on Debian: PIL makes it.
-        try run(cli, "python3", ["-c", """
+        try run(cli, "/usr/bin/python3", ["-c", """
             from PIL import Image, ImageDraw
             im = Image.new('RGB', (12000, 8000), (30, 60, 90))
             ImageDraw.Draw(im).rectangle([0, 0, 5999, 7999], fill=(200, 40, 40))

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Testing
 
@@ -106,14 +107,14 @@ struct RecoveryTests {
 
         // The independent decrypter, from docs/FORMAT.md, with the folder and the phrase alone.
         let out = cli.root + "/py-out"
-        let py = try cli.spawn("/usr/bin/env", ["python3", Self.tool, "--vault", cli.vault, out], input: Data((phrase + "\n").utf8))
+        let py = try cli.spawn("/usr/bin/python3", [Self.tool, "--vault", cli.vault, out], input: Data((phrase + "\n").utf8))
         #expect(py.code == 0, "\(py.stderr)")
         for (name, bytes) in [("a.bin", a), ("b.bin", b), ("c.txt", c), ("d.txt", d), ("e.txt", e)] {
             #expect(FileManager.default.contents(atPath: out + "/" + name) == Data(bytes), "python: \(name)")
         }
         #expect(FileManager.default.contents(atPath: out + "/the note.txt") == Data("note body".utf8), "python: the note")
         #expect(py.out.contains("\tTrips\tc.txt\t"), "python: the album: \(py.out)")
-        let wrongPy = try cli.spawn("/usr/bin/env", ["python3", Self.tool, "--vault", cli.vault, out + "2"],
+        let wrongPy = try cli.spawn("/usr/bin/python3", [Self.tool, "--vault", cli.vault, out + "2"],
                                     input: Data("cccc-cccc-cccc-cccc-cccc-cccc-cccc-cccc\n".utf8))
         #expect(wrongPy.code != 0)
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Testing
 
@@ -67,5 +68,38 @@ struct SourceHygieneTests {
                 #expect(!r.out.contains(lib), "\(binary) links \(lib)")
             }
         }
+    }
+}
+
+extension SourceHygieneTests {
+    /// Every source file says its license in its first lines (GPL-3.0-or-later, as LICENSE);
+    /// the test vectors and fuzz corpora, which are data, are left out.
+    @Test("every source file carries an SPDX license header")
+    func spdxHeaders() throws {
+        let root = Self.repo.path
+        let sources: Set<String> = ["swift", "c", "h", "py", "sh", "modulemap"]
+        let scripts = ["bench/run", ".ci/run", "Makefile"]
+        var checked = 0
+        var missing: [String] = []
+        for top in ["Sources", "Tests", "Plugins", "scripts", "tools", "bench", "Package.swift"] + scripts {
+            var paths: [String] = []
+            if let walker = FileManager.default.enumerator(atPath: root + "/" + top) {
+                while let rel = walker.nextObject() as? String {
+                    let ext = (rel as NSString).pathExtension
+                    guard sources.contains(ext), !rel.contains("Vectors/"), !rel.contains("__pycache__") else { continue }
+                    paths.append(top + "/" + rel)
+                }
+            } else {
+                paths.append(top)
+            }
+            for path in paths {
+                let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
+                let head = text.split(separator: "\n", maxSplits: 3).prefix(3).joined(separator: "\n")
+                checked += 1
+                if !head.contains("SPDX-License-Identifier: GPL-3.0-or-later") { missing.append(path) }
+            }
+        }
+        #expect(checked > 200, "only \(checked) files checked")
+        #expect(missing.isEmpty, "no SPDX header in: \(missing.joined(separator: ", "))")
     }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Testing
 
@@ -59,7 +60,7 @@ struct TPMCounterTests {
         let script = "import sys\nfrom cryptography.hazmat.primitives import hashes\n"
             + "from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand\n"
             + "print(HKDFExpand(algorithm=hashes.SHA256(), length=32, info=b'nu11vlt subkey v1 counter auth').derive(bytes.fromhex(sys.argv[1])).hex())\n"
-        let r = try cli.spawn("/usr/bin/env", ["python3", "-c", script, secret])
+        let r = try cli.spawn("/usr/bin/python3", ["-c", script, secret])
         #expect(r.code == 0, "\(r.stderr)")
         return r.out.trimmingCharacters(in: .whitespacesAndNewlines)
     }

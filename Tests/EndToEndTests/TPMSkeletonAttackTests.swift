@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Testing
 
@@ -61,7 +62,7 @@ struct TPMSkeletonAttackTests {
             s = hash_secret_raw(pin, b[16:32], time_cost=t, memory_cost=m, parallelism=1, hash_len=32, type=Type.ID)
             print(HKDFExpand(algorithm=hashes.SHA256(), length=32, info=b'nu11vlt subkey v1 tpm auth').derive(s).hex())
             """
-        let r = try cli.spawn("/usr/bin/env", ["python3", "-c", script, cli.keystore + "/master.n11k"], input: Data((pin + "\n").utf8))
+        let r = try cli.spawn("/usr/bin/python3", ["-c", script, cli.keystore + "/master.n11k"], input: Data((pin + "\n").utf8))
         #expect(r.code == 0, "\(r.stderr)")
         return r.out.trimmingCharacters(in: .whitespacesAndNewlines)
     }

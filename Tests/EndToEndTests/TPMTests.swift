@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Testing
 
@@ -191,8 +192,8 @@ struct TPMTests {
             open(ks + '/state.n11s', 'wb').write(b'N11S\\x01' + nonce + sealed)
             """
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", script, keystore, json]
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = ["-c", script, keystore, json]
         try p.run()
         p.waitUntilExit()
         #expect(p.terminationStatus == 0, "the forging script failed")

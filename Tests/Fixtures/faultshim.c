@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A small LD_PRELOAD shim for fault injection and deterministic crash points.
 //
 // It counts the file-system calls that change something (opens for writing, write, fsync,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Drives nu11vlt-app the way a screen reader and a keyboard would: the accessibility tree
 (AT-SPI, Debian's python3-pyatspi) to find and press controls by their accessible names,
 xdotool for keys, text and pointer clicks. Used by gui_test.py."""

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """End-to-end test of nu11vlt-app, run by Tests/GUI/run.sh under Xvfb and dbus-run-session.
 
 The user's story: unlock with the primary PIN on the keypad; import three photos through

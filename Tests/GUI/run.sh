@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Runs the GUI test (gui_test.py) on a private X server (Xvfb) and session bus
 # (dbus-run-session), with a HOME and XDG_RUNTIME_DIR of its own.
 #   Tests/GUI/run.sh BIN_DIR SCREENSHOT_DIR

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Nu11VLT's chunk cipher backend: OpenSSL 3 libcrypto EVP (Debian libssl-dev), chosen over
 // libsodium and swift-crypto's BoringSSL by measurement (bench/cipher). One context per
 // message and worker: the key schedule runs once, each chunk sets only its nonce.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The few GTK calls Swift cannot make (variadic functions, GValue boxes), for nu11vlt-app.
 #ifndef NU11GTK_H
 #define NU11GTK_H

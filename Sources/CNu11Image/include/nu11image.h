@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #ifndef NU11VLT_IMAGE_H
 #define NU11VLT_IMAGE_H
 #include <stddef.h>

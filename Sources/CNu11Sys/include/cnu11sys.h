@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #ifndef CNU11SYS_H
 #define CNU11SYS_H
 /// Disables core dumps (RLIMIT_CORE 0) and marks the process non-dumpable

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #ifndef NU11TPM_H
 #define NU11TPM_H
 #include <stddef.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// The key domains of the first seed. Each has its own domain key; an item's key is wrapped
 /// by the key of the domain it lives in, so moving an item between domains is a re-wrap.
 public enum Domain: UInt8, Sendable, CaseIterable, Codable, CustomStringConvertible {

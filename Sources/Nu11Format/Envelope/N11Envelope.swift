@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 
 /// The 24-byte clear header of a `.n11` / `.n11note` file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 
 /// A photo's sealed thumbnails (`Thumbnails/<ID>.n11thumb`, docs/FORMAT.md §3.4): the

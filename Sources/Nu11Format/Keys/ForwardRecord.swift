@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 
 /// A key rotation's forward record (`forward/<tag>.n11f` in the key store): a vault's new

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 
 /// What must be readable before any PIN is typed — the "until first authentication" class:

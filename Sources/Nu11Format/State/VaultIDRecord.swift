@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// The vault ID as the key store records it (`vault-id.n11v`), so that a vault folder and
 /// a key store that were not made together are refused before anything is written:
 ///

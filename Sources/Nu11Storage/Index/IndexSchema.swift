@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import GRDB
 
 /// The index schema. Migrations are append-only and never reference app types (GRDB's

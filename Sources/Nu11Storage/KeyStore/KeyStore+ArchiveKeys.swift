@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Nu11Format
 
 /// Retired archive keys (`archive-keys/<id>.n11a`, docs/FORMAT.md §4.8): a rotation gives a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Nu11Format
 
 /// The pairing of a key store with its vault folder, and the quarantine for key records

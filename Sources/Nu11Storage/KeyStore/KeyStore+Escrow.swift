@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Nu11Format
 
 /// The duress slot's key-encryption key, kept for the backup vault (`escrow.n11e`, docs/

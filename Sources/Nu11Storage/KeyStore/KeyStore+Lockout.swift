@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Nu11Format
 
 /// The TPM's wrong-PIN limit is its dictionary-attack lockout. On a stock Linux machine the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Nu11Format
 
 /// Key rotation in the key store: forward records, re-wrapping item key records in

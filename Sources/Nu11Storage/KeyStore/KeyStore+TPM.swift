@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Nu11Format
 
 /// A key store bound to a TPM (master record version 2, docs/FORMAT.md §4.3): unlocking,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Nu11Format
 
 /// Binding a key store to the TPM, unbinding it, recovering it on another TPM.

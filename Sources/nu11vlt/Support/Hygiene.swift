@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import CNu11Sys
 
 /// Process hygiene while keys may be in memory: no core dumps, not ptrace-attachable by

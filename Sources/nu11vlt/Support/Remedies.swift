@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Nu11Format
 
 /// The command line's words for the core's typed remedies: the one place that knows which

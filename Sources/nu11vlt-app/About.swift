@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CGtk
+import CNu11Gtk
+import Nu11Release
+
+/// The main menu (the header bar's ☰, where GNOME apps keep About) and the About window: the
+/// name, the version (the VERSION file, stamped at build time) and the license.
+func mainMenuButton(_ app: App) -> Widget {
+    let menu = must(gtk_menu_button_new())
+    gtk_menu_button_set_icon_name(op(menu), "open-menu-symbolic")
+    gtk_widget_set_tooltip_text(menu, "Main menu")
+    n11g_set_label(menu, "Main menu")
+    let popover = must(gtk_popover_new())
+    let about = button("About Nu11VLT", style: "flat") { [unowned app] in
+        gtk_popover_popdown(typed(popover))
+        app.showAbout()
+    }
+    gtk_popover_set_child(typed(popover), about)
+    gtk_menu_button_set_popover(op(menu), popover)
+    return menu
+}
+
+extension App {
+    func showAbout() {
+        let about = must(adw_about_window_new())
+        let w = OpaquePointer(about)
+        adw_about_window_set_application_name(w, Nu11Release.name)
+        adw_about_window_set_application_icon(w, "org.nu11vlt.Nu11VLT")
+        adw_about_window_set_version(w, Nu11Release.version)
+        adw_about_window_set_developer_name(w, "The Nu11VLT authors")
+        adw_about_window_set_comments(w, "A zero-network encrypted vault for photos and notes.")
+        adw_about_window_set_copyright(w, Nu11Release.copyright)
+        adw_about_window_set_license_type(w, GTK_LICENSE_GPL_3_0)
+        n11g_set_label(about, "About Nu11VLT")
+        if let window { gtk_window_set_transient_for(typed(about), typed(window)) }
+        gtk_window_set_modal(typed(about), 1)
+        gtk_window_present(typed(about))
+    }
+}
