@@ -114,6 +114,7 @@ let package = Package(
                 "Nu11Release",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            exclude: ["mutants.txt"],
             swiftSettings: strict
         ),
         // The desktop app: GTK 4 + libadwaita (Debian libgtk-4-dev, libadwaita-1-dev) through a

@@ -60,12 +60,16 @@ public enum Strength {
     public static func offlineTime(bits: Double, parameters: KDFParameters) -> String {
         let perGuess = Double(parameters.memoryMiB) * Double(parameters.iterations) * 0.00065
         let seconds = pow(2, bits - 1) * perGuess
+        func about(_ count: Double, _ unit: String) -> String {
+            let n = Int(count)
+            return n == 1 ? "about one \(unit)" : "about \(n) \(unit)s"
+        }
         switch seconds {
         case ..<60: return "under a minute"
-        case ..<3600: return "about \(Int(seconds / 60)) minutes"
-        case ..<86400: return "about \(Int(seconds / 3600)) hours"
-        case ..<(86400 * 365): return "about \(Int(seconds / 86400)) days"
-        case ..<(86400 * 365 * 1000): return "about \(Int(seconds / (86400 * 365))) years"
+        case ..<3600: return about(seconds / 60, "minute")
+        case ..<86400: return about(seconds / 3600, "hour")
+        case ..<(86400 * 365): return about(seconds / 86400, "day")
+        case ..<(86400 * 365 * 1000): return about(seconds / (86400 * 365), "year")
         default: return "more than a thousand years"
         }
     }

@@ -109,10 +109,11 @@ guard nu11_sandbox_enter(memoryLimit) == 0 else { exit(70) }
 switch mode {
 case "--probe":
     let through = nu11_sandbox_probe(&targets, 1)
+    let memory = nu11_sandbox_probe_memory(memoryLimit, 1)
     let abi = nu11_sandbox_landlock_abi()
     let summary = "landlock \(abi > 0 ? "ABI \(abi)" : "unavailable")\n"
     _ = summary.withCString { write(1, $0, strlen($0)) }
-    exit(through == 0 ? 0 : 1)
+    exit(through == 0 && memory == 0 ? 0 : 1)
 case "--probe-x32":
     nu11_sandbox_probe_x32()
     exit(1)

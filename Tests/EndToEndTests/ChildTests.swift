@@ -36,8 +36,10 @@ struct ChildTests {
                                      environment: ["NU11VLT_VIEWER": inspect("viewer") + " cmp \(original)"])
         finish(view)
         #expect(view.terminationStatus == 0, "view at a terminal failed")
-        let edit = try cli.underTerminal("exec \(CLI.binary) note add --title t --pin-fd 3 3<\(r)/pin > \(r)/note-id",
-                                     environment: ["EDITOR": inspect("editor") + " cp \(r)/body"])
+        // Under umask 000, the editor's plaintext file must still be 0600 in a 0700 folder.
+        let mode = "stat -c '%a' \"$1\" \"$(dirname \"$1\")\" > \(r)/editor-mode;"
+        let edit = try cli.underTerminal("umask 000; exec \(CLI.binary) note add --title t --pin-fd 3 3<\(r)/pin > \(r)/note-id",
+                                     environment: ["EDITOR": inspect("editor") + mode + " cp \(r)/body"])
         finish(edit)
         #expect(edit.terminationStatus == 0, "note add at a terminal failed")
         for who in ["viewer", "editor"] {
@@ -60,6 +62,8 @@ struct ChildTests {
             let stat = try String(contentsOfFile: "\(r)/\(who)-stat", encoding: .utf8)
             #expect(Self.tty(stat) == 0, "\(who) has a controlling terminal: \(stat)")
         }
+        #expect(try String(contentsOfFile: "\(r)/editor-mode", encoding: .utf8) == "600\n700\n",
+                "the editor's file and folder modes (umask 000): \((try? String(contentsOfFile: "\(r)/editor-mode", encoding: .utf8)) ?? "none")")
         let fd3 = try String(contentsOfFile: "\(r)/viewer-fd3", encoding: .utf8)
         #expect(fd3.hasPrefix("/memfd:nu11vlt-view"), "the viewer's descriptor 3 is not its memfd: \(fd3)")
         let note = try String(contentsOfFile: "\(r)/note-id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -11,7 +11,11 @@ import Testing
 ///   the final name on empty or partial content);
 /// * at every commit point (the index's WAL fsync) and when the command ends, every name
 ///   the command renamed into place is durable (else a cut loses a committed item's key
-///   record or file while the index keeps its row).
+///   record or file while the index keeps its row);
+/// * a file is unlinked only after what was written to it is durable (a secure overwrite
+///   fsynced before its unlink, else the cut can leave the old bytes), and when the command
+///   ends every unlink is durable: its folder synced after it (else a shredded key record can
+///   come back after a cut). SQLite's own -wal, -shm and -journal files are its business.
 enum PowerLossModel {
     struct Violation: CustomStringConvertible {
         let call: Int
@@ -55,6 +59,8 @@ enum PowerLossModel {
         var dirtyContent = Set<String>()
         var dirtyNames = Set<String>()  // folders with changes not yet durable
         var placed = Set<String>()      // final names this command renamed into place
+        var unlinked = Set<String>()    // names this command unlinked, not yet durably gone
+        func sqliteSidecar(_ p: String) -> Bool { ["-wal", "-shm", "-journal"].contains { p.hasSuffix($0) } }
         var violations: [Violation] = []
         let line = try? Regex(#"^\d+\s+(\w+)\((.*)\)\s+=\s+(\d+)"#)
         func commitCheck(_ n: Int, _ what: String) {
@@ -77,11 +83,13 @@ enum PowerLossModel {
                     // Every rename into this folder so far is durable now, whatever changes it later.
                     placed = placed.filter { parent($0) != p }
                 }
+                unlinked = unlinked.filter { parent($0) != p }
                 if p.hasSuffix("-wal") { commitCheck(n, "at the index commit") }
             case "syncfs":
                 dirtyContent.removeAll()
                 dirtyNames.removeAll()
                 placed.removeAll()
+                unlinked.removeAll()
             case "rename", "renameat", "renameat2":
                 let paths = quoted(args)
                 guard paths.count == 2, paths[1].hasPrefix(scope) else { continue }
@@ -94,14 +102,21 @@ enum PowerLossModel {
                 placed.insert(paths[1])
             case "unlink", "unlinkat":
                 if let p = quoted(args).first, p.hasPrefix(scope) {
+                    if dirtyContent.remove(p) != nil && !sqliteSidecar(p) {
+                        violations.append(Violation(call: n, text: "\(p) was unlinked before what was written to it was synced"))
+                    }
                     dirtyNames.insert(parent(p))
                     placed.remove(p)
+                    if !sqliteSidecar(p) { unlinked.insert(p) }
                 }
             default:
                 break
             }
         }
         commitCheck(Int.max, "when the command ended")
+        for name in unlinked.sorted() {
+            violations.append(Violation(call: Int.max, text: "\(name) was unlinked but its folder was not synced after (it can come back)"))
+        }
         return violations
     }
 }
@@ -127,6 +142,7 @@ struct DurabilityTests {
         _ = cli.file("b.jpg", [4, 4])
         let pin = "--pin-fd 3 3<\"$NU11VLT_VAULT/../pin\""
         let existing = try cli.importIDs([cli.file("old.jpg", [5])])[0]
+        let doomed = try cli.importIDs([cli.file("doomed.jpg", Array(repeating: 6, count: 70_000))])[0]
         // A photo whose thumbnail is missing (as imported before thumbnails), for the backfill.
         try PhotoFixtures.run(cli, "convert", ["-size", "320x240", "plasma:fractal", "-quality", "85", cli.root + "/p.jpg"])
         let photo = try cli.importIDs([cli.root + "/p.jpg"])[0]
@@ -144,6 +160,8 @@ struct DurabilityTests {
             ("note-add", "printf body | \"$0\" note add --title t \(pin)"),
             ("album", "exec \"$0\" album create Trip \(pin)"),
             ("delete", "exec \"$0\" delete \(existing) \(pin)"),
+            ("delete-secure", "exec \"$0\" delete --secure \(doomed) \(pin)"),
+            ("delete-secure-photo", "exec \"$0\" delete --secure \(photo) \(pin)"),   // its thumbnail, made by thumbnails --missing
             ("pin-change", "printf '%s\\nnew-pin-4444\\n' \"$(cat \"$NU11VLT_VAULT/../pin\")\" | \"$0\" pin change --pin-stdin --new-pin-fd 0"),
         ]
         for (label, command) in steps {
@@ -154,7 +172,7 @@ struct DurabilityTests {
         }
     }
 
-    @Test("the model itself catches a missing folder fsync and a rename before the file's fsync")
+    @Test("the model itself catches a missing folder fsync, a rename before the file's fsync, an unlink never made durable, an overwrite unlinked unsynced")
     func modelCatches() {
         let scope = "/v/"
         let good = """
@@ -191,5 +209,23 @@ struct DurabilityTests {
 
             """)
         #expect(PowerLossModel.check(trace: splitRename.replacingOccurrences(of: "1 fsync(4</v/d>) = 0\n", with: ""), scope: scope).count >= 1)
+        // Shredding: overwrite, fsync, unlink, then the folder's fsync.
+        let shred = """
+            1 openat(AT_FDCWD</>, "/v/k/x.key", O_WRONLY|O_NOFOLLOW) = 3</v/k/x.key>
+            1 write(3</v/k/x.key>, ""..., 84) = 84
+            1 fsync(3</v/k/x.key>) = 0
+            1 unlink("/v/k/x.key") = 0
+            1 fsync(4</v/k>) = 0
+            """
+        #expect(PowerLossModel.check(trace: shred, scope: scope).isEmpty)
+        let unlinkNotDurable = shred.replacingOccurrences(of: "\n1 fsync(4</v/k>) = 0", with: "")
+        #expect(PowerLossModel.check(trace: unlinkNotDurable, scope: scope).contains { $0.text.contains("can come back") })
+        let overwriteNotSynced = shred.replacingOccurrences(of: "1 fsync(3</v/k/x.key>) = 0\n", with: "")
+        #expect(PowerLossModel.check(trace: overwriteNotSynced, scope: scope).contains { $0.text.contains("before what was written") })
+        let viaUnlinkat = shred.replacingOccurrences(of: "1 unlink(\"/v/k/x.key\")", with: "1 unlinkat(AT_FDCWD</>, \"/v/k/x.key\", 0)")
+            .replacingOccurrences(of: "\n1 fsync(4</v/k>) = 0", with: "")
+        #expect(PowerLossModel.check(trace: viaUnlinkat, scope: scope).contains { $0.text.contains("can come back") })
+        // SQLite's sidecars are its own: a -wal removed at close is no violation.
+        #expect(PowerLossModel.check(trace: good + "\n1 unlink(\"/v/index.sqlite-wal\") = 0", scope: scope).isEmpty)
     }
 }

@@ -100,6 +100,22 @@ struct FadeNotesTests {
         #expect(!cli.exists(cli.keyRecord(id)))
     }
 
+    @Test("a fade item whose schedule entry is gone (the device state put back from before) is expired, never permanent")
+    func rolledBackSchedule() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let state = cli.keystore + "/state.n11s"
+        let before = try Data(contentsOf: URL(fileURLWithPath: state))
+        let id = try cli.importIDs([cli.file("soon.jpg", [5, 5, 5])], extra: ["--fade", "1h"])[0]
+        #expect(try Data(contentsOf: URL(fileURLWithPath: state)) != before, "the schedule was not written")
+        try before.write(to: URL(fileURLWithPath: state))   // the sealed schedule, from before the import
+        let listed = try cli.listJSON()
+        #expect(!listed.contains { $0["id"] as? String == id && $0["fadesAt"] == nil }, "listed as permanent: \(listed)")
+        let r = try cli.run(["export", id, "-o", "-"], pinStdin: true)
+        #expect(r.code == 4 && r.stdout.isEmpty, "a fade item without its deadline exported: \(r.code) \(r.stderr)")
+        #expect(!cli.exists(cli.keyRecord(id)), "its key survived")
+    }
+
     @Test("fade set moves a permanent item into Fade (re-encrypted) and it expires")
     func fadeSet() throws {
         let cli = try CLI()
@@ -152,6 +168,28 @@ struct FadeNotesTests {
         #expect(link(cPath, cli.root + "/link2") == 0)
         #expect(try cli.run(["delete", c], pinStdin: true).code == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: cli.root + "/link2")) != cBefore)
+    }
+
+    @Test("secure delete of a photo overwrites its sealed thumbnail too, before unlinking it")
+    func secureDeleteThumbnail() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let jpeg = cli.root + "/photo.jpg"
+        try PhotoFixtures.run(cli, "convert", ["-size", "320x240", "gradient:red-blue", jpeg])
+        let id = try cli.importIDs([jpeg])[0]
+        let paths = [cli.vault + "/Vault/Photos/\(id).n11", cli.vault + "/Thumbnails/\(id).n11thumb"]
+        var before: [Data] = []
+        for (n, path) in paths.enumerated() {
+            try #require(cli.exists(path), "\(path) is missing: no thumbnail was made")
+            before.append(try Data(contentsOf: URL(fileURLWithPath: path)))
+            #expect(link(path, cli.root + "/witness\(n)") == 0)
+        }
+        #expect(try cli.run(["delete", "--secure", id], pinStdin: true).code == 0)
+        for (n, path) in paths.enumerated() {
+            #expect(!cli.exists(path))
+            let after = try Data(contentsOf: URL(fileURLWithPath: cli.root + "/witness\(n)"))
+            #expect(after.count == before[n].count && after != before[n], "secure delete left the old bytes of \(path)")
+        }
     }
 
     @Test("wipe: keys first, then files; afterwards nothing opens and nothing remains")

@@ -76,9 +76,27 @@ struct LogTests {
         #expect((wrong?["detail"] as? String)?.hasPrefix("before unlock") == true, "\(String(describing: wrong))")
         let scan = try cli.spawn("/bin/grep", ["-rlaF", marker, cli.keystore + "/log"])
         #expect(scan.out.isEmpty && scan.code == 1, "a name or content reached the log: \(scan.out)")
+        // Decrypted, too: no entry carries a file name, a note's title, an album name or content.
+        let decrypted = try cli.run(["log", "--json"], pinStdin: true)
+        #expect(decrypted.code == 0 && !decrypted.out.isEmpty)
+        #expect(!decrypted.out.contains(marker), "a decrypted log entry names an item: \(decrypted.out.split(separator: "\n").filter { $0.contains(marker) })")
         let since = try events(cli, pin: cli.pin, ["--since", "1h"])
         #expect(since.count >= names.count, "--since 1h dropped recent entries")
         expectCleanError(try cli.run(["log", "--since", "soon"], pinStdin: true), code: 64, mentions: "duration")
+    }
+
+    @Test("a device journal that starts over (removed, then new wrong PINs) is folded whole: later wrong PINs reach the log")
+    func restartedJournal() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let journal = cli.keystore + "/log/device.n11l"
+        func wrongPINs() throws -> Int { try events(cli, pin: cli.pin).filter { $0["event"] as? String == "wrong PIN" }.count }
+        for _ in 0..<2 { #expect(try cli.with("not-the-pin-1", ["list"]).code != 0) }
+        #expect(try wrongPINs() == 2)  // folded at this unlock: the mark is now at the journal's last entry
+        try FileManager.default.removeItem(atPath: journal)
+        #expect(try cli.with("not-the-pin-2", ["list"]).code != 0)
+        #expect(cli.exists(journal), "the wrong PIN was not journalled")
+        #expect(try wrongPINs() == 3, "a wrong PIN in the restarted journal never reached the log")
     }
 
     @Test("--verify names the entry after a flipped bit, a deleted entry, two swapped entries, a truncated tail")

@@ -51,7 +51,7 @@ struct SandboxTests {
         "chmod", "chown", "setxattr", "removexattr", "utimensat", "fchmod-pipe",
         "read-home-file", "read-keystore-file", "write-open-file", "create-file", "mkdir", "unlink-file", "rename-file",
         "memfd_create", "socket-tcp", "socket-unix", "socketpair", "execve", "fork",
-        "read-other-fd", "write-other-fd", "prctl-dumpable",
+        "read-other-fd", "write-other-fd", "prctl-dumpable", "clone3-fork",
     ]
 
     func targets(_ cli: CLI, sibling: Process) throws -> [String] {
@@ -84,6 +84,12 @@ struct SandboxTests {
         }
         for name in ["thread", "tgkill-self", "read-stdin"] {
             #expect(lines.contains("\(name) works"), "decoding needs \(name): \(lines)")
+        }
+        if mode == "--probe" {
+            // The memory limit applies: address space past it is refused, a working set under it is not.
+            for name in ["memory-limit", "memory-under-limit"] {
+                #expect(lines.contains("\(name) works"), "\(name): \(lines.first { $0.hasPrefix(name + " ") } ?? "never tried")")
+            }
         }
         if mode == "--probe" && Self.landlockABI > 0 {
             #expect(lines.contains { $0.hasPrefix("landlock ABI ") }, "Landlock was not applied on a kernel that has it: \(lines.last ?? "")")

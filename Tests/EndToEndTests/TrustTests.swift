@@ -351,4 +351,40 @@ struct TrustTests {
             expectCleanError(try cli.run(["import", cli.file("b.jpg", [5])], pinStdin: true, environment: env), code: 74)
         }
     }
+
+    @Test("a read-only copy whose WAL still holds frames lists its newest items", .enabled(if: Mounts.available, "needs permission to mount a tmpfs"))
+    func readOnlyWithWALFrames() throws {
+        let cli = try CLI()
+        let disk = cli.root + "/ro"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        try #require(try cli.spawn("/bin/mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", disk]).code == 0)
+        defer { _ = try? cli.spawn("/bin/umount", ["-l", disk]) }
+        try cli.initVault()
+        let first = try cli.importIDs([cli.file("a.jpg", [1])])[0]
+        // A reader keeps the index open, so the next import's frames stay in the WAL (the last
+        // connection to close checkpoints them): a copy taken now has them only there.
+        let index = cli.vault + "/index.sqlite"
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        holder.arguments = ["-c", """
+            import os, sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1])
+            c.execute("SELECT count(*) FROM item").fetchall()
+            open(sys.argv[2], "w").close()
+            while not os.path.exists(sys.argv[3]):
+                time.sleep(0.05)
+            """, index, cli.root + "/holding", cli.root + "/release"]
+        try holder.run()
+        defer { FileManager.default.createFile(atPath: cli.root + "/release", contents: nil); holder.waitUntilExit() }
+        for _ in 0..<200 where !cli.exists(cli.root + "/holding") { Thread.sleep(forTimeInterval: 0.05) }
+        let newest = try cli.importIDs([cli.file("b.jpg", [2])])[0]
+        let wal = (try? FileManager.default.attributesOfItem(atPath: index + "-wal")[.size] as? Int) ?? 0
+        try #require(wal > 0, "the WAL holds no frames: the case is not set up")
+        #expect(try cli.spawn("/bin/cp", ["-a", cli.vault, disk + "/vault"]).code == 0)
+        #expect(try cli.spawn("/bin/mount", ["-o", "remount,ro", disk]).code == 0)
+        let listed = try cli.run(["list"], pinStdin: true, environment: ["NU11VLT_VAULT": disk + "/vault"])
+        #expect(listed.code == 0, "list on the read-only copy: \(listed.stderr)")
+        #expect(listed.out.contains(first) && listed.out.contains(newest), "the read-only listing lost the items in the WAL: \(listed.out)")
+        #expect(try cli.run(["export", newest, "-o", "-"], pinStdin: true, environment: ["NU11VLT_VAULT": disk + "/vault"]).stdout == Data([2]))
+    }
 }

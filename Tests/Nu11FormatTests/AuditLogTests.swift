@@ -65,6 +65,38 @@ struct AuditLogTests {
         #expect(try next.open(key: key).entries.last?.seq == 201)
     }
 
+    @Test("an entry that does not authenticate when compaction drops it is counted as unreadable: the log then says so, it never vanishes")
+    func compactionKeepsTheDamage() throws {
+        // Entry 3 sealed under another key, in a chain and under a head that are otherwise
+        // sound: appending goes on, and only opening entry 3 fails.
+        let start = [UInt8](repeating: 5, count: 32)
+        var chain = start
+        var entries: [AuditLogFile.Record] = []
+        for seq in UInt64(1)...40 {
+            var entry = AuditEntry(time: Double(seq), event: "import", count: 1)
+            entry.seq = seq
+            let record = AuditLogFile.Record(type: AuditLogFile.RecordType.entry.rawValue, seq: seq,
+                                             body: try AuditLogFile.sealed(entry, pad: 256, aad: AuditLogFile.aad(logID, type: 2, seq: seq, chain: chain),
+                                                                           key: seq == 3 ? SecretBytes(randomCount: 32) : key))
+            entries.append(record)
+            chain = AuditLogFile.next(chain, record)
+        }
+        var file = try AuditLogFile.create(logID: logID, key: key)
+        try file.rebuild(checkpoint: AuditCheckpoint(through: 0, since: nil, events: [:]), chain: start, entries: entries,
+                         head: AuditHead(last: 40, folded: 0), key: key)
+        let before = #expect(throws: Nu11Error.self) { try file.open(key: key) }
+        #expect(before.map { "\($0)" }?.contains("entry 3 does not authenticate") == true, "\(String(describing: before))")
+        // Appending until compaction drops entries 1…3 into the checkpoint.
+        var compacted = file
+        for n in 0..<400 {
+            compacted = try compacted.appending([AuditEntry(time: Double(100 + n), event: "import")], key: key, maxBytes: 16 << 10)
+            if (compacted.records.first { $0.type == AuditLogFile.RecordType.entry.rawValue }?.seq ?? 0) > 3 { break }
+        }
+        let error = #expect(throws: Nu11Error.self) { try compacted.open(key: key) }
+        #expect(error.map { "\($0)" }?.contains("did not authenticate when compacted") == true, "\(String(describing: error))")
+        #expect(compacted.encoded().count <= 16 << 10, "the log never compacted")
+    }
+
     @Test("a forward record opens only under the keys it replaces, and tells only where it leads")
     func forward() throws {
         let old = DomainKeys.generate(role: .backup, created: 5)

@@ -23,4 +23,32 @@ struct KeyWrapNonceTests {
         let b = try ItemKeyRecord.seal(itemKey: secret, domain: .vault, kind: .file, itemID: id, domainKey: key)
         #expect(a.wrapped != b.wrapped)
     }
+
+    @Test("a rotation's re-wrap takes a fresh nonce each time: never the old record's, never another re-wrap's")
+    func rewrapNonces() throws {
+        var oldBytes = [UInt8](repeating: 3, count: 32), newBytes = [UInt8](repeating: 4, count: 32), itemBytes = [UInt8](repeating: 5, count: 32)
+        let old = SecretBytes(consuming: &oldBytes), new = SecretBytes(consuming: &newBytes), item = SecretBytes(consuming: &itemBytes)
+        let record = try ItemKeyRecord.seal(itemKey: item, domain: .vault, kind: .file, itemID: ItemID(), domainKey: old)
+        var nonces: Set<[UInt8]> = [Array(record.wrapped.prefix(12))]
+        for _ in 0..<32 {
+            let rewrapped = try #require(record.rewrapped(from: old, to: new))
+            #expect(nonces.insert(Array(rewrapped.wrapped.prefix(12))).inserted, "a re-wrap repeated a nonce")
+            #expect(try rewrapped.open(domainKey: new).constantTimeEquals(item))
+        }
+        #expect(record.rewrapped(from: new, to: old) == nil, "the wrong old key re-wrapped a record")
+    }
+
+    @Test("the small seals (index metadata, album names, settings, state, the audit log) never repeat a nonce under one key")
+    func smallSealNonces() throws {
+        var keyBytes = [UInt8](repeating: 8, count: 32)
+        let key = SecretBytes(consuming: &keyBytes)
+        var nonces = Set<[UInt8]>()
+        var sealed = Set<[UInt8]>()
+        for _ in 0..<64 {
+            let box = try SmallSeal.seal(Array("the same name".utf8), key: key, associatedData: [9])
+            #expect(nonces.insert(Array(box.prefix(12))).inserted, "a small seal repeated a nonce")
+            #expect(sealed.insert(box).inserted, "two seals of one value under one key are equal")
+            #expect(try SmallSeal.open(box, key: key, associatedData: [9]) == Array("the same name".utf8))
+        }
+    }
 }

@@ -179,3 +179,30 @@ struct AnySource: ByteSource {
     mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try base.read(into: buffer) }
     func mappableRegion() -> MappableRegion? { base.mappableRegion() }
 }
+
+extension PipelineTests {
+    @Test("closing the pipeline zeroes what its buffers held (plaintext and ciphertext) before freeing them, streamed and sealed or opened")
+    func buffersZeroedOnClose() throws {
+        let plain = (0..<(3 * Self.batch + 5)).map { _ in UInt8.random(in: 1...255) }
+        let key = SecretBytes(randomCount: 32)
+        let keys = try MessageKeys<Chunks>(inputKey: key, salt: [UInt8](repeating: 1, count: 16), context: [2])
+        var sealed: [UInt8] = []
+        for direction in [ChunkPipeline.Direction.seal, .open] {
+            let input = direction == .seal ? plain : sealed
+            let pipeline = ChunkPipeline(direction: direction, algorithm: Chunks.cipherID, key: keys.key, baseNonce: keys.baseNonce,
+                                         input: .stream(SourceBox(MemorySource(input))))
+            var slots = 0, dirty: [String] = []
+            pipeline.releaseWitness = { plainBuffer, output, used in
+                slots += 1
+                if plainBuffer[0..<min(used, plainBuffer.count)].contains(where: { $0 != 0 }) { dirty.append("input buffer") }
+                if output[0..<min(used + 256, output.count)].contains(where: { $0 != 0 }) { dirty.append("output buffer") }
+            }
+            var out: [UInt8] = []
+            while try pipeline.next({ out += $0 }) {}
+            if direction == .seal { sealed = out } else { #expect(out == plain) }
+            pipeline.close()
+            #expect(slots > 0, "\(direction): no buffer was released")
+            #expect(dirty.isEmpty, "\(direction): left in memory after close: \(dirty)")
+        }
+    }
+}

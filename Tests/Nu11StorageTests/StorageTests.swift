@@ -189,3 +189,40 @@ struct PreviewCacheTests {
         #expect(zero.count == 0)
     }
 }
+
+@Suite("forward records")
+struct ForwardChainTests {
+    @Test("removing the chain that leads to the current keys removes every link of it, the intermediate ones too, and keeps other chains")
+    func wholeChain() throws {
+        let root = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (store, _) = try KeyStore.create(root: root + "/ks", pin: pin("1111"), parameters: .floor)
+        let a = DomainKeys.generate(role: .backup, created: 1)
+        let b = a.rotated(created: 2), c = b.rotated(created: 3), d = c.rotated(created: 4)
+        for (old, new) in [(a, b), (b, c), (c, d)] { try store.writeForward(from: old, to: new) }
+        let other = DomainKeys.generate(role: .primary, created: 1)
+        try store.writeForward(from: other, to: other.rotated(created: 2))
+        #expect(try ProtectedFiles.list(root + "/ks/forward").count == 4)
+        try store.removeForwards(leadingTo: d)
+        #expect(try store.forward(from: a) == nil && store.forward(from: b) == nil && store.forward(from: c) == nil,
+                "a link of the chain A→B→C→D stayed")
+        #expect(try store.forward(from: other) != nil, "another chain's record was removed")
+        #expect(try ProtectedFiles.list(root + "/ks/forward").count == 1)
+    }
+}
+
+@Suite("the preview cache")
+struct PreviewCacheZeroingTests {
+    @Test("values evicted for space, replaced, removed or dropped with the cache are zeroed")
+    func zeroed() {
+        let cache = PreviewCache<Int>(capacityBytes: 4096)
+        var seen: [[UInt8]] = []
+        cache.zeroedWitness = { seen.append($0) }
+        for key in 0..<6 { cache.set(key, [UInt8](repeating: UInt8(key + 1), count: 1024)) }  // evicts 0 and 1
+        cache.set(5, [UInt8](repeating: 9, count: 512))    // replaces 5
+        cache.remove(4)
+        cache.removeAll()
+        #expect(seen.count == 7, "\(seen.count) values left the cache")
+        #expect(seen.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0 == 0 } }, "a value left the cache without being zeroed")
+    }
+}

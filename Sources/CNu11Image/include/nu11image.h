@@ -74,6 +74,9 @@ typedef struct {
 int nu11_sandbox_probe(const nu11_probe_targets *targets, int out);
 /* The file attempts alone (for Landlock without seccomp). */
 int nu11_sandbox_probe_files(const nu11_probe_targets *targets, int out);
+/* Inside the full lock-down: whether the memory limit `limit` (bytes) holds ("memory-limit
+ * works") and a decoder's working set fits under it; returns the number of failures. */
+int nu11_sandbox_probe_memory(unsigned long long limit, int out);
 /* Makes an x32 system call: the lock-down kills the process (SIGSYS). */
 void nu11_sandbox_probe_x32(void);
 

@@ -109,6 +109,10 @@ final class ChunkPipeline: @unchecked Sendable {
         return !wasFinal
     }
 
+    /// Test seam: sees each slot's buffers once `close` has zeroed them, before they are freed
+    /// (PipelineTests checks that no plaintext or ciphertext is left in them).
+    var releaseWitness: ((_ plain: UnsafeMutableRawBufferPointer, _ output: UnsafeMutableRawBufferPointer, _ used: Int) -> Void)?
+
     /// Stops the threads, waits for them, and zeroes and frees the buffers. Idempotent.
     func close() {
         lock.lock()
@@ -122,7 +126,7 @@ final class ChunkPipeline: @unchecked Sendable {
         while live > 0 { lock.wait(.done) }
         closed = true
         lock.unlock()
-        for slot in slots { slot.release() }
+        for slot in slots { slot.release(witness: releaseWitness) }
         slots = []
     }
 
@@ -349,9 +353,10 @@ private final class Slot {
         output = .allocate(byteCount: outputBytes, alignment: 64)
     }
 
-    func release() {
+    func release(witness: ((UnsafeMutableRawBufferPointer, UnsafeMutableRawBufferPointer, Int) -> Void)? = nil) {
         Sodium.zero(UnsafeMutableRawBufferPointer(rebasing: plain[0..<min(used, plain.count)]))
         Sodium.zero(UnsafeMutableRawBufferPointer(rebasing: output[0..<min(used + 256, output.count)]))
+        witness?(plain, output, used)
         plain.deallocate()
         output.deallocate()
     }

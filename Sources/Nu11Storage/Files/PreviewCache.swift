@@ -11,6 +11,8 @@ public final class PreviewCache<Key: Hashable & Sendable>: @unchecked Sendable {
     private var order: [Key] = []  // least recently used first
     private var bytes = 0
     private let lock = NSLock()
+    /// Test seam: sees each evicted or removed value once it has been zeroed.
+    var zeroedWitness: (([UInt8]) -> Void)?
 
     public init(capacityBytes: Int) { capacity = max(0, capacityBytes) }
 
@@ -54,6 +56,7 @@ public final class PreviewCache<Key: Hashable & Sendable>: @unchecked Sendable {
         guard var value = values.removeValue(forKey: key) else { return }
         bytes -= value.count
         secureZero(&value)
+        zeroedWitness?(value)
         if let i = order.firstIndex(of: key) { order.remove(at: i) }
     }
 
