@@ -60,6 +60,26 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
     case noRecoveryData
     /// The TPM locked out wrong PINs; this key store holds its lockout authorization.
     case clearTPMLockout
+    /// The TPM cannot give the key store's secrets (another machine, cleared, changed, absent):
+    /// `first` (when there is one), or open the vault with the recovery key, which enrols this
+    /// machine's TPM again.
+    case recoverWithRecoveryKey(first: String?)
+    /// The key store is bound to a TPM already: see its status.
+    case tpmStatus
+    /// Enrolling a TPM while the Skeleton Switch is armed: disarm, enrol, arm again.
+    case disarmSkeletonToEnrol
+    /// The Skeleton Switch is armed: disarm it first.
+    case disarmSkeletonFirst
+    /// Two PINs fall in the same TPM bucket: change one of them, then enrol again.
+    case changeOnePINThenEnrol
+    /// The KDF cost of a TPM-bound key store: remove the enrolment, change the cost, enrol again.
+    case removeTPMToChangeCost
+    /// Not an archive: give a file that an archive export made.
+    case giveArchiveFile
+    /// A file or symlink where a vault or key store folder should be.
+    case moveAwayOrOtherFolder
+    /// Standard input was empty: send the content through it.
+    case pipeContentIn
 
     public init(stringLiteral value: String) { self = .advice(value) }
     public init(stringInterpolation: DefaultStringInterpolation) { self = .advice(String(stringInterpolation: stringInterpolation)) }
@@ -91,6 +111,16 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
         case .pointAtRestoredVault: "point at the vault folder (for example as restored from a backup)"
         case .noRecoveryData: "open the vault with its PIN and key store, then make a recovery phrase"
         case .clearTPMLockout: "wait, or clear the count now with your recovery key and the primary PIN (TPM recovery)"
+        case .recoverWithRecoveryKey(let first):
+            (first.map { $0 + "; or " } ?? "") + "open the vault with your recovery key and the primary PIN (TPM recovery), which enrols this machine's TPM again"
+        case .tpmStatus: "see the TPM's status"
+        case .disarmSkeletonToEnrol: "disarm the Skeleton Switch, enrol the TPM, then arm it again: the TPM then enforces it too"
+        case .disarmSkeletonFirst: "disarm the Skeleton Switch first"
+        case .changeOnePINThenEnrol: "change one of them, then enrol again"
+        case .removeTPMToChangeCost: "remove the TPM enrolment, change the cost, then enrol again"
+        case .giveArchiveFile: "give a .nu11vlt file made by an archive export"
+        case .moveAwayOrOtherFolder: "move it away, or choose other vault and key store folders"
+        case .pipeContentIn: "send the content through standard input"
         case .fadeOrAlbum: "choose an album or a fade time, not both"
         case .portableArchive: "export a portable (password) archive to move items between machines"
         case .importFolderRecursively: "import folders recursively"

@@ -80,7 +80,7 @@ public struct LockedVault: Sendable {
         // refusal leaves nothing behind.
         for folder in [location.vaultRoot, location.keyStoreRoot] where ProtectedFiles.kind(folder).map({ $0 != .directory }) ?? false {
             throw Nu11Error(.invalidArgument, "\(folder) should be a folder but is a file or a symlink; nothing was created",
-                            remedy: "move it away, or choose another --vault/--keystore", item: folder)
+                            remedy: .moveAwayOrOtherFolder, item: folder)
         }
         if location.vaultRoot.hasPrefix(location.keyStoreRoot + "/") || location.keyStoreRoot.hasPrefix(location.vaultRoot + "/")
             || location.vaultRoot == location.keyStoreRoot {

@@ -52,7 +52,7 @@ extension Vault {
             staged[0].writer.abort()
             staged[0].thumbnailWriter?.abort()
             throw Nu11Error(.invalidArgument, "standard input was empty: nothing was imported",
-                            remedy: .advice("pipe the content in, e.g. `cat FILE | nu11vlt import --name NAME -`"))
+                            remedy: .pipeContentIn)
         }
         try commit(&staged, replacing: replacing)
         return try summary(id: id, meta: staged[0].meta, domain: domain, kind: kind, album: targetAlbum)

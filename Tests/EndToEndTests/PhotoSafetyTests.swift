@@ -151,7 +151,7 @@ struct PhotoSafetyTests {
         let r = try cli.spawn(strace, ["-f", "-qq", "-e", "trace=network", "-o", cli.root + "/net", CLI.binary, "import", "--pin-stdin", land],
                               input: Data((cli.pin + "\n").utf8))
         #expect(r.code == 0)
-        let calls = try String(contentsOfFile: cli.root + "/net", encoding: .utf8).split(separator: "\n").filter { !$0.contains("exited with") }
+        let calls = StraceLines.networkCalls(try String(contentsOfFile: cli.root + "/net", encoding: .utf8))
         #expect(calls.isEmpty, "network system calls: \(calls)")
         #expect(try cli.listJSON().first?["thumbnail"] as? Bool == true, "the helper made no thumbnail")
     }

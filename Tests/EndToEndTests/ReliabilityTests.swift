@@ -137,20 +137,11 @@ struct ReliabilityTests {
                     "--pin-stdin", "--password-fd", "0"], input: cli.pin + "\nviolet quartz tulip orbit canyon\n")
         try traced(["delete", id, "--pin-stdin"], input: cli.pin + "\n")
         try traced(["sweep"], input: "")
-        // By the system call's name (strace prints "???( <detached ...>" for a thread it lost
-        // under load: that is no network call, and no guess is made on lines it cannot name).
-        let network: Set<String> = ["socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "sendto", "recvfrom",
-                                    "sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "getsockopt", "setsockopt", "getsockname",
-                                    "getpeername", "shutdown"]
-        let call = try Regex(#"^\d+\s+(?:<\.\.\. )?([a-z_0-9]+)[( ]"#)
         var calls = 0
         var named = 0
         for name in try FileManager.default.contentsOfDirectory(atPath: cli.root) where name.hasPrefix("strace-") {
             let text = try String(contentsOfFile: cli.root + "/" + name, encoding: .utf8)
-            let found = text.split(separator: "\n").compactMap { line -> String? in
-                guard let m = line.firstMatch(of: call), let syscall = m.output[1].substring else { return nil }
-                return network.contains(String(syscall)) ? String(line) : nil
-            }
+            let found = StraceLines.networkCalls(text)  // by the call's name (StraceLines)
             named += 1
             calls += found.count
             #expect(found.isEmpty, "\(name): \(found.prefix(3))")

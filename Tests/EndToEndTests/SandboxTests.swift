@@ -174,10 +174,9 @@ struct SandboxTests {
         let start = try #require(trace.firstIndex { $0.contains("seccomp(") }, "the trace shows no lock-down")
         var used: [String: String] = [:]
         for line in trace[(start + 1)...] {
-            let body = line.drop { $0.isNumber }.drop { $0 == " " }
-            if body.hasPrefix("+++") || body.hasPrefix("---") { continue }
-            let name = body.hasPrefix("<... ") ? body.dropFirst(5).prefix { $0 != " " } : body.prefix { $0 != "(" }
-            if !name.isEmpty { used[String(name), default: String(line)] = used[String(name)] ?? String(line) }
+            // By the call's name only (StraceLines): "???( <detached ...>", "+++", "---" name none.
+            guard let name = StraceLines.callName(line) else { continue }
+            used[name] = used[name] ?? String(line)
         }
         #expect(used.count >= 8, "the trace is not working: \(used.keys.sorted())")
         for (name, example) in used.sorted(by: { $0.key < $1.key }) where !allowed.contains(name) {

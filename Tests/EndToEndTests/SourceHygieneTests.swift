@@ -103,3 +103,26 @@ extension SourceHygieneTests {
         #expect(missing.isEmpty, "no SPDX header in: \(missing.joined(separator: ", "))")
     }
 }
+
+extension SourceHygieneTests {
+    /// The core names no command and no flag in what it tells a person: its remedies are typed
+    /// (`Remedy`), and each front end words them (the CLI in Support/Remedies.swift).
+    @Test("no remedy in the core layers names a CLI command or flag")
+    func noCLIWordsInCoreRemedies() throws {
+        let cliWords = try Regex(#"`nu11vlt|nu11vlt (init|tpm|pin|skeleton|archive|export|import|list|check|wipe|recover|status|settings|rekey)\b|--(vault|keystore|force|json|secure|tpm|kdf|pin)"#)
+        for caught in ["remedy: \"run `nu11vlt check`\"", "remedy: \"choose another --vault\"", "remedy: \"see nu11vlt tpm status\""] {
+            #expect(caught.firstMatch(of: cliWords) != nil, "misses: \(caught)")
+        }
+        #expect("remedy: \"not a Nu11VLT archive\"".firstMatch(of: cliWords) == nil)
+        var checked = 0
+        for target in ["Nu11Format", "Nu11Storage", "Nu11Vault", "Nu11Media"] {
+            for (name, text) in try Self.swiftFiles(target) {
+                for line in text.split(separator: "\n") where line.contains("remedy:") {
+                    checked += 1
+                    #expect(line.firstMatch(of: cliWords) == nil, "\(name): \(line.trimmingCharacters(in: .whitespaces))")
+                }
+            }
+        }
+        #expect(checked > 100, "only \(checked) remedies found")
+    }
+}

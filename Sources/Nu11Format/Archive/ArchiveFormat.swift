@@ -68,7 +68,7 @@ public enum ArchiveFormat {
         /// Parses and checks the clear header; KDF cost is capped before anything is allocated.
         public static func parse(_ bytes: [UInt8]) throws -> Header {
             guard let header = try? JSONDecoder().decode(Header.self, from: Data(bytes)), header.format == "nu11vlt-archive" else {
-                throw Nu11Error(.corrupted, "the archive header is not valid", remedy: "the file is damaged or not a nu11vlt archive")
+                throw Nu11Error(.corrupted, "the archive header is not valid", remedy: "the file is damaged or not a Nu11VLT archive")
             }
             guard header.version == ArchiveFormat.version else {
                 throw Nu11Error(.unsupportedVersion,

@@ -91,7 +91,7 @@ public struct TPMRecord: Sendable, Equatable {
     public static func parse(_ bytes: [UInt8]) throws -> TPMRecord {
         func damaged() -> Nu11Error {
             Nu11Error(.corrupted, "the key store's TPM record (tpm.n11t) is damaged",
-                      remedy: "restore the key store from your own copy, or open the vault with your recovery key: `nu11vlt tpm recover`")
+                      remedy: .recoverWithRecoveryKey(first: "restore the key store from your own copy"))
         }
         guard bytes.count >= 124, Array(bytes[0..<4]) == magic else { throw damaged() }
         guard bytes[4] == 1 || bytes[4] == 2 else {

@@ -77,7 +77,7 @@ public final class ZipReader {
             let head = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 4)) ?? nil
             if head != Data([0x50, 0x4B, 0x03, 0x04]) {
                 throw Nu11Error(.invalidArgument, "\(path) is not a Nu11VLT archive",
-                                remedy: "give a .nu11vlt file made by `archive export`", item: path)
+                                remedy: .giveArchiveFile, item: path)
             }
             throw Nu11Error(.corrupted, "\(path) is not a readable archive (damaged or truncated ZIP)",
                             remedy: "check the file; it may have been cut short", item: path)

@@ -60,8 +60,8 @@ extension KeyStore {
     func saveState(_ state: DeviceState, tpm: TPMRecord, connection: TPMConnection) throws {
         let auth = try counterAuth(tpm, connection: connection)
         guard let counter = try connection.readCounter(tpm.nvIndex, auth: auth) else {
-            throw Nu11Error(.tpm, "the TPM no longer has the key store's counter (NV index 0x\(String(tpm.nvIndex, radix: 16)))",
-                            remedy: "the TPM was cleared or changed: open the vault with your recovery key (`nu11vlt tpm recover`)")
+            throw Nu11Error(.tpm, "the TPM no longer has the key store's counter (NV index 0x\(String(tpm.nvIndex, radix: 16))): it was cleared or changed",
+                            remedy: .recoverWithRecoveryKey(first: nil))
         }
         var counted = state
         counted.tpmCounter = counter &+ 1

@@ -6,7 +6,7 @@ import Nu11Format
 extension KeyStore {
     static let otherMachine = Nu11Error(
         .tpm, "this key store is bound to another machine's TPM (or this TPM was cleared)",
-        remedy: "open the vault with your recovery key and the primary PIN: `nu11vlt tpm recover` (it enrols this machine's TPM)")
+        remedy: .recoverWithRecoveryKey(first: nil))
 
     /// Connects and checks that this is the TPM the key store was enrolled with.
     func openTPM(_ tpm: TPMRecord) throws -> TPMConnection {
@@ -47,7 +47,7 @@ extension KeyStore {
             }.map { "PCR \($0.element)\($0.element == 7 ? " (Secure Boot policy)" : "")" }
             let what = changed.isEmpty ? "the bound PCRs (\(pcrs.map(String.init).joined(separator: ","))) changed" : changed.joined(separator: ", ") + " changed"
             return Nu11Error(.tpm, "the TPM refuses the key store's secrets: \(what) since enrolment",
-                             remedy: "undo the firmware or boot change, or open the vault with your recovery key (`nu11vlt tpm recover`), which enrols the TPM again with today's values")
+                             remedy: .recoverWithRecoveryKey(first: "undo the firmware or boot change"))
         case .deadlinePassed:
             if let now = try? connection.clockInfo(), now.clock < tpm.skeletonDeadline,
                let limit = tpm.skeletonResetLimit, now.resetCount > limit {

@@ -24,11 +24,11 @@ extension KeyStore {
                           lockoutMayBeOurs: Bool = false, strongPIN: Bool) throws -> Enrolment {
         let record = try readMaster()
         guard !record.tpmBound else {
-            throw Nu11Error(.alreadyExists, "this key store is already bound to a TPM", remedy: "see `nu11vlt tpm status`")
+            throw Nu11Error(.alreadyExists, "this key store is already bound to a TPM", remedy: .tpmStatus)
         }
         guard !record.skeletonArmed else {
             throw Nu11Error(.invalidArgument, "the Skeleton Switch is armed; nothing was changed",
-                            remedy: "disarm it (`nu11vlt skeleton disable`), enrol the TPM, then arm it again: the TPM then enforces it too")
+                            remedy: .disarmSkeletonToEnrol)
         }
         let device = try deviceKey()
         var opened: [(slot: Int, keys: DomainKeys, pin: SecretBytes)] = []
@@ -72,7 +72,7 @@ extension KeyStore {
                                                  skeleton: nil, connection: connection) else {
                 connection.removeCounter(tpm.nvIndex)
                 throw Nu11Error(.invalidArgument, "two PINs of this key store would share one TPM entry; nothing was changed",
-                                remedy: "change one of them (`nu11vlt pin change`), then enrol again")
+                                remedy: .changeOnePINThenEnrol)
             }
             if entry.slot == 0 { primary = unlocked }
         }
@@ -131,7 +131,7 @@ extension KeyStore {
         }
         guard tpm.skeletonDeadline == 0 else {
             throw Nu11Error(.invalidArgument, "the Skeleton Switch is armed in the TPM; nothing was changed",
-                            remedy: "disarm it first (`nu11vlt skeleton disable`)")
+                            remedy: .disarmSkeletonFirst)
         }
         let device = try deviceKey()
         var unbound = record.remade(tpm: nil)

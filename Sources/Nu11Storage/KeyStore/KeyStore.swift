@@ -92,7 +92,7 @@ public final class KeyStore: Sendable {
         if let tpm = record.tpm {
             if let parameters, parameters != record.parameters {
                 throw Nu11Error(.invalidArgument, "the KDF cost of a TPM-bound key store cannot change; nothing was changed",
-                                remedy: "remove the TPM enrolment (`nu11vlt tpm remove`), change the cost, then enrol again")
+                                remedy: .removeTPMToChangeCost)
             }
             guard let held = current.tpm else { throw Nu11Error(.internalError, "a TPM unlock without its TPM secret") }
             let connection = try openTPM(tpm)

@@ -69,7 +69,7 @@ public final class TPMConnection {
         }
         guard POSIX.exists("/dev/tpmrm0") else {
             throw Nu11Error(.tpm, "no TPM found (/dev/tpmrm0 does not exist and NU11VLT_TPM_TCTI is not set)",
-                            remedy: "enable the TPM in the firmware settings, or set NU11VLT_TPM_TCTI; without this machine's TPM, open the vault with your recovery key: `nu11vlt tpm recover`")
+                            remedy: .recoverWithRecoveryKey(first: "enable the TPM in the firmware settings, or set NU11VLT_TPM_TCTI"))
         }
         return "device:/dev/tpmrm0"
     }
@@ -80,7 +80,7 @@ public final class TPMConnection {
         let rc = n11tpm_open(conf, &out)
         guard rc == 0, let out else {
             throw Nu11Error(.tpm, "the TPM could not be reached through \(conf) (\(Self.describe(rc)))",
-                            remedy: "check that the TPM is enabled and that you may use it (the 'tss' group owns /dev/tpmrm0); without it, open the vault with your recovery key: `nu11vlt tpm recover`")
+                            remedy: .recoverWithRecoveryKey(first: "check that the TPM is enabled and that you may use it (the 'tss' group owns /dev/tpmrm0)"))
         }
         handle = out
     }
@@ -92,7 +92,7 @@ public final class TPMConnection {
     private func check(_ rc: UInt32, _ what: String) throws {
         guard rc != 0 else { return }
         throw Nu11Error(.tpm, "the TPM failed to \(what) (\(Self.describe(rc)))",
-                        remedy: "check the TPM with `tpm2_getcap properties-variable`; without it, use your recovery key: `nu11vlt tpm recover`")
+                        remedy: .recoverWithRecoveryKey(first: "check the TPM (tpm2-tools: tpm2_getcap properties-variable)"))
     }
 
     /// The storage primary key's name: the same on the same TPM, different on any other.
