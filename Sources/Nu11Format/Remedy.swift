@@ -80,6 +80,10 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
     case moveAwayOrOtherFolder
     /// Standard input was empty: send the content through it.
     case pipeContentIn
+    /// An interrupted content re-encryption: run it again to finish it.
+    case finishContentRekey
+    /// The recovery phrase does not cover new items: make a new one.
+    case newRecoveryPhrase
 
     public init(stringLiteral value: String) { self = .advice(value) }
     public init(stringInterpolation: DefaultStringInterpolation) { self = .advice(String(stringInterpolation: stringInterpolation)) }
@@ -121,6 +125,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
         case .giveArchiveFile: "give a .nu11vlt file made by an archive export"
         case .moveAwayOrOtherFolder: "move it away, or choose other vault and key store folders"
         case .pipeContentIn: "send the content through standard input"
+        case .finishContentRekey: "run the content re-encryption again to finish it"
+        case .newRecoveryPhrase: "make a new recovery phrase"
         case .fadeOrAlbum: "choose an album or a fade time, not both"
         case .portableArchive: "export a portable (password) archive to move items between machines"
         case .importFolderRecursively: "import folders recursively"

@@ -264,8 +264,8 @@ public struct LockedVault: Sendable {
             }
             let vault = Vault(location: location, keyStore: keyStore, index: index, unlocked: unlocked, lock: lock,
                               state: state, settings: settings, now: now, clock: clock)
-            if let lateNotice { vault.pendingNotices.append(lateNotice) }
-            if let settingsNotice { vault.pendingNotices.append(settingsNotice) }
+            if let lateNotice { vault.pendingNotices.append(Notice(message: lateNotice)) }
+            if let settingsNotice { vault.pendingNotices.append(Notice(message: settingsNotice)) }
             vault.loadRecovery()
             try vault.resumeRotation()
             if unlocked.keys.role == .duress { try vault.runDuress() }
@@ -275,14 +275,14 @@ public struct LockedVault: Sendable {
                 vault.audit("state counter ahead", detail: "the TPM's counter was ahead of the device state; nothing was destroyed and the state was written again")
             }
             if vault.contentRotationPending {
-                vault.pendingNotices.append("an interrupted `rekey --content` has items left: run `nu11vlt rekey --content` again to finish it")
+                vault.pendingNotices.append(Notice(message: "an interrupted content re-encryption has items left", remedy: .finishContentRekey))
             }
             if vault.rotationDue && !index.isReadOnly {
                 do {
                     let report = try vault.rekey()
                     vault.audit("rekey", count: report.keyRecords, detail: "keys.rotate_days")
                 } catch {
-                    vault.pendingNotices.append("the keys are due for rotation (keys.rotate_days) but it failed (\(Vault.describe(error))); the next unlock tries again")
+                    vault.pendingNotices.append(Notice(message: "the keys are due for rotation (keys.rotate_days) but it failed (\(Vault.describe(error))); the next unlock tries again"))
                 }
             }
             return vault

@@ -7,8 +7,9 @@ import Nu11Storage
 /// marker, the fsync that makes a rename durable) is reported as "done, but …", and the
 /// next command finishes the cleanup from the journal.
 extension Vault {
-    func notice(_ message: String) {
-        if noticeHandlerSet { onNotice(message) } else { pendingNotices.append(message) }
+    func notice(_ message: String, remedy: Remedy? = nil) {
+        let notice = Notice(message: message, remedy: remedy)
+        if noticeHandlerSet { onNotice(notice) } else { pendingNotices.append(notice) }
     }
 
     /// Runs cleanup that follows a commit; a failure becomes a notice, never an error.

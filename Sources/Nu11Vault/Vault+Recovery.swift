@@ -28,7 +28,8 @@ extension Vault {
             let record = try RecoveryRecord.parse(ProtectedFiles.read(recoveryPath, limit: 4096))
             let current = try keys
             guard record.vaultID == (try index.vaultID()), record.mentions(current) else {
-                pendingNotices.append("the vault folder's recovery data was not made by this vault's keys, so new items are not covered by the recovery phrase: run `nu11vlt recovery setup` for a new phrase")
+                pendingNotices.append(Notice(message: "the vault folder's recovery data was not made by this vault's keys, so new items are not covered by the recovery phrase",
+                                             remedy: .newRecoveryPhrase))
                 return
             }
             // A list of sets bound to the current keys is a finished rotation's: trim it. One
@@ -38,7 +39,8 @@ extension Vault {
             }
             recoveryPublicKey = record.publicKey
         } catch {
-            pendingNotices.append("the vault folder's recovery data cannot be read (\(Self.describe(error))): new items are not covered by the recovery phrase; `nu11vlt recovery setup` makes a new phrase")
+            pendingNotices.append(Notice(message: "the vault folder's recovery data cannot be read (\(Self.describe(error))): new items are not covered by the recovery phrase",
+                                         remedy: .newRecoveryPhrase))
         }
     }
 

@@ -33,16 +33,17 @@ public final class Vault {
     /// The recovery phrase's public key, when the vault folder's recovery data is this
     /// vault's (see `loadRecovery`); new primary-vault items are sealed to it.
     var recoveryPublicKey: [UInt8]?
-    /// Receives "done, but …" notices about late failures after a commit point.
-    public var onNotice: (String) -> Void = { _ in } {
+    /// Receives "done, but …" notices about late failures after a commit point, and what
+    /// the unlock found that needs the user (each front end words the remedy).
+    public var onNotice: (Notice) -> Void = { _ in } {
         didSet {
             noticeHandlerSet = true
-            for message in pendingNotices { onNotice(message) }
+            for notice in pendingNotices { onNotice(notice) }
             pendingNotices.removeAll()
         }
     }
     /// Notices from before a handler was set (during unlock) wait here for it.
-    var pendingNotices: [String] = []
+    var pendingNotices: [Notice] = []
     var noticeHandlerSet = false
     /// Decrypted previews and thumbnails (the seed's thumbnail LRU), in memory only, bounded
     /// by the preview.cache_mib setting, zeroed on eviction; keyed by item and part,

@@ -119,6 +119,23 @@ struct RecoveryTests {
         #expect(wrongPy.code != 0)
     }
 
+    @Test("recovery data that is not this vault's: the unlock says new items are not covered, and how to make a new phrase; the command still succeeds")
+    func foreignRecoveryData() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let other = try CLI()
+        try other.initVault()
+        let path = cli.vault + "/recovery.n11r"
+        try #require(FileManager.default.fileExists(atPath: path))
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: other.vault + "/recovery.n11r", toPath: path)
+        let listed = try cli.run(["list"], pinStdin: true)
+        #expect(listed.code == 0, "\(listed.stderr)")
+        let warning = listed.stderr.split(separator: "\n").first { $0.contains("not covered by the recovery phrase") }.map(String.init) ?? ""
+        #expect(warning.hasPrefix("nu11vlt: warning: ") && warning.hasSuffix("(hint: run `nu11vlt recovery setup` for a new phrase)"),
+                "the notice: \(listed.stderr)")
+    }
+
     @Test("the duress PIN and wipe destroy the recovery data first; a deleted item's seal goes with it")
     func destroyedWithTheVault() throws {
         let cli = try CLI()

@@ -77,7 +77,7 @@ struct JSONOption: ParsableArguments {
 /// Opens the vault: the gate runs first (fade sweep, clock, PIN delay), then the PIN is read.
 func openVault(_ location: LocationOptions, _ pin: PINOptions, prompt: String = "PIN or passphrase: ") throws -> Vault {
     let vault = try location.locked.unlock(onWait: waiting, report: printGate, readPIN: { try pin.read(prompt: prompt) })
-    vault.onNotice = { Output.note("nu11vlt: warning: \(Output.escaped($0))") }
+    vault.onNotice = { Output.note("nu11vlt: warning: \(Output.escaped(Remedies.line($0)))") }
     return vault
 }
 
@@ -110,7 +110,7 @@ func openVaultKeepingPIN(_ location: LocationOptions, _ pin: PINOptions) throws 
         typed = secret
         return secret
     })
-    vault.onNotice = { Output.note("nu11vlt: warning: \(Output.escaped($0))") }
+    vault.onNotice = { Output.note("nu11vlt: warning: \(Output.escaped(Remedies.line($0)))") }
     guard let typed else { throw Nu11Error(.internalError, "the PIN was not read") }
     return (vault, typed)
 }

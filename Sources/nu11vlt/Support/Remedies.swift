@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Nu11Format
+import Nu11Vault
 
 /// The command line's words for the core's typed remedies: the one place that knows which
 /// command or flag does what the core advises.
@@ -45,6 +46,8 @@ enum Remedies {
         case .giveArchiveFile: "give a .nu11vlt file made by `nu11vlt archive export`"
         case .moveAwayOrOtherFolder: "move it away, or choose another --vault/--keystore"
         case .pipeContentIn: "pipe the content in, e.g. `cat FILE | nu11vlt import --name NAME -`"
+        case .finishContentRekey: "run `nu11vlt rekey --content` again to finish it"
+        case .newRecoveryPhrase: "run `nu11vlt recovery setup` for a new phrase"
         case .exportWithoutStripping: "export without --strip-location (and `settings set export.strip_location false`), or convert it to JPEG first"
         case .findMovedKeyStore: "if the key store was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID) and point --keystore at it; else restore it from your own copy"
         case .findMovedVault: "if the vault folder was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID) and point --vault at it; else restore it from your own copy"
@@ -56,8 +59,13 @@ enum Remedies {
     }
 
     /// The error as one line: what failed, then the hint in the command line's words.
-    static func line(_ error: Nu11Error) -> String {
-        guard let remedy = error.remedy else { return error.message }
-        return "\(error.message) (hint: \(text(remedy)))"
+    static func line(_ error: Nu11Error) -> String { line(error.message, error.remedy) }
+
+    /// A notice as one line, the same way.
+    static func line(_ notice: Notice) -> String { line(notice.message, notice.remedy) }
+
+    private static func line(_ message: String, _ remedy: Remedy?) -> String {
+        guard let remedy else { return message }
+        return "\(message) (hint: \(text(remedy)))"
     }
 }
