@@ -109,13 +109,9 @@ enum Gate {
         }
         if !expired.isEmpty {
             // Keys first (that is the destruction), then files, then rows.
+            let shredder = Shredder(location, keyStore: keyStore, secure: Shredder.secureMode(keyStore))
             for id in expired {
-                try keyStore.destroyItemKey(id)
-                let known = scheduled[id].flatMap { ItemKind(rawValue: $0.kind) }
-                for kind in known.map({ [$0] }) ?? ItemKind.allCases {
-                    let probe = ItemRow(id: id, kind: kind, domain: .fade, album: nil, meta: [])
-                    for path in Vault.candidatePaths(location, probe) { try ProtectedFiles.remove(path) }
-                }
+                try shredder.shred(id: id, kind: scheduled[id].flatMap { ItemKind(rawValue: $0.kind) }, domain: .fade, album: nil)
             }
             try index.deleteItems(Array(expired))
             state.fade.removeAll { expired.contains($0.id) }
@@ -199,9 +195,8 @@ enum Gate {
             // commit removed its row (then it is shredded, as the commit would have done).
             if op.operation == .importing && row != nil { continue }
             if op.operation == .replacing && row != nil { continue }
-            try keyStore.destroyItemKey(op.id)
-            let probe = ItemRow(id: op.id, kind: kind, domain: domain, album: op.album, meta: [])
-            for path in Vault.candidatePaths(location, probe) { try ProtectedFiles.remove(path) }
+            let secure = op.secure ?? Shredder.secureMode(keyStore)
+            try Shredder(location, keyStore: keyStore, secure: secure).shred(id: op.id, kind: kind, domain: domain, album: op.album)
             if row != nil { try index.deleteItems([op.id]) }
         }
         for marker in markers { try ProtectedFiles.remove(marker) }

@@ -152,16 +152,18 @@ struct ItemMetadata: Codable, Sendable {
     }
 }
 
-/// An item as a user sees it.
-public struct ItemSummary: Sendable, Codable, Equatable {
-    public var id: String
+/// An item as a user sees it. Typed: the CLI and the app render it in their own words
+/// (the CLI's JSON shape is the CLI's, `ItemJSON`).
+public struct ItemSummary: Sendable, Equatable {
+    public var id: ItemID
     public var name: String
     public var size: UInt64
+    /// The media type (from the content's magic bytes, else the extension).
     public var type: String
     public var album: String?
-    public var albumID: String?
-    public var domain: String
-    public var kind: String
+    public var albumID: ItemID?
+    public var domain: Domain
+    public var kind: ItemKind
     public var created: Date
     /// When the item fades (is destroyed), for fade items.
     public var fadesAt: Date?
@@ -176,27 +178,9 @@ public struct ItemSummary: Sendable, Codable, Equatable {
     public var gps: Bool?
     public var thumbnail: Bool
 
-    public func encode(to encoder: any Encoder) throws {
-        // Every key is written, null when absent (one schema for every item).
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(name, forKey: .name)
-        try c.encode(size, forKey: .size)
-        try c.encode(type, forKey: .type)
-        try c.encode(album, forKey: .album)
-        try c.encode(albumID, forKey: .albumID)
-        try c.encode(domain, forKey: .domain)
-        try c.encode(kind, forKey: .kind)
-        try c.encode(created, forKey: .created)
-        try c.encode(fadesAt, forKey: .fadesAt)
-        try c.encode(modified, forKey: .modified)
-        try c.encode(width, forKey: .width)
-        try c.encode(height, forKey: .height)
-        try c.encode(taken, forKey: .taken)
-        try c.encode(camera, forKey: .camera)
-        try c.encode(gps, forKey: .gps)
-        try c.encode(thumbnail, forKey: .thumbnail)
-    }
+    /// A still image (its type says so), whatever its extension.
+    public var isImage: Bool { kind == .file && type.hasPrefix("image/") }
+    public var isVideo: Bool { kind == .file && type.hasPrefix("video/") }
 }
 
 /// An album as a user sees it.
@@ -218,5 +202,5 @@ public enum ItemOrder: String, Sendable, CaseIterable {
 public struct ItemPage: Sendable {
     public var items: [ItemSummary]
     /// Pass as `after` to get the next page; nil on the last page.
-    public var next: String?
+    public var next: ItemID?
 }

@@ -9,7 +9,7 @@ import Nu11Storage
 /// screen shows. (`list(order: .taken)` decodes every item in full.)
 extension Vault {
     /// The visible items' IDs in capture-date order (oldest first; ties by import order).
-    public func itemIDs(album: String? = nil, kind: ItemKind = .file) throws -> [String] {
+    public func itemIDs(album: String? = nil, kind: ItemKind = .file) throws -> [ItemID] {
         let filter: ItemID?? = try album.map { .some(try albumID(named: $0)) } ?? .none
         evictExpiredPreviews()
         let rows = try visibleRows(kind: kind, album: filter, afterSeq: 0, limit: Int.max)
@@ -18,16 +18,16 @@ extension Vault {
         let dates = try ItemMetadata.sortDates(rows, keys: keys)
         var order = Array(rows.indices)
         order.sort { dates[$0] != dates[$1] ? dates[$0] < dates[$1] : rows[$0].seq < rows[$1].seq }
-        return order.map { rows[$0].id.hex }
+        return order.map { rows[$0].id }
     }
 
     /// The summaries of `ids`, in their order; items gone since (deleted, faded) are left out.
-    public func summaries(_ ids: [String]) throws -> [ItemSummary] {
+    public func summaries(_ ids: [ItemID]) throws -> [ItemSummary] {
         evictExpiredPreviews()
         let names = try albumNames()
         var out: [ItemSummary] = []
-        for text in ids {
-            guard let row = try index.item(ItemID(hex: text)), isVisible(row) else { continue }
+        for id in ids {
+            guard let row = try index.item(id), isVisible(row) else { continue }
             let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
             out.append(summary(row: row, meta: meta, albumName: row.album.flatMap { names[$0] }))
         }

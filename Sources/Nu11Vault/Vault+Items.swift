@@ -61,7 +61,7 @@ extension Vault {
     /// One page of items, in import order, or by capture date (`.taken`: photos by EXIF
     /// date, other items by import time; the sealed metadata of every matching item is
     /// opened to sort them).
-    public func list(album: String? = nil, photosOnly: Bool = false, limit: Int = 100, after: String? = nil,
+    public func list(album: String? = nil, photosOnly: Bool = false, limit: Int = 100, after: ItemID? = nil,
                      kind: ItemKind = .file, order: ItemOrder = .imported) throws -> ItemPage {
         let limit = min(max(limit, 0), Int.max - 1)  // a caller's Int.max means "all"
         guard limit > 0 else {
@@ -69,7 +69,7 @@ extension Vault {
         }
         var afterRow: ItemRow?
         if let after {
-            guard let row = try index.item(ItemID(hex: after)), isVisible(row) else {
+            guard let row = try index.item(after), isVisible(row) else {
                 throw Nu11Error(.notFound, "no item \(after) to continue after", remedy: "copy the ID from the previous page")
             }
             afterRow = row
@@ -181,7 +181,7 @@ extension Vault {
         var marker: String?
         try commitStep("recording the deletion") {
             marker = try keyStore.markPendingBatch(rows.map {
-                PendingOperation(.deleting, id: $0.id, kind: $0.kind, domain: $0.domain, album: $0.album)
+                PendingOperation(.deleting, id: $0.id, kind: $0.kind, domain: $0.domain, album: $0.album, secure: secure)
             })
         }
         let ids = Set(rows.map(\.id))
@@ -192,7 +192,8 @@ extension Vault {
     }
 
     private func finishDelete(rows: [ItemRow], secure: Bool, saveFade: Bool, marker: String?) throws {
-        for row in rows { try shredFiles(of: row, secure: secure) }
+        let shredder = shredder(secure: secure)
+        for row in rows { try shredder.shred(row) }
         try index.deleteItems(rows.map(\.id))
         if let marker { try keyStore.clearPendingBatch(marker) }
         if saveFade { try saveState() }
@@ -223,20 +224,13 @@ extension Vault {
 
     /// The item's file: where its row says, or (after an interrupted move) wherever it is.
     func locate(_ row: ItemRow) throws -> String {
-        let expected = location.path(id: row.id, kind: row.kind, domain: row.domain, album: row.album)
-        if FileManager.default.fileExists(atPath: expected) || row.kind == .note || row.domain != mainDomain {
-            guard FileManager.default.fileExists(atPath: expected) else {
-                throw Nu11Error(.notFound, "item \(row.id): its file is missing", remedy: .check(reason: nil), item: row.id.hex)
-            }
-            return expected
-        }
-        let name = "\(row.id.hex).n11"
-        var candidates = [location.photosFolder + "/" + name]
-        if let albums = try? ProtectedFiles.list(location.albumsFolder) {
-            candidates += albums.map { location.albumsFolder + "/\($0)/" + name }
-        }
-        if let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) { return found }
-        throw Nu11Error(.notFound, "item \(row.id): its file is missing", remedy: .check(reason: nil), item: row.id.hex)
+        try ItemFiles(location: location).locate(row, mainDomain: mainDomain)
+    }
+
+    /// The one way this vault destroys an item (see `Shredder`); the deletion mode is the
+    /// setting unless the caller says otherwise (`delete --secure`).
+    func shredder(secure: Bool? = nil) -> Shredder {
+        Shredder(location, keyStore: keyStore, secure: secure ?? (settings.deletionMode == .secure))
     }
 
     func openItem(_ row: ItemRow) throws -> (Int32, SecretBytes) {
@@ -256,8 +250,8 @@ extension Vault {
     }
 
     func summary(row: ItemRow, meta: ItemMetadata, albumName: String?) -> ItemSummary {
-        ItemSummary(id: row.id.hex, name: meta.name, size: meta.size, type: meta.type, album: albumName,
-                    albumID: row.album?.hex, domain: "\(row.domain)", kind: row.kind == .note ? "note" : "file",
+        ItemSummary(id: row.id, name: meta.name, size: meta.size, type: meta.type, album: albumName,
+                    albumID: row.album, domain: row.domain, kind: row.kind,
                     created: meta.created,
                     fadesAt: row.domain == .fade
                         ? state.fade.first { $0.id == row.id }.map { Date(timeIntervalSince1970: $0.deadline) } : nil,

@@ -4,25 +4,12 @@ import Nu11Format
 import Nu11Storage
 
 /// A note as a user sees it.
-public struct NoteSummary: Sendable, Codable, Equatable {
-    public var id: String
+public struct NoteSummary: Sendable, Equatable {
+    public var id: ItemID
     public var title: String
     public var size: UInt64
     public var created: Date
     public var fadesAt: Date?
-
-    /// JSON shares the item object's style (docs/JSON.md): the title is `name`, and
-    /// `fadesAt` is `null` rather than missing.
-    enum CodingKeys: String, CodingKey { case id, title = "name", size, created, fadesAt }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(title, forKey: .title)
-        try c.encode(size, forKey: .size)
-        try c.encode(created, forKey: .created)
-        try c.encode(fadesAt, forKey: .fadesAt)
-    }
 }
 
 extension Vault {
@@ -42,7 +29,7 @@ extension Vault {
 
     public func notes() throws -> [NoteSummary] {
         var out: [NoteSummary] = []
-        var after: String?
+        var after: ItemID?
         repeat {
             let page = try list(limit: 1000, after: after, kind: .note)
             out += page.items.map(note)
@@ -88,8 +75,8 @@ extension Vault {
     }
 
     func note(_ item: ItemSummary) -> NoteSummary {
-        let deadline = item.domain == "fade"
-            ? state.fade.first { $0.id.hex == item.id }.map { Date(timeIntervalSince1970: $0.deadline) } : nil
+        let deadline = item.domain == .fade
+            ? state.fade.first { $0.id == item.id }.map { Date(timeIntervalSince1970: $0.deadline) } : nil
         return NoteSummary(id: item.id, title: item.name, size: item.size, created: item.created, fadesAt: deadline)
     }
 

@@ -112,10 +112,8 @@ extension Vault {
 
     /// Crypto-shreds rows that this vault cannot open (keys first), with their files.
     func shred(rows: [ItemRow], albumsOf domain: Domain) throws {
-        for row in rows {
-            try keyStore.destroyItemKey(row.id)
-            for path in Self.candidatePaths(location, row) { try ProtectedFiles.remove(path) }
-        }
+        let shredder = shredder()
+        for row in rows { try shredder.shred(row) }
         if !rows.isEmpty { try index.deleteItems(rows.map(\.id)) }
         for album in try index.albums(domains: [domain]) {
             try index.deleteAlbum(album.id)
@@ -126,17 +124,6 @@ extension Vault {
             state.fade.removeAll { gone.contains($0.id) }
             try saveState()
         }
-    }
-
-    static func candidatePaths(_ location: VaultLocation, _ row: ItemRow) -> [String] {
-        var paths = [location.path(id: row.id, kind: row.kind, domain: row.domain, album: row.album)]
-        if row.kind == .file && row.domain == .vault {
-            paths.append(location.path(id: row.id, kind: .file, domain: .vault, album: nil))
-            if let albums = try? ProtectedFiles.list(location.albumsFolder) {
-                paths += albums.map { location.albumsFolder + "/\($0)/\(row.id.hex).n11" }
-            }
-        }
-        return paths + [location.thumbnailPath(row.id)]
     }
 
     /// Duress: silently destroy the primary vault — its slot (so the primary PIN opens

@@ -47,13 +47,9 @@ extension LockedVault {
         state.settingsSaved = (try? keyStore.settingsStatus()) == .present
         let unlocked = try keyStore.recoverTPM(recoveryKey: recoveryKey, pin: pin, state: state, strongPIN: Strength.passphraseStrong(pin))
         var destroyed = 0
+        let shredder = Shredder(location, keyStore: keyStore, secure: Shredder.secureMode(keyStore))
         for id in try index.itemIDs(domain: .fade) {
-            try keyStore.destroyItemKey(id)
-            for kind in ItemKind.allCases {
-                for path in Vault.candidatePaths(location, ItemRow(id: id, kind: kind, domain: .fade, album: nil, meta: [])) {
-                    try ProtectedFiles.remove(path)
-                }
-            }
+            try shredder.shred(id: id, kind: nil, domain: .fade, album: nil)
             try index.deleteItems([id])
             destroyed += 1
         }

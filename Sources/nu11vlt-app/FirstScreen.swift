@@ -12,7 +12,7 @@ import Nu11Vault
 /// loads lazily, tile by tile, as it scrolls into view.
 final class FirstScreen: @unchecked Sendable {
     let summaries: [ItemSummary]
-    let textures: [String: TextureBox]
+    let textures: [ItemID: TextureBox]
 
     init() {
         summaries = []
@@ -21,9 +21,9 @@ final class FirstScreen: @unchecked Sendable {
 
     /// Runs on the worker. A thumbnail that cannot be read is left to the tile's own load
     /// (which shows no picture), so one damaged item does not fail the listing.
-    init(vault: Vault, ids: ArraySlice<String>) throws {
+    init(vault: Vault, ids: ArraySlice<ItemID>) throws {
         summaries = try vault.summaries(Array(ids))
-        var made: [String: TextureBox] = [:]
+        var made: [ItemID: TextureBox] = [:]
         for item in summaries where item.thumbnail {
             let start = Timings.enabled ? App.monotonic() : 0
             do {

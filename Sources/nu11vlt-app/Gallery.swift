@@ -18,22 +18,22 @@ final class Gallery {
     private let selection: OpaquePointer
     /// The section's item IDs in display order, and the summaries fetched so far (a tile's
     /// summary is fetched when it is first bound, a screenful at a time).
-    private(set) var ids: [String] = []
-    private var summaries: [String: ItemSummary] = [:]
-    private var index: [String: Int] = [:]
-    private var summaryWanted: Set<String> = []
+    private(set) var ids: [ItemID] = []
+    private var summaries: [ItemID: ItemSummary] = [:]
+    private var index: [ItemID: Int] = [:]
+    private var summaryWanted: Set<ItemID> = []
     private var summaryFetching = false
     /// The Swift side of each tile widget GTK made (by list item), and the ID each shows now.
     private var tiles: [UnsafeMutableRawPointer: Tile] = [:]
-    private var bound: [UnsafeMutableRawPointer: String] = [:]
+    private var bound: [UnsafeMutableRawPointer: ItemID] = [:]
     private var textures = TextureCache(capacity: 600)
-    private var loading: Set<String> = []
+    private var loading: Set<ItemID> = []
     private let empty: Widget
     private let stack: Widget
     /// For `--timings`: from the listing's start to the first full screen of tiles.
     let firstScreen = FirstScreenClock()
     /// Tiles bound since the last pump, waiting for their thumbnails (visible ones go first).
-    private var wanted: [String] = []
+    private var wanted: [ItemID] = []
     private var pumpScheduled = false
     private let scroller: Widget
 
@@ -85,7 +85,7 @@ final class Gallery {
     }
 
     /// Shows `ids` (already sorted) with the first screen's summaries and thumbnails made.
-    func show(ids newIDs: [String], head: FirstScreen) {
+    func show(ids newIDs: [ItemID], head: FirstScreen) {
         for summary in head.summaries { summaries[summary.id] = summary }
         for (id, box) in head.textures { if let texture = box.texture { textures.set(id, texture) } }
         show(ids: newIDs)
@@ -93,10 +93,11 @@ final class Gallery {
     }
 
     /// Shows `ids` (already sorted); each tile's summary is fetched when it is bound.
-    func show(ids newIDs: [String]) {
+    func show(ids newIDs: [ItemID]) {
         ids = newIDs
         index = Dictionary(newIDs.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-        let cIDs = newIDs.map { strdup($0) } + [nil]
+        // The GTK model holds the IDs as text (a GtkStringList); `bind` reads them back.
+        let cIDs = newIDs.map { strdup($0.hex) } + [nil]
         defer { for p in cIDs { free(p) } }
         let old = g_list_model_get_n_items(model)
         cIDs.withUnsafeBufferPointer { buffer in
@@ -129,15 +130,15 @@ final class Gallery {
     }
 
     /// The IDs of the selected tiles.
-    var selectedIDs: [String] {
-        var out: [String] = []
+    var selectedIDs: [ItemID] {
+        var out: [ItemID] = []
         for (i, id) in ids.enumerated() where gtk_selection_model_is_selected(selection, UInt32(i)) != 0 {
             out.append(id)
         }
         return out
     }
 
-    func summary(_ id: String) -> ItemSummary? { summaries[id] }
+    func summary(_ id: ItemID) -> ItemSummary? { summaries[id] }
 
     func tearDown() {
         show([])
@@ -170,7 +171,7 @@ final class Gallery {
 
     private func bind(_ item: UnsafeMutableRawPointer?) {
         guard let item, let object = gtk_list_item_get_item(OpaquePointer(item)), let tile = tiles[item] else { return }
-        let id = string(gtk_string_object_get_string(OpaquePointer(object)))
+        guard let id = try? ItemID(hex: string(gtk_string_object_get_string(OpaquePointer(object)))) else { return }
         bound[item] = id
         guard let summary = summaries[id] else {
             tile.clear()
@@ -218,7 +219,7 @@ final class Gallery {
 
     /// GTK binds more tiles than the window shows (a margin above and below); once the
     /// layout is done (an idle callback runs after it), the tiles on screen are queued first.
-    private func want(_ id: String) {
+    private func want(_ id: ItemID) {
         wanted.append(id)
         guard !pumpScheduled else { return }
         pumpScheduled = true
@@ -229,7 +230,7 @@ final class Gallery {
         pumpScheduled = false
         let ids = wanted
         wanted = []
-        var visible: [String] = [], rest: [String] = []
+        var visible: [ItemID] = [], rest: [ItemID] = []
         for id in ids where !loading.contains(id) && textures.get(id) == nil {
             (isOnScreen(id) ? { visible.append(id) } : { rest.append(id) })()
         }
@@ -238,7 +239,7 @@ final class Gallery {
     }
 
     /// Whether a bound tile showing `id` lies (at least partly) inside the scrolled window.
-    private func isOnScreen(_ id: String) -> Bool {
+    private func isOnScreen(_ id: ItemID) -> Bool {
         bound.contains { item, shown in shown == id && tiles[item].map(isOnScreen) == true }
     }
 
@@ -264,7 +265,7 @@ final class Gallery {
     }
 
     /// Decrypts and decodes a thumbnail on the worker; the texture comes back to the main loop.
-    private func load(_ id: String, onScreen: Bool) {
+    private func load(_ id: ItemID, onScreen: Bool) {
         guard !loading.contains(id) else { return }
         loading.insert(id)
         screen.app.session.run({ vault -> TextureBox in

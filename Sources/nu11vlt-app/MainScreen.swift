@@ -149,7 +149,7 @@ final class MainScreen {
         let window = app.window
         let headCount = FirstScreen.count(windowWidth: window.map { gtk_widget_get_width($0) } ?? 1024,
                                           windowHeight: window.map { gtk_widget_get_height($0) } ?? 720)
-        app.session.run({ vault -> ([String], [ItemSummary]?, FirstScreen, [AlbumSummary]) in
+        app.session.run({ vault -> ([ItemID], [ItemSummary]?, FirstScreen, [AlbumSummary]) in
             let album: String? = if case .album(let name) = section { name } else { nil }
             let start = Timings.enabled ? App.monotonic() : 0
             defer { if Timings.enabled { Timings.report("list-call", (App.monotonic() - start) * 1000) } }
@@ -197,12 +197,12 @@ final class MainScreen {
 
     // MARK: delete
 
-    func confirmDelete(_ ids: [String], then: @escaping () -> Void = {}) {
+    func confirmDelete(_ ids: [ItemID], then: @escaping () -> Void = {}) {
         guard !ids.isEmpty else { return app.tell("Nothing selected", "Select items in the gallery first.") }
         confirm("Delete \(ids.count) item\(ids.count == 1 ? "" : "s")?",
                 "They are destroyed as the deletion.mode setting says (standard or secure). This cannot be undone.",
                 action: "Delete") { [unowned self] in
-            app.session.run({ vault in try vault.delete(ids.map { try ItemRef($0) }) }) { [weak self] result in
+            app.session.run({ vault in try vault.delete(ids.map(ItemRef.init)) }) { [weak self] result in
                 if case .failure(let error) = result { self?.app.tell("Delete failed", describe(error)) }
                 then()
                 self?.reload()

@@ -15,9 +15,9 @@ final class NotesPane {
     private let text: Widget
     private let status: Widget
     private var notes: [NoteSummary] = []
-    private var rows: [(row: Widget, id: String)] = []
+    private var rows: [(row: Widget, id: ItemID)] = []
     /// The note in the editor (nil: none chosen) and whether it has unsaved edits.
-    private var currentID: String?
+    private var currentID: ItemID?
     private var dirty = false
     private var lastEdit = 0.0
     private var loadingText = false
@@ -101,7 +101,7 @@ final class NotesPane {
         }
     }
 
-    private func open(_ id: String) {
+    private func open(_ id: ItemID) {
         saveNow()
         screen.app.session.run({ vault -> (NoteSummary?, [UInt8]) in
             let note = try vault.notes().first { $0.id == id }

@@ -38,19 +38,19 @@ final class TextureBox: @unchecked Sendable {
 /// Textures of recently shown tiles, least recently used out first (main thread only).
 struct TextureCache {
     let capacity: Int
-    private var entries: [String: (texture: OpaquePointer, used: UInt64)] = [:]
+    private var entries: [ItemID: (texture: OpaquePointer, used: UInt64)] = [:]
     private var clock: UInt64 = 0
 
     init(capacity: Int) { self.capacity = capacity }
 
-    mutating func get(_ id: String) -> OpaquePointer? {
+    mutating func get(_ id: ItemID) -> OpaquePointer? {
         guard let entry = entries[id] else { return nil }
         clock += 1
         entries[id] = (entry.texture, clock)
         return entry.texture
     }
 
-    mutating func set(_ id: String, _ texture: OpaquePointer) {
+    mutating func set(_ id: ItemID, _ texture: OpaquePointer) {
         g_object_ref(UnsafeMutableRawPointer(texture))
         remove(id)
         clock += 1
@@ -60,7 +60,7 @@ struct TextureCache {
         }
     }
 
-    mutating func remove(_ id: String) {
+    mutating func remove(_ id: ItemID) {
         if let old = entries.removeValue(forKey: id) { g_object_unref(UnsafeMutableRawPointer(old.texture)) }
     }
 

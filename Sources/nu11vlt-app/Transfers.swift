@@ -75,7 +75,7 @@ final class Transfers {
 
     // MARK: export
 
-    func chooseExport(_ ids: [String]) {
+    func chooseExport(_ ids: [ItemID]) {
         guard !ids.isEmpty else { return screen.app.tell("Nothing selected", "Select items in the gallery first.") }
         let single = ids.count == 1 ? screen.gallery.summary(ids[0]) : nil
         let action = single == nil ? GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER : GTK_FILE_CHOOSER_ACTION_SAVE

@@ -119,7 +119,7 @@ final class Viewer {
 
     /// The full image, decoded by the helper (up to 4096 px), when asked for.
     private func zoom() {
-        guard let item = current, item.kind == "photo" || item.thumbnail, !zoomed else { return }
+        guard let item = current, item.isImage || item.thumbnail, !zoomed else { return }
         zoomed = true
         let mine = generation
         screen.app.session.run({ vault -> TextureBox in

@@ -34,13 +34,13 @@ struct ThumbnailCacheTests {
         _ = try vault.thumbnail(fading.ref, size: .preview)
         #expect(vault.previewCache.count == 2)
         // Served from memory: the sealed file is no longer needed for a second read.
-        try FileManager.default.removeItem(atPath: t.location.thumbnailPath(try ItemID(hex: kept.id)))
+        try FileManager.default.removeItem(atPath: t.location.thumbnailPath(kept.id))
         #expect(try vault.thumbnail(kept.ref, size: .grid) == tile)
         #expect(throws: Nu11Error.self) { _ = try vault.thumbnail(kept.ref, size: .preview) }
         // Fade expiry: refused first, and the cached bytes are dropped.
         clock.pass(61)
         #expect { _ = try vault.thumbnail(fading.ref, size: .preview) } throws: { ($0 as? Nu11Error)?.code == .notFound }
-        #expect(vault.previewCache.get(CachedPart(id: try ItemID(hex: fading.id), part: .preview)) == nil)
+        #expect(vault.previewCache.get(CachedPart(id: fading.id, part: .preview)) == nil)
         try vault.delete([kept.ref])
         #expect(vault.previewCache.count == 0, "a deleted item's thumbnail stayed cached")
         let again = try vault.importFile(at: try jpeg(t, "a.jpg"))

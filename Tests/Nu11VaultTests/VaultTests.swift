@@ -39,7 +39,7 @@ final class TestVault {
         return path
     }
 
-    func exported(_ id: String) throws -> [UInt8] {
+    func exported(_ id: ItemID) throws -> [UInt8] {
         var sink = MemorySink()
         try vault.export(ItemRef(id), to: &sink)
         return sink.bytes
@@ -85,19 +85,19 @@ struct VaultTests {
         let a = try (try t.vault).importFile(at: t.file("a", SecureRandom.bytes(40_000)))
         let bBytes = SecureRandom.bytes(100)
         let b = try (try t.vault).importFile(at: t.file("b", bBytes))
-        let path = t.location.path(id: try ItemID(hex: a.id), kind: .file, domain: .vault, album: nil)
+        let path = t.location.path(id: a.id, kind: .file, domain: .vault, album: nil)
         var data = try ProtectedFiles.read(path)
         data[24 + 56 + 20_000] ^= 1
         try ProtectedFiles.writeAtomically(data, to: path)
         let dest = t.root + "/out"
         #expect { _ = try (try t.vault).export(a.ref, toFile: dest) } throws: { error in
             let e = error as? Nu11Error
-            return e?.code == .corrupted && e?.message.contains(a.id) == true
+            return e?.code == .corrupted && e?.message.contains(a.id.hex) == true
         }
         #expect(!FileManager.default.fileExists(atPath: dest), "no partial export")
         #expect(try t.exported(b.id) == bBytes)
         // Swapping two files is detected too.
-        let pathB = t.location.path(id: try ItemID(hex: b.id), kind: .file, domain: .vault, album: nil)
+        let pathB = t.location.path(id: b.id, kind: .file, domain: .vault, album: nil)
         try ProtectedFiles.writeAtomically(try ProtectedFiles.read(pathB), to: path)
         #expect { _ = try t.exported(a.id) } throws: { ($0 as? Nu11Error)?.code == .corrupted }
     }
@@ -111,8 +111,8 @@ struct VaultTests {
         let bytes = SecureRandom.bytes(5000)
         let item = try (try t.vault).importFile(at: t.file("p.png", bytes), album: "Trips")
         #expect(item.album == "Trips")
-        let id = try ItemID(hex: item.id)
-        guard let albumID = try ItemID(hex: item.albumID ?? "") as ItemID? else { return }
+        let id = item.id
+        let albumID = try #require(item.albumID)
         let inAlbum = t.location.path(id: id, kind: .file, domain: .vault, album: albumID)
         let cipher = try ProtectedFiles.read(inAlbum)
         try (try t.vault).moveItem(item.ref, toAlbum: nil)
@@ -139,7 +139,7 @@ struct VaultTests {
     func delete() throws {
         let t = try TestVault()
         let item = try (try t.vault).importFile(at: t.file("x", [9, 9]))
-        let id = try ItemID(hex: item.id)
+        let id = item.id
         try (try t.vault).delete([item.ref])
         #expect(!FileManager.default.fileExists(atPath: t.root + "/ks/items/\(item.id).key"))
         #expect(!FileManager.default.fileExists(atPath: t.location.path(id: id, kind: .file, domain: .vault, album: nil)))
@@ -178,7 +178,7 @@ struct VaultTests {
     func changePIN() throws {
         let t = try TestVault(pin: "old-pin")
         let item = try (try t.vault).importFile(at: t.file("a", [4, 5, 6]))
-        let path = t.location.path(id: try ItemID(hex: item.id), kind: .file, domain: .vault, album: nil)
+        let path = t.location.path(id: item.id, kind: .file, domain: .vault, album: nil)
         let before = try ProtectedFiles.read(path)
         try (try t.vault).changePIN(new: secret("new-pin"))
         #expect(try ProtectedFiles.read(path) == before)
@@ -207,7 +207,7 @@ struct LazyReadTests {
         #expect(v.previewCache.count == 1 && v.previewCache.totalBytes == 1000)
         #expect(v.previewCache.capacity == 64 << 20)
         // Damage in a chunk a read does not touch does not matter; damage in one it touches does.
-        let path = t.location.path(id: try ItemID(hex: item.id), kind: .file, domain: .vault, album: nil)
+        let path = t.location.path(id: item.id, kind: .file, domain: .vault, album: nil)
         var file = try ProtectedFiles.read(path, limit: 1 << 24)
         file[24 + 56 + 3 * (c + 16) + 100] ^= 1
         try ProtectedFiles.writeAtomically(file, to: path)

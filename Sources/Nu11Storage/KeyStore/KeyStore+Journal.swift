@@ -15,13 +15,18 @@ public struct PendingOperation: Codable, Sendable, Equatable {
     public var kind: UInt8
     public var domain: UInt8
     public var album: ItemID?
+    /// Whether the item is overwritten before it is unlinked when the operation is finished
+    /// (a `delete --secure`, or the deletion mode when it was recorded). Absent in markers
+    /// written before it existed: the deletion mode then decides.
+    public var secure: Bool?
 
-    public init(_ operation: Kind, id: ItemID, kind: ItemKind, domain: Domain, album: ItemID?) {
+    public init(_ operation: Kind, id: ItemID, kind: ItemKind, domain: Domain, album: ItemID?, secure: Bool? = nil) {
         self.operation = operation
         self.id = id
         self.kind = kind.rawValue
         self.domain = domain.rawValue
         self.album = album
+        self.secure = secure
     }
 }
 

@@ -17,9 +17,9 @@ extension Vault {
         audit(event, count: 1, items: [id], detail: detail)
     }
 
-    /// The same, for item IDs as text (summaries).
-    func audit(_ event: String, ids: [String], detail: String? = nil) {
-        audit(event, count: ids.count, items: ids.compactMap { try? ItemID(hex: $0) }, detail: detail)
+    /// The same, for the items given (their count is the entry's count).
+    func audit(_ event: String, ids: [ItemID], detail: String? = nil) {
+        audit(event, count: ids.count, items: ids, detail: detail)
     }
 
     func appendAudit(_ entries: [AuditEntry], folded: UInt64? = nil) {

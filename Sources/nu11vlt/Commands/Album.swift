@@ -80,7 +80,7 @@ struct Album: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin)
-                let members = try vault.list(album: name, limit: Int.max).items.map(\.id)
+                let members = try vault.list(album: name, limit: Int.max).items.map(\.id.hex)
                 var choice = items
                 if choice == nil {
                     guard isatty(0) == 1 else {

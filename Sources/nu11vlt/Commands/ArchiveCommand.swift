@@ -146,7 +146,7 @@ struct ArchiveCommand: ParsableCommand {
                     line?.update(items: done)
                 }
                 line?.finish()
-                if json.json { return try Output.json(items) }
+                if json.json { return try Output.json(ItemJSON.all(items)) }
                 for item in items { print("\(item.id)  \(Output.escaped(item.name))") }
                 Output.note("imported \(items.count) item(s)")
             }

@@ -112,7 +112,7 @@ struct Import: ParsableCommand {
             line.finish()
             if !output.json { for item in batch { print("\(item.id)  \(Output.escaped(item.name))") } }
             imported += batch
-            if output.json { try Output.json(imported) }
+            if output.json { try Output.json(ItemJSON.all(imported)) }
             if !gone.isEmpty {
                 throw Nu11Error(.notFound, "\(gone.count) of \(regular.count) file(s) vanished during the import; the other \(batch.count) were imported",
                                 remedy: .advice("check what moved or deleted them, and import them again"))
@@ -197,8 +197,8 @@ struct List: ParsableCommand {
     var limit = 100
     @Flag(name: .long, help: "Every item, no paging.")
     var all = false
-    @Option(name: .long, help: ArgumentHelp("Continue after this item ID.", valueName: "id"))
-    var after: String?
+    @Option(name: .long, help: ArgumentHelp("Continue after this item ID.", valueName: "id"), transform: ItemID.parseWhole)
+    var after: ItemID?
     @Option(name: .long, help: "imported (import order) or taken (capture date: EXIF, else the file's mtime).")
     var sort: ItemOrder = .imported
     @Flag(name: .long, help: "Draw the photos' grid tiles inline (terminals that speak the kitty graphics protocol).")
@@ -242,12 +242,12 @@ struct List: ParsableCommand {
 /// `list --json`: the complete result as one document.
 struct ListDocument: Encodable {
     var items: [ItemSummary]
-    var next: String?
+    var next: ItemID?
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(items, forKey: .items)
-        try c.encode(next, forKey: .next)  // null on the last page
+        try c.encode(ItemJSON.all(items), forKey: .items)
+        try c.encode(next?.hex, forKey: .next)  // null on the last page
     }
 
     enum CodingKeys: String, CodingKey { case items, next }
@@ -308,7 +308,7 @@ struct Export: ParsableCommand {
                 line?.finish()
                 if json.json {
                     let item = try vault.item(id)
-                    try Output.json(Results.Exported(id: item.id, name: item.name, bytes: bytes, output: output, strippedLocation: strip))
+                    try Output.json(Results.Exported(id: item.id.hex, name: item.name, bytes: bytes, output: output, strippedLocation: strip))
                 }
             }
         }

@@ -42,7 +42,7 @@ struct Note: ParsableCommand {
                 let vault = try openVault(location, pin)
                 let body = try NoteEditor.body(initial: [])
                 let note = try vault.addNote(title: title, body: body, fade: try fadeSeconds(fade, settings: vault.settings))
-                if output.json { try Output.json(note) } else { print(note.id) }
+                if output.json { try Output.json(NoteJSON(note)) } else { print(note.id) }
             }
         }
     }
@@ -56,7 +56,7 @@ struct Note: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let notes = try openVault(location, pin).notes()
-                if output.json { return try Output.json(notes) }
+                if output.json { return try Output.json(NoteJSON.all(notes)) }
                 let formatter = ISO8601DateFormatter()
                 for note in notes {
                     let fade = note.fadesAt.map { "  (fades \(formatter.string(from: $0)))" } ?? ""
@@ -81,7 +81,7 @@ struct Note: ParsableCommand {
                 guard output.json else { return Output.stdout(body) }
                 let item = try vault.item(id)
                 let note = try vault.notes().first { $0.id == item.id }
-                try Output.json(Results.NoteBody(id: item.id, name: item.name, size: item.size, created: item.created,
+                try Output.json(Results.NoteBody(id: item.id.hex, name: item.name, size: item.size, created: item.created,
                                                  fadesAt: note?.fadesAt, body: String(decoding: body, as: UTF8.self)))
             }
         }
@@ -112,7 +112,7 @@ struct Note: ParsableCommand {
                 var body = try NoteEditor.body(initial: old)
                 defer { secureZero(&body) }
                 let saved = try vault.updateNote(id, body: body, title: title)
-                if output.json { return try Output.json(saved) }
+                if output.json { return try Output.json(NoteJSON(saved)) }
                 print("saved \(saved.id) (the edited note has a new ID and key; the old version was shredded)")
             }
         }

@@ -106,16 +106,16 @@ enum KittyGraphics {
         for row in stride(from: 0, to: items.count, by: perRow) {
             let slice = items[row..<min(items.count, row + perRow)]
             for item in slice {
-                if item.thumbnail, let ref = try? ItemRef.parse(item.id),
-                   let tile = try? vault.thumbnail(ref, size: .grid),
+                if item.thumbnail,
+                   let tile = try? vault.thumbnail(ItemRef(item.id), size: .grid),
                    let png = try? ImageHelper.shared.png(tile.bytes, maxSide: ImageLimits.gridSize) {
                     out += escape(png: png, columns: 16, rows: 8, keepCursor: true) + "\u{1B}[17C"
                 } else {
-                    out += "[\(item.type.hasPrefix("image/") ? "image" : "file")]".padding(toLength: 17, withPad: " ", startingAt: 0)
+                    out += "[\(item.isImage ? "image" : "file")]".padding(toLength: 17, withPad: " ", startingAt: 0)
                 }
             }
             out += String(repeating: "\n", count: 8)
-            out += slice.map { String($0.id.prefix(8)).padding(toLength: 17, withPad: " ", startingAt: 0) }.joined()
+            out += slice.map { String($0.id.hex.prefix(8)).padding(toLength: 17, withPad: " ", startingAt: 0) }.joined()
                 .trimmingTrailingSpaces + "\n"
         }
         return out

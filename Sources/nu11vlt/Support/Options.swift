@@ -156,3 +156,13 @@ extension ItemRef {
         do { return try ItemRef(text) } catch let error as Nu11Error { throw ValidationError(Remedies.line(error)) }
     }
 }
+
+extension ItemID {
+    /// A whole item ID (32 hex digits), as `list` prints it to continue after.
+    static func parseWhole(_ text: String) throws -> ItemID {
+        guard text.utf8.count == 2 * ItemID.byteCount, let id = try? ItemID(hex: text.lowercased()) else {
+            throw ValidationError("'\(text.prefix(40))' is not a whole item ID (32 hex digits); pass the ID printed after the previous page")
+        }
+        return id
+    }
+}

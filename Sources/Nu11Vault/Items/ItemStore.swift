@@ -104,7 +104,8 @@ extension Vault {
         guard !staged.isEmpty || !albums.isEmpty else { return }
         let marker = try keyStore.markPendingBatch(
             staged.map { PendingOperation(.importing, id: $0.row.id, kind: $0.row.kind, domain: $0.row.domain, album: $0.row.album) }
-            + old.map { PendingOperation(.replacing, id: $0.id, kind: $0.kind, domain: $0.domain, album: $0.album) })
+            + old.map { PendingOperation(.replacing, id: $0.id, kind: $0.kind, domain: $0.domain, album: $0.album,
+                                        secure: settings.deletionMode == .secure) })
         let fades = staged.compactMap { s in
             s.fadeDeadline.map { DeviceState.FadeEntry(id: s.row.id, domain: .fade, kind: s.row.kind, deadline: $0) }
         }
@@ -133,8 +134,7 @@ extension Vault {
         }
         for row in old { forgetCached(row.id) }
         afterCommit("shredding what the change replaced") {
-            let secure = settings.deletionMode == .secure
-            for row in old { try shredFiles(of: row, secure: secure) }
+            for row in old { try shredder().shred(row) }
             let replaced = Set(old.map(\.id))
             if state.fade.contains(where: { replaced.contains($0.id) }) {
                 state.fade.removeAll { replaced.contains($0.id) }
@@ -149,11 +149,7 @@ extension Vault {
     private func undo(_ staged: [StagedItem], fades: [DeviceState.FadeEntry], marker: String) {
         do {
             for s in staged {
-                if s.published {
-                    try keyStore.destroyItemKey(s.row.id)
-                    try ProtectedFiles.remove(s.writer.destination)
-                    try ProtectedFiles.remove(location.thumbnailPath(s.row.id))
-                }
+                if s.published { try shredder().shred(s.row) }
                 s.writer.abort()
                 s.thumbnailWriter?.abort()
                 s.keyWriter?.abort()
@@ -165,20 +161,5 @@ extension Vault {
             }
             try keyStore.clearPendingBatch(marker)
         } catch {}
-    }
-
-    /// Crypto-shreds one item's key record, file and thumbnails (secure mode overwrites the
-    /// files first).
-    func shredFiles(of row: ItemRow, secure: Bool) throws {
-        let thumbnail = location.thumbnailPath(row.id)
-        let paths = [try? locate(row), ProtectedFiles.exists(thumbnail) ? thumbnail : nil].compactMap { $0 }
-        if secure { for path in paths { try ProtectedFiles.overwrite(path) } }
-        try keyStore.destroyItemKey(row.id)
-        for path in paths {
-            try ProtectedFiles.remove(path)
-            guard !FileManager.default.fileExists(atPath: path) else {
-                throw Nu11Error(.io, "item \(row.id): its file still exists after deletion", item: row.id.hex)
-            }
-        }
     }
 }
