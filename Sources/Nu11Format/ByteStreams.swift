@@ -94,14 +94,6 @@ public struct MemorySource: ByteSource, RandomAccessSource {
     }
 }
 
-/// Collects output in memory.
-public struct MemorySink: ByteSink {
-    public private(set) var bytes: [UInt8] = []
-    public init() {}
-    public mutating func write(_ buffer: UnsafeRawBufferPointer) throws {
-        bytes.append(contentsOf: buffer)
-    }
-}
 
 /// A file descriptor the caller owns (it is not closed here).
 public struct FileDescriptorStream: ByteSource, ByteSink, RandomAccessSource {

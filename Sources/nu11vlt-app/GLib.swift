@@ -189,8 +189,3 @@ func onSwipe(_ controller: OpaquePointer?, _ body: @escaping (Double) -> Void) {
                               if let data { Unmanaged<SwipeBox>.fromOpaque(data).release() }
                           }, GConnectFlags(rawValue: 0))
 }
-
-/// Zeroes plaintext in place (explicit_bzero: not optimised away).
-func wipe(_ bytes: inout [UInt8]) {
-    bytes.withUnsafeMutableBytes { b in if let base = b.baseAddress { explicit_bzero(base, b.count) } }
-}

@@ -103,22 +103,24 @@ final class NotesPane {
 
     private func open(_ id: ItemID) {
         saveNow()
-        screen.app.session.run({ vault -> (NoteSummary?, [UInt8]) in
+        screen.app.session.run({ vault -> (NoteSummary?, PlainBox) in
             let note = try vault.notes().first { $0.id == id }
-            return (note, try vault.noteBody(ItemRef(id)))
+            return (note, PlainBox(try vault.noteBody(ItemRef(id))))
         }) { [weak self] result in
             guard let self else { return }
             switch result {
-            case .success(var (note, body)):
+            case .success(let (note, body)):
+                defer { body.zero() }  // the box holds the only reference: zeroed in place
                 currentID = id
                 loadingText = true
                 gtk_editable_set_text(op(titleEntry), note?.title ?? "")
                 let buffer = gtk_text_view_get_buffer(typed(text))
-                body.append(0)
-                body.withUnsafeBufferPointer { p in
-                    p.baseAddress?.withMemoryRebound(to: CChar.self, capacity: p.count) { gtk_text_buffer_set_text(buffer, $0, -1) }
+                // With its length: no terminating NUL appended (a grown array would leave a copy).
+                body.bytes.withUnsafeBufferPointer { p in
+                    p.baseAddress?.withMemoryRebound(to: CChar.self, capacity: p.count) {
+                        gtk_text_buffer_set_text(buffer, $0, Int32(clamping: p.count))
+                    }
                 }
-                wipe(&body)
                 loadingText = false
                 dirty = false
                 setEditable(true)
@@ -184,5 +186,5 @@ final class NotesPane {
 final class PlainBox: @unchecked Sendable {
     var bytes: [UInt8]
     init(_ bytes: [UInt8]) { self.bytes = bytes }
-    func zero() { wipe(&bytes) }
+    func zero() { secureZero(&bytes) }
 }

@@ -126,7 +126,9 @@ final class Viewer {
             var sink = MemorySink(capacity: Int(min(item.size, 1 << 30)))
             _ = try vault.export(ItemRef(item.id), to: &sink)
             defer { sink.zero() }
-            return TextureBox(try Texture.decodeImage(sink.bytes, maxSide: 4096))
+            var bytes = sink.bytes
+            defer { secureZero(&bytes) }
+            return TextureBox(try Texture.decodeImage(bytes, maxSide: 4096))
         }) { [weak self] result in
             self?.show(result, generation: mine)
         }
@@ -171,13 +173,4 @@ final class Viewer {
             }
         }
     }
-}
-
-/// Plaintext in memory only, zeroed by its owner.
-struct MemorySink: ByteSink {
-    var bytes: [UInt8] = []
-    /// Reserved up front, so the array never moves (a move would leave an unzeroed copy).
-    init(capacity: Int) { bytes.reserveCapacity(capacity) }
-    mutating func write(_ chunk: UnsafeRawBufferPointer) throws { bytes.append(contentsOf: chunk) }
-    mutating func zero() { wipe(&bytes) }
 }

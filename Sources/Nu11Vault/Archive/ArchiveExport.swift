@@ -108,9 +108,9 @@ extension Vault {
                     // Stripping keeps the size (in place), so the manifest's size holds.
                     var plain = MemorySink()
                     try exportStripped(row, meta: try ItemMetadata.open(row, key: metadataKey(row.domain)), to: &plain)
-                    let source = MemorySource(plain.bytes)
-                    let encryptor = try ChunkedStreamEncryptor<AES256GCMChunks, MemorySource>(
-                        source: source, key: key, context: ArchiveFormat.itemContext(entry))
+                    defer { plain.zero() }
+                    let encryptor = try ChunkedStreamEncryptor<AES256GCMChunks, MemorySink.Reader>(
+                        source: plain.reader(), key: key, context: ArchiveFormat.itemContext(entry))
                     try zip.add(entry, size: size, from: PullBuffer(encryptor.next))
                 } else if kind == .portable {
                     let decryptor = try ChunkedDecryptor<N11Envelope.AEAD, FileDescriptorStream>(
