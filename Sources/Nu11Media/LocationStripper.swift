@@ -70,7 +70,7 @@ public enum LocationStripper {
         let tiff = Array(block[TIFFStructure.tiffStart(in: block)...])
         let hits = occurrences(of: tiff, in: file, limit: 64)
         guard !hits.isEmpty else {
-            throw LocationStripError(reason: "its EXIF block is stored in a way nu11vlt cannot edit in place (\(format.displayName)), so its location cannot be removed without re-encoding")
+            throw LocationStripError(reason: "its EXIF block is stored in a way Nu11VLT cannot edit in place (\(format.displayName)), so its location cannot be removed without re-encoding")
         }
         return hits
     }

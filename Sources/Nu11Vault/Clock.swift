@@ -72,8 +72,8 @@ enum EffectiveTime {
         } else {
             now = max(wall, state.latestSeen)
             if wall + tolerance < state.latestSeen {
-                warning = "the system clock is \(Int(state.latestSeen - wall)) s behind the latest time nu11vlt saw; "
-                    + "nu11vlt holds its time at the latest time seen (deadlines neither fire nor stop)"
+                warning = "the system clock is \(Int(state.latestSeen - wall)) s behind the latest time Nu11VLT saw; "
+                    + "Nu11VLT holds its time at the latest time seen (deadlines neither fire nor stop)"
             }
             state.boot = boot.map { DeviceState.BootAnchor(id: $0.id, elapsed: $0.elapsed, time: now) }
         }

@@ -15,7 +15,7 @@ extension Vault {
     /// Runs cleanup that follows a commit; a failure becomes a notice, never an error.
     func afterCommit(_ what: String, _ body: () throws -> Void) {
         do { try body() } catch {
-            notice("done, but \(what) failed (\(Self.describe(error))); the next nu11vlt command finishes it")
+            notice("done, but \(what) failed (\(Self.describe(error))); the next time the vault is opened, it is finished")
         }
     }
 

@@ -88,7 +88,4 @@ final class ResultBox<T>: @unchecked Sendable {
 }
 
 /// One line for an error, as the CLI says it.
-func describe(_ error: any Error) -> String {
-    if let e = error as? Nu11Error { return e.description }
-    return "\(error)"
-}
+func describe(_ error: any Error) -> String { Words.describe(error) }

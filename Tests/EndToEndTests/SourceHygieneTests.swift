@@ -127,3 +127,58 @@ extension SourceHygieneTests {
         #expect(checked > 100, "only \(checked) remedies found")
     }
 }
+
+extension SourceHygieneTests {
+    /// Every string literal of the core, not only remedies: none says `nu11vlt ` (the CLI's
+    /// name, a command) or a `--flag`. The product is Nu11VLT; `.nu11vlt` is the archive
+    /// extension; a domain-separation label ("nu11vlt kek v1") is a constant, not words.
+    @Test("no string literal in Format, Storage, Media or Vault names the CLI or a flag")
+    func noCLIWordsInCoreStrings() throws {
+        let literal = try Regex(#""((?:[^"\\]|\\.)*)""#)
+        let label = try Regex(#"^nu11vlt [a-z0-9 ]*(\\\([a-z]+\))?[a-z0-9 ]*$"#)
+        let cli = try Regex(#"(^|[^.\w])nu11vlt |(^|[^\w-])--[a-z]"#)
+        for (text, caught) in [("\"run nu11vlt check\"", true), ("\"pass --force\"", true), ("\"a .nu11vlt file\"", false),
+                               ("Array(\"nu11vlt kek v1\".utf8)", false), ("\"nu11vlt subkey v1 \\(purpose)\"", false),
+                               ("\"the next nu11vlt command\"", true)] {
+            let hit = text.matches(of: literal).contains { m in
+                let inner = String(text[m.range].dropFirst().dropLast())
+                return inner.firstMatch(of: label) == nil && inner.firstMatch(of: cli) != nil
+            }
+            #expect(hit == caught, "the check is wrong about \(text)")
+        }
+        var checked = 0
+        var found: [String] = []
+        for target in ["Nu11Format", "Nu11Storage", "Nu11Vault", "Nu11Media"] {
+            for (name, text) in try Self.swiftFiles(target) {
+                for line in text.split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                    for m in line.matches(of: literal) {
+                        checked += 1
+                        let inner = String(line[m.range].dropFirst().dropLast())
+                        if inner.firstMatch(of: label) == nil && inner.firstMatch(of: cli) != nil {
+                            found.append("\(name): \(inner)")
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked > 1000, "only \(checked) string literals found")
+        #expect(found.isEmpty, "CLI words in the core's strings: \(found.joined(separator: "; "))")
+    }
+}
+
+extension SourceHygieneTests {
+    /// The app's strings come from the app: it words every remedy in Words.swift (a switch
+    /// without `default`, so a new remedy fails the build until it is worded) and never shows
+    /// the core's own rendering of an error (`description`, string interpolation of an error).
+    @Test("the app words errors and remedies itself")
+    func appWordsItsOwnErrors() throws {
+        let files = try Self.swiftFiles("nu11vlt-app")
+        let words = try #require(files.first { $0.0.hasSuffix("/Words.swift") }?.1, "no Words.swift in the app")
+        #expect(!words.contains("default:"), "Words.remedy has a default case")
+        for (name, text) in files {
+            for line in text.split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                #expect(!line.contains(".description") && !line.contains("(hint:"), "\(name): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+    }
+}

@@ -72,7 +72,7 @@ public enum ArchiveFormat {
             }
             guard header.version == ArchiveFormat.version else {
                 throw Nu11Error(.unsupportedVersion,
-                                "archive version \(header.version) is not supported (this nu11vlt reads version \(ArchiveFormat.version))",
+                                "archive version \(header.version) is not supported (this version of Nu11VLT reads version \(ArchiveFormat.version))",
                                 remedy: "upgrade nu11vlt")
             }
             guard header.items >= 0, header.items <= ArchiveFormat.maxEntries else {

@@ -45,7 +45,7 @@ public struct N11Header: Sendable, Equatable {
         }
         guard b[4] == currentVersion else {
             throw Nu11Error(.unsupportedVersion,
-                            "item format version \(b[4]) is not supported (this nu11vlt reads version \(currentVersion))",
+                            "item format version \(b[4]) is not supported (this version of Nu11VLT reads version \(currentVersion))",
                             remedy: "upgrade nu11vlt")
         }
         guard let kind = ItemKind(rawValue: b[5]) else {

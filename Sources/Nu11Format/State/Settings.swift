@@ -235,7 +235,7 @@ public struct Settings: Sendable, Equatable {
         guard document.version >= 1 else { throw Nu11Error(.corrupted, "the settings file is damaged") }
         guard document.version <= currentVersion else {
             throw Nu11Error(.unsupportedVersion,
-                            "settings version \(document.version) is newer than this nu11vlt (\(currentVersion))",
+                            "settings version \(document.version) is newer than this version of Nu11VLT (\(currentVersion))",
                             remedy: "upgrade nu11vlt")
         }
         let migrated = document.version < currentVersion

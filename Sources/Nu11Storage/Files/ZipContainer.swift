@@ -112,7 +112,7 @@ public final class ZipReader {
                 if size / max(entry.compressedSize, 1) > ArchiveFormat.maxCompressionRatio {
                     throw Self.reject(path, "entry '\(name)' expands more than \(ArchiveFormat.maxCompressionRatio)× (a zip bomb)")
                 }
-                throw Self.reject(path, "entry '\(name)' is compressed; nu11vlt archives store entries uncompressed")
+                throw Self.reject(path, "entry '\(name)' is compressed; Nu11VLT archives store entries uncompressed")
             }
             seen[name] = entry
         }

@@ -132,7 +132,7 @@ public final class VaultIndex: Sendable {
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
             return Nu11Error(.corrupted, "the index \(path) is damaged", remedy: .repair, item: path)
         case .SQLITE_BUSY, .SQLITE_LOCKED:
-            return Nu11Error(.busy, "the index is busy", remedy: "wait for the other nu11vlt to finish", item: path)
+            return Nu11Error(.busy, "the index is busy", remedy: "wait for the other Nu11VLT program to finish", item: path)
         case .SQLITE_CONSTRAINT:
             return Nu11Error(.invalidArgument, "the index refused the change (\(error.message ?? "constraint"))", item: path)
         default:

@@ -35,7 +35,7 @@ extension KeyStore {
             let tries = lockout.map { " (\($0.failures) of \($0.maxTries) tries used)" } ?? ""
             let when = wait > 0 ? "it forgives one wrong PIN every \(DurationText.format(Double(wait))): try again in \(DurationText.format(Double(wait)))"
                 : tpm.lockoutHeld ? "it stays locked until it is cleared with your recovery key"
-                : "it stays locked until its owner clears it (tpm2_dictionarylockout --clear-lockout)"
+                : "it stays locked until its owner clears it with the TPM's lockout authorization"
             return Nu11Error(.lockedOut, "the TPM is locked out after too many wrong PINs\(tries); \(when)",
                              remedy: tpm.lockoutHeld ? .clearTPMLockout : "wait; the TPM counts wrong PINs itself, across programs and restarts")
         case .pcrMismatch:

@@ -82,7 +82,7 @@ final class PhotoCapture {
         let suggested = ImageFormat.suggested(byName: name)
         guard let format else {
             guard let suggested else { return (nil, nil) }
-            return (nil, "\(name): not a \(suggested.displayName) image (its content is not an image format nu11vlt reads); imported as a plain file, without a thumbnail")
+            return (nil, "\(name): not a \(suggested.displayName) image (its content is not an image format Nu11VLT reads); imported as a plain file, without a thumbnail")
         }
         if tooLarge {
             return (nil, "\(name): larger than \(Self.maxBytes >> 20) MiB, too large for a thumbnail; imported without one")
