@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", exact: "0.9.20"),
+        .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
     ],
     targets: [
         .systemLibrary(
@@ -42,6 +43,7 @@ let package = Package(
                 "CSodium",
                 "CNu11Cipher",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             exclude: ["mutants.txt"],
             swiftSettings: strict
@@ -64,6 +66,7 @@ let package = Package(
                 "CNu11TPM",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             exclude: ["mutants.txt"],
             swiftSettings: strict
@@ -79,7 +82,7 @@ let package = Package(
         // the image helper process.
         .target(
             name: "Nu11Media",
-            dependencies: ["Nu11Format", "CNu11Sys"],
+            dependencies: ["Nu11Format", "CNu11Sys", .product(name: "SystemPackage", package: "swift-system")],
             exclude: ["mutants.txt"],
             swiftSettings: strict
         ),
@@ -91,7 +94,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "nu11vlt-image-helper",
-            dependencies: ["Nu11ImageCodec", "Nu11Media", "CNu11Image"],
+            dependencies: ["Nu11ImageCodec", "Nu11Media", "CNu11Image", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
         .target(
@@ -113,6 +116,7 @@ let package = Package(
                 "CNu11Sys",
                 "Nu11Release",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             exclude: ["mutants.txt"],
             swiftSettings: strict

@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #if canImport(Glibc)
 import Glibc
-private func sysRead(_ fd: Int32, _ p: UnsafeMutableRawPointer, _ n: Int) -> Int { Glibc.read(fd, p, n) }
-private func sysWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { Glibc.write(fd, p, n) }
 #elseif canImport(Darwin)
 import Darwin
-private func sysRead(_ fd: Int32, _ p: UnsafeMutableRawPointer, _ n: Int) -> Int { Darwin.read(fd, p, n) }
-private func sysWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { Darwin.write(fd, p, n) }
 #endif
 
 /// Where streaming encryption reads from: a file, stdin, memory.
@@ -107,28 +103,11 @@ public struct FileDescriptorStream: ByteSource, ByteSink, RandomAccessSource {
     }
 
     public mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
-        while true {
-            let n = sysRead(fd, base, buffer.count)
-            if n >= 0 { return n }
-            if errno == EINTR { continue }
-            throw ioError("read")
-        }
+        do { return try SystemIO.read(fd, into: buffer) } catch { throw SystemIO.error(error, "read", item: label) }
     }
 
     public mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let base = bytes.baseAddress else { return }
-        var done = 0
-        while done < bytes.count {
-            let n = sysWrite(fd, base + done, bytes.count - done)
-            if n > 0 {
-                done += n
-            } else if n < 0 && errno == EINTR {
-                continue
-            } else {
-                throw ioError("write")
-            }
-        }
+        do { try SystemIO.writeAll(fd, bytes) } catch { throw SystemIO.error(error, "write", item: label) }
     }
 
     public func mappableRegion() -> MappableRegion? {
@@ -142,36 +121,13 @@ public struct FileDescriptorStream: ByteSource, ByteSink, RandomAccessSource {
     public var size: UInt64 {
         get throws {
             var st = stat()
-            guard fstat(fd, &st) == 0 else { throw ioError("stat") }
+            guard fstat(fd, &st) == 0 else { throw SystemIO.error("stat", item: label) }
             return UInt64(st.st_size)
         }
     }
 
     public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        guard let base = buffer.baseAddress else { return 0 }
-        var filled = 0
-        while filled < buffer.count {
-            let n = pread(fd, base + filled, buffer.count - filled, off_t(offset) + off_t(filled))
-            if n == 0 { break }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ioError("read")
-            }
-            filled += n
-        }
-        return filled
-    }
-
-    private func ioError(_ operation: String) -> Nu11Error {
-        let code = errno
-        let reason = String(cString: strerror(code))
-        if code == ENOSPC || code == EDQUOT {
-            // The label is often a temp file of ours: the user's words are "the disk is full".
-            var error = Nu11Error(.io, "the disk is full (cannot \(operation): \(reason))", remedy: "free some disk space and try again", item: label)
-            error.diskFull = true
-            return error
-        }
-        return Nu11Error(.io, "\(label): cannot \(operation): \(reason)", remedy: "check the file and its permissions", item: label)
+        do { return try SystemIO.read(fd, at: offset, into: buffer) } catch { throw SystemIO.error(error, "read", item: label) }
     }
 }
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #if canImport(Glibc)
+import Nu11Format
+import SystemPackage
 import Glibc
 #endif
 import CNu11Sys
@@ -128,30 +130,21 @@ public final class ImageHelper: @unchecked Sendable {
         fromChild = -1
         if pid > 0 {
             var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            _ = SystemIO.retrying { waitpid(pid, &status, 0) }
         }
         pid = 0
     }
 
     private func writeAll(_ bytes: [UInt8]) throws(ImageDecodeError) {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { write(toChild, $0.baseAddress.map { $0 + done }, bytes.count - done) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw ImageDecodeError(reason: "write") }
-            done += n
+        do { try bytes.withUnsafeBytes { buffer throws(Errno) in try SystemIO.writeAll(toChild, buffer) } } catch {
+            throw ImageDecodeError(reason: "write")
         }
     }
 
     private func readAll(_ bytes: inout [UInt8]) throws(ImageDecodeError) {
-        var done = 0
         let count = bytes.count
-        while done < count {
-            let n = bytes.withUnsafeMutableBytes { read(fromChild, $0.baseAddress.map { $0 + done }, count - done) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw ImageDecodeError(reason: "read") }
-            done += n
-        }
+        let filled = try? bytes.withUnsafeMutableBytes { buffer throws(Errno) in try SystemIO.readFully(fromChild, into: buffer) }
+        guard filled == count else { throw ImageDecodeError(reason: "read") }
     }
 
     deinit { stop() }

@@ -238,9 +238,7 @@ extension Vault {
         let key = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
         let path = try locate(row)
         let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else {
-            throw Nu11Error(.io, "item \(row.id): cannot open its file: \(String(cString: strerror(errno)))", item: row.id.hex)
-        }
+        guard fd >= 0 else { throw SystemIO.error("open", item: path) }
         return (fd, key)
     }
 
@@ -272,13 +270,7 @@ public enum ImportSource {
     /// Opens `path` for reading if it is a regular file; anything else is refused clearly.
     public static func openRegularFile(_ path: String) throws -> Int32 {
         var st = stat()
-        guard stat(path, &st) == 0 else {
-            let code = errno
-            if code == ENOENT {
-                throw Nu11Error(.notFound, "\(path): no such file", remedy: "check the path", item: path)
-            }
-            throw Nu11Error(.io, "\(path): \(String(cString: strerror(code)))", remedy: "check the path and permissions", item: path)
-        }
+        guard stat(path, &st) == 0 else { throw SystemIO.error("stat", item: path) }
         switch st.st_mode & S_IFMT {
         case S_IFREG: break
         case S_IFDIR:
@@ -288,10 +280,7 @@ public enum ImportSource {
                             remedy: .importThroughStandardInput, item: path)
         }
         let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else {
-            throw Nu11Error(.io, "\(path): cannot read: \(String(cString: strerror(errno)))",
-                            remedy: "check its permissions", item: path)
-        }
+        guard fd >= 0 else { throw SystemIO.error("open", item: path) }
         _ = fcntl(fd, F_SETFL, 0)
         return fd
     }
@@ -304,7 +293,7 @@ public enum ImportSource {
 
     static func walk(_ folder: String, into found: inout [String], skipped: inout [String]) throws {
         guard let dir = opendir(folder) else {
-            throw Nu11Error(.io, "\(folder): cannot list: \(String(cString: strerror(errno)))", remedy: "check its permissions", item: folder)
+            throw SystemIO.error("list", item: folder)
         }
         defer { closedir(dir) }
         while let entry = readdir(dir) {

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #if canImport(Glibc)
+import Nu11Format
+import SystemPackage
 import Glibc
 #endif
 import CNu11Image
@@ -20,26 +22,13 @@ import Nu11Media
 let memoryLimit: UInt64 = 1536 << 20
 
 func writeAll(_ bytes: [UInt8]) -> Bool {
-    var done = 0
-    while done < bytes.count {
-        let n = bytes.withUnsafeBytes { write(1, $0.baseAddress.map { $0 + done }, bytes.count - done) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return false }
-        done += n
-    }
-    return true
+    (try? bytes.withUnsafeBytes { buffer throws(Errno) in try SystemIO.writeAll(1, buffer) }) != nil
 }
 
 func readAll(_ count: Int) -> [UInt8]? {
     var bytes = [UInt8](repeating: 0, count: count)
-    var done = 0
-    while done < count {
-        let n = bytes.withUnsafeMutableBytes { read(0, $0.baseAddress.map { $0 + done }, count - done) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return nil }
-        done += n
-    }
-    return bytes
+    let filled = try? bytes.withUnsafeMutableBytes { buffer throws(Errno) in try SystemIO.readFully(0, into: buffer) }
+    return filled == count ? bytes : nil
 }
 
 func answer(_ result: Result<[UInt8], ImageDecodeError>) -> Bool {

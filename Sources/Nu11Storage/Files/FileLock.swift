@@ -31,8 +31,7 @@ public final class FileLock {
                 throw error
             }
             onWait()
-            while flock(fd, LOCK_EX) != 0 {
-                if errno == EINTR { continue }
+            if SystemIO.retrying({ flock(fd, LOCK_EX) }) != 0 {
                 let error = POSIX.error("lock", path)
                 close(fd)
                 throw error

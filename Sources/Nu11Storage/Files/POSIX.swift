@@ -5,35 +5,18 @@ import Glibc
 import Darwin
 #endif
 import Nu11Format
+import SystemPackage
 
 /// Thin, error-translating wrappers over the POSIX calls the storage layer needs.
 enum POSIX {
     static func error(_ operation: String, _ path: String, code: Int32 = errno) -> Nu11Error {
-        let reason = String(cString: strerror(code))
-        switch code {
-        case ENOSPC, EDQUOT:
-            // The path is often a temp file of ours: the user's words are "the disk is full".
-            var error = Nu11Error(.io, "the disk is full (\(operation) failed: \(reason))", remedy: "free some disk space and try again", item: path)
-            error.diskFull = true
-            return error
-        case ENOENT:
-            return Nu11Error(.notFound, "\(path): \(operation) failed: \(reason)", remedy: "check the path", item: path)
-        case EACCES, EPERM, EROFS:
-            return Nu11Error(.io, "\(path): \(operation) failed: \(reason)", remedy: "check permissions of the folder", item: path)
-        case EEXIST:
-            return Nu11Error(.alreadyExists, "\(path): \(operation) failed: \(reason)", item: path)
-        default:
-            return Nu11Error(.io, "\(path): \(operation) failed: \(reason)", remedy: "check the file system", item: path)
-        }
+        SystemIO.error(Errno(rawValue: code), operation, item: path)
     }
 
     static func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0o600) throws -> Int32 {
-        while true {
-            let fd = open(path, flags | O_CLOEXEC, mode)
-            if fd >= 0 { return fd }
-            if errno == EINTR { continue }
-            throw error("open", path)
-        }
+        let fd = SystemIO.retrying { open(path, flags | O_CLOEXEC, mode) }
+        guard fd >= 0 else { throw error("open", path) }
+        return fd
     }
 
     static func fsyncOrThrow(_ fd: Int32, _ path: String) throws {

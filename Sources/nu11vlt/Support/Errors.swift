@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import SystemPackage
 import ArgumentParser
 import Foundation
 import Nu11Format
@@ -77,15 +78,8 @@ enum Output {
     static func stdout(_ bytes: [UInt8]) { rawWrite(1, bytes) }
 
     static func rawWrite(_ fd: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let n = write(fd, buffer.baseAddress.map { $0 + done }, buffer.count - done)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return }
-                done += n
-            }
-        }
+        // A closed stdout or stderr (EPIPE) leaves nothing to tell: the output just ends.
+        _ = try? bytes.withUnsafeBytes { buffer throws(Errno) in try SystemIO.writeAll(fd, buffer) }
     }
 
     /// Names from files and archives are shown with control characters escaped, so an

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #if canImport(Glibc)
+import SystemPackage
 import Glibc
 #endif
 import Foundation
@@ -101,9 +102,8 @@ enum PINReader {
         var count = 0
         var byte: UInt8 = 0
         while true {
-            let n = Glibc.read(fd, &byte, 1)
-            if n < 0 {
-                if errno == EINTR { continue }
+            let n: Int
+            do { n = try withUnsafeMutableBytes(of: &byte) { one throws(Errno) in try SystemIO.read(fd, into: one) } } catch {
                 throw Nu11Error(.io, "cannot read the PIN from \(label)", remedy: "check the descriptor is open for reading")
             }
             if n == 0 || byte == UInt8(ascii: "\n") { break }
