@@ -208,7 +208,7 @@ enum Gate {
     static func sweepLeftovers(_ location: VaultLocation, keyStore: KeyStore) -> [String] {
         var folders = location.folders + [location.vaultRoot + "/Quarantine"]
         folders += ((try? ProtectedFiles.list(location.albumsFolder)) ?? []).map { location.albumsFolder + "/" + $0 }
-        folders += [keyStore.root + "/items", keyStore.root + "/pending", keyStore.root + "/forward", keyStore.root + "/log"]
+        folders += keyStore.layout.workFolders
         // The key store's own folder (which holds the stamp) is always listed; it is small.
         return ProtectedFiles.removeLeftovers(in: keyStore.root)
             + ProtectedFiles.removeLeftovers(in: folders, stampFile: keyStore.sweptPath)

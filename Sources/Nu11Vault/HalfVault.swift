@@ -45,7 +45,7 @@ extension LockedVault {
                VaultIndex.peekVaultID(path: dir + "/index.sqlite") == id {
                 found.append(FoundHalf(kind: "vault", path: dir))
             }
-            if !wantVault, names.contains("master.n11k"), dir != location.keyStoreRoot,
+            if !wantVault, names.contains(KeyStoreLayout.masterName), dir != location.keyStoreRoot,
                (try? KeyStore(root: dir).vaultID()) == id {
                 found.append(FoundHalf(kind: "keystore", path: dir))
             }

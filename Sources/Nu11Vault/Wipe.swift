@@ -63,7 +63,7 @@ enum Wipe {
         for folder in folders.sorted(by: { $0.count > $1.count }) + [location.vaultRoot] {
             attempt(folder) { try ProtectedFiles.removeDirectory(folder) }
         }
-        for folder in ["items", "pending", "quarantine", "forward", "log", "archive-keys"].map({ location.keyStoreRoot + "/" + $0 }) + [location.keyStoreRoot] {
+        for folder in store.layout.folders + [location.keyStoreRoot] {
             attempt(folder) { try ProtectedFiles.removeDirectory(folder) }
         }
         guard failures.isEmpty else {

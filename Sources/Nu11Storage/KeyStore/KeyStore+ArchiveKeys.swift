@@ -7,7 +7,7 @@ import Nu11Format
 /// new one, so secure archives made before still import. Each rotation re-wraps the older
 /// ones under the newest key; the holder of an old archive key opens none of them.
 extension KeyStore {
-    var archiveKeysFolder: String { POSIX.join(root, "archive-keys") }
+    var archiveKeysFolder: String { layout.archiveKeys }
 
     static let retiredAAD = Array("N11A retired archive key v1".utf8)
 

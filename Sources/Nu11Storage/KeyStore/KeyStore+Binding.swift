@@ -4,8 +4,8 @@ import Nu11Format
 /// The pairing of a key store with its vault folder, and the quarantine for key records
 /// that the repairing check doubts (a key record is never destroyed on a guess).
 extension KeyStore {
-    var vaultIDPath: String { POSIX.join(root, "vault-id.n11v") }
-    public var quarantinePath: String { POSIX.join(root, "quarantine") }
+    var vaultIDPath: String { layout.vaultID }
+    public var quarantinePath: String { layout.quarantine }
 
     /// The vault ID this key store belongs to; nil for a key store made before vault IDs.
     public func vaultID() throws -> ItemID? {

@@ -13,7 +13,7 @@ import Nu11Format
 ///
 /// The backup PIN's holder could set a new duress PIN anyway: holding its KEK gives them nothing more.
 extension KeyStore {
-    var escrowPath: String { POSIX.join(root, "escrow.n11e") }
+    var escrowPath: String { layout.escrow }
     static let escrowMagic: [UInt8] = Array("N11E".utf8) + [1, 0, 0, 0]
     static let escrowAAD = Array("N11E duress escrow v1".utf8)
 

@@ -31,7 +31,7 @@ public struct PendingOperation: Codable, Sendable, Equatable {
 }
 
 extension KeyStore {
-    var pendingPath: String { POSIX.join(root, "pending") }
+    var pendingPath: String { layout.pending }
 
     /// One marker for a whole batch (group commit of many imports).
     /// A failure after the marker took effect is marked `tookEffect`; the path is then

@@ -6,7 +6,7 @@ import Nu11Format
 /// that vault's keys (so the folder does not tell which vaults exist), and the device
 /// journal (`log/device.n11l`) for what happens before a PIN is typed.
 extension KeyStore {
-    var logFolder: String { POSIX.join(root, "log") }
+    var logFolder: String { layout.log }
 
     public static let deviceJournalName = "device.n11l"
 

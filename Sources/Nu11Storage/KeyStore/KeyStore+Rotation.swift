@@ -4,7 +4,7 @@ import Nu11Format
 /// Key rotation in the key store: forward records, re-wrapping item key records in
 /// durable batches, re-sealing a slot with new keys.
 extension KeyStore {
-    var forwardFolder: String { POSIX.join(root, "forward") }
+    var forwardFolder: String { layout.forward }
 
     func forwardPath(_ old: DomainKeys) -> String { POSIX.join(forwardFolder, ForwardRecord.tag(of: old) + ".n11f") }
 

@@ -2,8 +2,8 @@
 import Nu11Format
 
 extension KeyStore {
-    public var statePath: String { POSIX.join(root, "state.n11s") }
-    var settingsPath: String { POSIX.join(root, "settings.n11c") }
+    public var statePath: String { layout.state }
+    var settingsPath: String { layout.settings }
 
     public enum StateLoad: Sendable {
         case loaded(DeviceState)
@@ -70,7 +70,7 @@ extension KeyStore {
     }
 
     /// A TPM record kept aside while an enrolment or removal changes how the state is sealed.
-    var tpmAsidePath: String { POSIX.join(root, "tpm.n11t") }
+    var tpmAsidePath: String { layout.tpmAside }
 
     public var hasState: Bool { POSIX.exists(statePath) }
 
@@ -109,7 +109,7 @@ extension KeyStore {
 
     /// Moves a settings file that does not authenticate to `settings.n11c.damaged`.
     public func setAsideDamagedSettings() throws {
-        try ProtectedFiles.move(settingsPath, to: settingsPath + ".damaged")
+        try ProtectedFiles.move(settingsPath, to: layout.settingsAside)
     }
 
     /// `tagKey`: the saving vault's settings key (see `Settings.authenticated(under:)`).
@@ -119,11 +119,11 @@ extension KeyStore {
 
     /// Every file of the key store, for wipe.
     /// The leftover sweep's cache: folders and their times at their last clean sweep.
-    public var sweptPath: String { POSIX.join(root, "swept") }
+    public var sweptPath: String { layout.swept }
 
     public func allFiles() -> [String] {
-        var files = [masterPath, devicePath, statePath, settingsPath, settingsPath + ".damaged", vaultIDPath, tpmAsidePath, sweptPath, escrowPath]
-        for folder in [itemsPath, pendingPath, quarantinePath, forwardFolder, logFolder, archiveKeysFolder] {
+        var files = layout.files
+        for folder in layout.folders {
             if let names = try? ProtectedFiles.list(folder) { files += names.map { POSIX.join(folder, $0) } }
         }
         if let top = try? ProtectedFiles.list(root) {

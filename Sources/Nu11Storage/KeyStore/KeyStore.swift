@@ -2,21 +2,20 @@
 import Nu11Format
 
 /// The key store: every key record, kept outside the documents tree (default
-/// `$XDG_STATE_HOME/nu11vlt`), never next to the data and never in a backup of it.
-///
-///     <root>/master.n11k        PIN-protected domain keys, three fixed slots
-///     <root>/device.n11d        device-bound key (readable before unlock)
-///     <root>/items/<id>.key     one wrapped key per item; deleting it shreds the item
-///
-/// Folders are 0700, files 0600, every write atomic.
+/// `$XDG_STATE_HOME/nu11vlt`), never next to the data and never in a backup of it. What is
+/// where: `KeyStoreLayout`. Folders are 0700, files 0600, every write atomic.
 public final class KeyStore: Sendable {
     public let root: String
+    public let layout: KeyStoreLayout
 
-    public init(root: String) { self.root = root }
+    public init(root: String) {
+        self.root = root
+        layout = KeyStoreLayout(root: root)
+    }
 
-    var masterPath: String { POSIX.join(root, "master.n11k") }
-    var devicePath: String { POSIX.join(root, "device.n11d") }
-    var itemsPath: String { POSIX.join(root, "items") }
+    var masterPath: String { layout.master }
+    var devicePath: String { layout.device }
+    var itemsPath: String { layout.items }
 
     public var exists: Bool { POSIX.exists(masterPath) }
 
@@ -163,7 +162,7 @@ public final class KeyStore: Sendable {
 
     // MARK: item keys
 
-    func itemPath(_ id: ItemID) -> String { POSIX.join(itemsPath, id.hex + ".key") }
+    func itemPath(_ id: ItemID) -> String { layout.item(id) }
 
     public func storeItemKey(_ record: ItemKeyRecord) throws {
         try ProtectedFiles.makeDirectory(itemsPath)

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Nu11Format
+
+/// Where everything of a key store lives — the one list, like `VaultLocation` for the
+/// documents tree (docs/FORMAT.md §4 describes each file):
+///
+///     <root>/master.n11k          PIN-protected domain keys, three fixed slots
+///     <root>/device.n11d          device-bound key (readable before unlock)
+///     <root>/state.n11s           sealed device state (failed PINs, fade schedule, Skeleton)
+///     <root>/settings.n11c        settings (tagged), and settings.n11c.damaged set aside
+///     <root>/vault-id.n11v        the vault's ID, pairing the key store with its vault
+///     <root>/escrow.n11e          the duress escrow (or its decoy), fixed size
+///     <root>/tpm.n11t             a TPM enrolment set aside
+///     <root>/swept                the leftover sweep's cache
+///     <root>/items/<id>.key       one wrapped key per item; destroying it shreds the item
+///     <root>/pending/             the intent journal (one marker per commit or delete)
+///     <root>/quarantine/          key records set aside by the check
+///     <root>/forward/             forward records of a rotation chain
+///     <root>/log/                 the audit logs and the device journal
+///     <root>/archive-keys/        archive keys wrapped under the current keys
+///
+/// Folders are 0700, files 0600, every write atomic.
+public struct KeyStoreLayout: Sendable, Equatable {
+    public let root: String
+
+    public init(root: String) { self.root = root }
+
+    /// The master record's name: what makes a folder a key store.
+    public static let masterName = "master.n11k"
+
+    var master: String { POSIX.join(root, Self.masterName) }
+    var device: String { POSIX.join(root, "device.n11d") }
+    var state: String { POSIX.join(root, "state.n11s") }
+    var settings: String { POSIX.join(root, "settings.n11c") }
+    var settingsAside: String { settings + ".damaged" }
+    var vaultID: String { POSIX.join(root, "vault-id.n11v") }
+    var escrow: String { POSIX.join(root, "escrow.n11e") }
+    var tpmAside: String { POSIX.join(root, "tpm.n11t") }
+    var swept: String { POSIX.join(root, "swept") }
+
+    var items: String { POSIX.join(root, "items") }
+    var pending: String { POSIX.join(root, "pending") }
+    var quarantine: String { POSIX.join(root, "quarantine") }
+    var forward: String { POSIX.join(root, "forward") }
+    var log: String { POSIX.join(root, "log") }
+    var archiveKeys: String { POSIX.join(root, "archive-keys") }
+
+    func item(_ id: ItemID) -> String { POSIX.join(items, id.hex + ".key") }
+
+    /// Every file at the top of the key store.
+    var files: [String] { [master, device, state, settings, settingsAside, vaultID, tpmAside, swept, escrow] }
+
+    /// Every folder inside the key store.
+    public var folders: [String] { [items, pending, quarantine, forward, log, archiveKeys] }
+
+    /// The folders where an interrupted command can leave a temp file (swept at every start).
+    public var workFolders: [String] { [items, pending, forward, log] }
+}
