@@ -128,7 +128,7 @@ struct PipelineTests {
         }
         defer { n11c_unmap(address, 0, 4 * Self.batch) }
         #expect(ftruncate(fd, 0) == 0)
-        let cipher = try ChunkCipher(algorithm: Chunks.cipherID, key: SymmetricKey(size: .bits256))
+        let cipher = try ChunkCipher(algorithm: Chunks.algorithm, key: SymmetricKey(size: .bits256))
         var out = [UInt8](repeating: 0, count: 4 * Self.batch + 4 * ChunkPipeline.chunksPerBatch * 16 + 16)
         let error = #expect(throws: Nu11Error.self) {
             try out.withUnsafeMutableBytes { o in
@@ -189,7 +189,7 @@ extension PipelineTests {
         var sealed: [UInt8] = []
         for direction in [ChunkPipeline.Direction.seal, .open] {
             let input = direction == .seal ? plain : sealed
-            let pipeline = ChunkPipeline(direction: direction, algorithm: Chunks.cipherID, key: keys.key, baseNonce: keys.baseNonce,
+            let pipeline = ChunkPipeline(direction: direction, algorithm: Chunks.algorithm, key: keys.key, baseNonce: keys.baseNonce,
                                          input: .stream(SourceBox(MemorySource(input))))
             var slots = 0, dirty: [String] = []
             pipeline.releaseWitness = { plainBuffer, output, used in

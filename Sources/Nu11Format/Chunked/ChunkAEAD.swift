@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CNu11Cipher
 import Crypto
 import Foundation
+
+/// The chunk ciphers, by name only: no backend's constant crosses the public API.
+public enum ChunkAlgorithm: Sendable, CaseIterable {
+    case chacha20Poly1305
+    case aes256GCM
+}
 
 /// An AEAD that c2sp.org/chunked-encryption can be instantiated with.
 ///
@@ -13,8 +18,8 @@ public protocol ChunkAEAD: Sendable {
     static var keyByteCount: Int { get }
     static var nonceByteCount: Int { get }
     static var tagByteCount: Int { get }
-    /// The CNu11Cipher algorithm (N11C_CHACHA20_POLY1305 or N11C_AES_256_GCM).
-    static var cipherID: Int32 { get }
+    /// Which cipher; the backend (OpenSSL's EVP, behind `ChunkCipher`) maps it to its own.
+    static var algorithm: ChunkAlgorithm { get }
     /// HKDF-Expand(prk, info, count) with this instantiation's hash.
     static func expand(prk: SecretBytes, info: [UInt8], count: Int) -> SymmetricKey
     /// Appends ciphertext || tag of `plaintext` to `output`.
@@ -43,7 +48,7 @@ extension ChunkAEAD {
 
     public static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
                             into output: UnsafeMutableRawBufferPointer) throws {
-        try ChunkCipher(algorithm: cipherID, key: key).seal(plaintext, nonce: nonce, into: output)
+        try ChunkCipher(algorithm: algorithm, key: key).seal(plaintext, nonce: nonce, into: output)
     }
 
     public static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
@@ -66,7 +71,7 @@ extension ChunkAEAD {
         let start = output.count
         output.append(contentsOf: repeatElement(0, count: ciphertext.count - tagByteCount))
         do {
-            let cipher = try ChunkCipher(algorithm: cipherID, key: key)
+            let cipher = try ChunkCipher(algorithm: algorithm, key: key)
             try output.withUnsafeMutableBytes { out in
                 try cipher.open(ciphertext, nonce: nonce, into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
             }
@@ -80,12 +85,12 @@ extension ChunkAEAD {
 /// ChaCha20-Poly1305 (RFC 8439) with HKDF-SHA-512: the `.n11` / `.n11note` content cipher.
 public enum ChaCha20Poly1305Chunks: ChunkAEAD {
     public static let aeadName = "AEAD_CHACHA20_POLY1305"
-    public static var cipherID: Int32 { Int32(N11C_CHACHA20_POLY1305) }
+    public static var algorithm: ChunkAlgorithm { .chacha20Poly1305 }
 }
 
 /// Cobblestone-256: AES-256-GCM with HKDF-SHA-512, the portable-archive cipher. This is
 /// the instantiation the Wycheproof `c2sp_chunked_encryption_aes_256_gcm_test.json` covers.
 public enum AES256GCMChunks: ChunkAEAD {
     public static let aeadName = "AEAD_AES_256_GCM"
-    public static var cipherID: Int32 { Int32(N11C_AES_256_GCM) }
+    public static var algorithm: ChunkAlgorithm { .aes256GCM }
 }

@@ -7,10 +7,14 @@ import Crypto
 final class ChunkCipher {
     private let ctx: OpaquePointer
 
-    init(algorithm: Int32, key: SymmetricKey) throws {
+    init(algorithm: ChunkAlgorithm, key: SymmetricKey) throws {
+        let id: Int32 = switch algorithm {
+        case .chacha20Poly1305: Int32(N11C_CHACHA20_POLY1305)
+        case .aes256GCM: Int32(N11C_AES_256_GCM)
+        }
         let made = key.withUnsafeBytes { k -> OpaquePointer? in
             guard k.count == 32, let base = k.baseAddress else { return nil }
-            return n11c_new(algorithm, base.assumingMemoryBound(to: UInt8.self))
+            return n11c_new(id, base.assumingMemoryBound(to: UInt8.self))
         }
         guard let made else {
             throw Nu11Error(.internalError, "OpenSSL could not make a cipher context",

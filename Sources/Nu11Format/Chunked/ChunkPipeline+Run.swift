@@ -25,7 +25,7 @@ extension ChunkPipeline {
         let region = source.mappableRegion().flatMap { $0.length >= UInt64(2 * minChunksPerBatch * ChunkedScheme.chunkSize) ? $0 : nil }
         let input: Input = region.map { .mapped(fd: $0.fd, offset: $0.offset, length: $0.length) }
             ?? .stream(box)
-        let pipeline = ChunkPipeline(direction: direction, algorithm: AEAD.cipherID, key: keys.key,
+        let pipeline = ChunkPipeline(direction: direction, algorithm: AEAD.algorithm, key: keys.key,
                                      baseNonce: keys.baseNonce, input: input)
         defer {
             pipeline.close()

@@ -32,7 +32,7 @@ final class ChunkPipeline: @unchecked Sendable {
     static var workerCount: Int { max(1, min(ProcessInfo.processInfo.activeProcessorCount - 1, 8)) }
 
     private let direction: Direction
-    private let algorithm: Int32
+    private let algorithm: ChunkAlgorithm
     private let key: SymmetricKey
     private let baseNonce: [UInt8]
     let input: Input
@@ -56,7 +56,7 @@ final class ChunkPipeline: @unchecked Sendable {
     /// The plaintext bytes handed through so far (sealed or opened).
     private(set) var plaintextCount: UInt64 = 0
 
-    init(direction: Direction, algorithm: Int32, key: SymmetricKey, baseNonce: [UInt8], input: Input) {
+    init(direction: Direction, algorithm: ChunkAlgorithm, key: SymmetricKey, baseNonce: [UInt8], input: Input) {
         self.direction = direction
         self.algorithm = algorithm
         self.key = key

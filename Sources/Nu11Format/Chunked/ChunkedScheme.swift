@@ -54,7 +54,7 @@ struct MessageKeys<AEAD: ChunkAEAD> {
         let start = output.count
         output.append(contentsOf: repeatElement(0, count: plaintext.count + 16))
         do {
-            let cipher = try cache.cipher(AEAD.cipherID, key)
+            let cipher = try cache.cipher(AEAD.algorithm, key)
             try output.withUnsafeMutableBytes { out in
                 try cipher.seal(plaintext, nonce: nonce(index), into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
             }
@@ -71,7 +71,7 @@ struct MessageKeys<AEAD: ChunkAEAD> {
         let start = output.count
         output.append(contentsOf: repeatElement(0, count: ciphertext.count - 16))
         do {
-            let cipher = try cache.cipher(AEAD.cipherID, key)
+            let cipher = try cache.cipher(AEAD.algorithm, key)
             try output.withUnsafeMutableBytes { out in
                 try cipher.open(ciphertext, nonce: nonce(index), into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
             }
@@ -125,7 +125,7 @@ struct MessageKeys<AEAD: ChunkAEAD> {
 /// Holds a message's cipher context once made.
 final class CipherCache {
     private var made: ChunkCipher?
-    func cipher(_ algorithm: Int32, _ key: SymmetricKey) throws -> ChunkCipher {
+    func cipher(_ algorithm: ChunkAlgorithm, _ key: SymmetricKey) throws -> ChunkCipher {
         if let made { return made }
         let cipher = try ChunkCipher(algorithm: algorithm, key: key)
         made = cipher

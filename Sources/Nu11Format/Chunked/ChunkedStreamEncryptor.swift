@@ -16,7 +16,7 @@ public final class ChunkedStreamEncryptor<AEAD: ChunkAEAD, Source: ByteSource> {
         let salt = SecureRandom.bytes(ChunkedScheme.saltByteCount)
         let keys = try MessageKeys<AEAD>(inputKey: key, salt: salt, context: context)
         header = salt + keys.commitment
-        pipeline = ChunkPipeline(direction: .seal, algorithm: AEAD.cipherID, key: keys.key, baseNonce: keys.baseNonce,
+        pipeline = ChunkPipeline(direction: .seal, algorithm: AEAD.algorithm, key: keys.key, baseNonce: keys.baseNonce,
                                  input: .stream(SourceBox(source)))
     }
 

@@ -34,7 +34,7 @@ public enum CipherCandidate: String, CaseIterable, Sendable {
         let symmetric = SymmetricKey(data: key)
         switch self {
         case .openssl:
-            let cipher = try ChunkCipher(algorithm: algorithm == .aes256GCM ? AES256GCMChunks.cipherID : ChaCha20Poly1305Chunks.cipherID,
+            let cipher = try ChunkCipher(algorithm: algorithm == .aes256GCM ? .aes256GCM : .chacha20Poly1305,
                                          key: symmetric)
             return { nonce, plaintext, output in try cipher.seal(plaintext, nonce: nonce, into: output) }
         case .swiftCrypto:
