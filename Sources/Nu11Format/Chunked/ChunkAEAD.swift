@@ -53,31 +53,16 @@ extension ChunkAEAD {
 
     public static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
                             appendingTo output: inout [UInt8]) throws {
-        let start = output.count
-        output.append(contentsOf: repeatElement(0, count: plaintext.count + tagByteCount))
-        do {
-            try output.withUnsafeMutableBytes { out in
-                try seal(plaintext, key: key, nonce: nonce, into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
-            }
-        } catch {
-            output.removeSubrange(start...)
-            throw error
+        try ChunkedScheme.append(plaintext.count + tagByteCount, to: &output) { out in
+            try seal(plaintext, key: key, nonce: nonce, into: out)
         }
     }
 
     public static func open(_ ciphertext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8],
                             appendingTo output: inout [UInt8]) throws {
-        guard ciphertext.count >= tagByteCount else { throw Nu11Error(.corrupted, "chunk shorter than its tag") }
-        let start = output.count
-        output.append(contentsOf: repeatElement(0, count: ciphertext.count - tagByteCount))
-        do {
-            let cipher = try ChunkCipher(algorithm: algorithm, key: key)
-            try output.withUnsafeMutableBytes { out in
-                try cipher.open(ciphertext, nonce: nonce, into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
-            }
-        } catch {
-            output.removeSubrange(start...)
-            throw error
+        guard ciphertext.count >= tagByteCount else { throw ChunkedScheme.shortChunk() }
+        try ChunkedScheme.append(ciphertext.count - tagByteCount, to: &output) { out in
+            try ChunkCipher(algorithm: algorithm, key: key).open(ciphertext, nonce: nonce, into: out)
         }
     }
 }

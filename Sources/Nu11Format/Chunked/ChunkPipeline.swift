@@ -312,24 +312,21 @@ final class ChunkPipeline: @unchecked Sendable {
         let tail = data.count % sealed
         let whole = slot.final && tail < 16 ? data.count - tail : data.count
         guard first + UInt64((whole + sealed - 1) / sealed) <= ChunkedScheme.maxChunks else {
-            throw Nu11Error(.corrupted, "ciphertext exceeds 2^38 chunks")
+            throw ChunkedScheme.tooManyChunks()
         }
         let (written, failed) = try cipher.openChunks(baseNonce: baseNonce, first: first,
                                                       input: UnsafeRawBufferPointer(rebasing: data[0..<whole]),
                                                       output: slot.output)
         slot.outLength = written
         if let failed {
-            throw Nu11Error(.corrupted, "chunk \(failed) failed authentication",
-                            remedy: "the file was altered, reordered or damaged")
+            throw ChunkedScheme.chunkFailed(failed)
         }
         guard slot.final else { return }
         if tail == 0 {
-            throw Nu11Error(.truncated, "ciphertext is truncated (no final chunk)",
-                            remedy: "the file was cut short; restore it from an archive")
+            throw ChunkedScheme.noFinalChunk()
         }
         if tail < 16 {
-            throw Nu11Error(.truncated, "ciphertext ends inside a chunk tag",
-                            remedy: "the file was cut short; restore it from an archive")
+            throw ChunkedScheme.endsInsideTag()
         }
     }
 }

@@ -84,16 +84,14 @@ public final class ChunkedDecryptor<AEAD: ChunkAEAD, Source: ByteSource> {
     private func step(_ output: inout [UInt8]) throws -> Bool {
         let keys = try messageKeys()
         guard index < ChunkedScheme.maxChunks else {
-            throw Nu11Error(.corrupted, "ciphertext exceeds 2^38 chunks")
+            throw ChunkedScheme.tooManyChunks()
         }
         let n = try buffer.withUnsafeMutableBytes { try source.readFully(into: $0) }
         if n == 0 {
-            throw Nu11Error(.truncated, "ciphertext is truncated (no final chunk)",
-                            remedy: "the file was cut short; restore it from an archive")
+            throw ChunkedScheme.noFinalChunk()
         }
         if n < AEAD.tagByteCount {
-            throw Nu11Error(.truncated, "ciphertext ends inside a chunk tag",
-                            remedy: "the file was cut short; restore it from an archive")
+            throw ChunkedScheme.endsInsideTag()
         }
         let before = output.count
         do {
@@ -102,8 +100,7 @@ public final class ChunkedDecryptor<AEAD: ChunkAEAD, Source: ByteSource> {
             }
         } catch {
             output.removeSubrange(before...)
-            throw Nu11Error(.corrupted, "chunk \(index) failed authentication",
-                            remedy: "the file was altered, reordered or damaged")
+            throw ChunkedScheme.chunkFailed(index)
         }
         plaintextLength += UInt64(output.count - before)
         index += 1
@@ -126,16 +123,9 @@ extension MessageKeys {
         var header = [UInt8](repeating: 0, count: ChunkedScheme.headerByteCount)
         let n = try header.withUnsafeMutableBytes { try source.readFully(into: $0) }
         guard n == ChunkedScheme.headerByteCount else {
-            throw Nu11Error(.truncated, "ciphertext is shorter than its \(ChunkedScheme.headerByteCount)-byte header",
-                            remedy: "the file was cut short")
+            throw ChunkedScheme.shortHeader()
         }
-        let salt = Array(header[0..<ChunkedScheme.saltByteCount])
-        let derived = try MessageKeys<AEAD>(inputKey: inputKey, salt: salt, context: context)
-        guard derived.commitmentMatches(header[ChunkedScheme.saltByteCount...]) else {
-            throw Nu11Error(.corrupted, "key commitment does not match (wrong key, wrong context, or altered header)",
-                            remedy: "the file belongs elsewhere or was altered")
-        }
-        self = derived
+        self = try MessageKeys<AEAD>(header: header, inputKey: inputKey, context: context)
     }
 }
 

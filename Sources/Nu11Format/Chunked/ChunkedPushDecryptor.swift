@@ -51,15 +51,15 @@ public final class ChunkedPushDecryptor<AEAD: ChunkAEAD> {
             guard !finished else { return }
             if keys == nil {
                 guard buffer.count >= ChunkedScheme.headerByteCount else {
-                    throw Nu11Error(.truncated, "ciphertext is shorter than its header", remedy: "the file was cut short")
+                    throw ChunkedScheme.shortHeader()
                 }
                 try readHeader()
             }
             guard !buffer.isEmpty else {
-                throw Nu11Error(.truncated, "ciphertext is truncated (no final chunk)", remedy: "the file was cut short")
+                throw ChunkedScheme.noFinalChunk()
             }
             guard buffer.count >= AEAD.tagByteCount else {
-                throw Nu11Error(.truncated, "ciphertext ends inside a chunk tag", remedy: "the file was cut short")
+                throw ChunkedScheme.endsInsideTag()
             }
             try output(open(buffer[...]))
             buffer.removeAll()
@@ -82,24 +82,18 @@ public final class ChunkedPushDecryptor<AEAD: ChunkAEAD> {
     }
 
     private func readHeader() throws {
-        let salt = Array(buffer[0..<ChunkedScheme.saltByteCount])
-        let derived = try MessageKeys<AEAD>(inputKey: inputKey, salt: salt, context: context)
-        guard derived.commitmentMatches(buffer[ChunkedScheme.saltByteCount..<ChunkedScheme.headerByteCount]) else {
-            throw Nu11Error(.corrupted, "key commitment does not match (wrong key, wrong context, or altered header)",
-                            remedy: "the file belongs elsewhere or was altered")
-        }
-        keys = derived
+        keys = try MessageKeys<AEAD>(header: buffer.prefix(ChunkedScheme.headerByteCount), inputKey: inputKey, context: context)
         buffer.removeFirst(ChunkedScheme.headerByteCount)
     }
 
     private func open(_ sealed: ArraySlice<UInt8>) throws -> [UInt8] {
         guard let keys else { throw Nu11Error(.internalError, "no keys") }
-        guard index < ChunkedScheme.maxChunks else { throw Nu11Error(.corrupted, "ciphertext exceeds 2^38 chunks") }
+        guard index < ChunkedScheme.maxChunks else { throw ChunkedScheme.tooManyChunks() }
         var out = [UInt8]()
         do {
             try Array(sealed).withUnsafeBytes { try keys.open($0, index: index, appendingTo: &out) }
         } catch {
-            throw Nu11Error(.corrupted, "chunk \(index) failed authentication", remedy: "the file was altered or damaged")
+            throw ChunkedScheme.chunkFailed(index)
         }
         index += 1
         plaintextLength += UInt64(out.count)

@@ -21,15 +21,10 @@ public final class ChunkedRandomAccessReader<AEAD: ChunkAEAD, Source: RandomAcce
         var header = [UInt8](repeating: 0, count: ChunkedScheme.headerByteCount)
         let total = try source.size
         guard total >= UInt64(ChunkedScheme.headerByteCount) else {
-            throw Nu11Error(.truncated, "ciphertext is shorter than its header", remedy: "the file was cut short")
+            throw ChunkedScheme.shortHeader()
         }
         _ = try header.withUnsafeMutableBytes { try source.read(at: 0, into: $0) }
-        let salt = Array(header[0..<ChunkedScheme.saltByteCount])
-        let keys = try MessageKeys<AEAD>(inputKey: key, salt: salt, context: context)
-        guard keys.commitmentMatches(header[ChunkedScheme.saltByteCount...]) else {
-            throw Nu11Error(.corrupted, "key commitment does not match (wrong key, wrong context, or altered header)",
-                            remedy: "the file belongs elsewhere or was altered")
-        }
+        let keys = try MessageKeys<AEAD>(header: header, inputKey: key, context: context)
         try self.init(source: source, keys: keys, bodyOffset: UInt64(ChunkedScheme.headerByteCount))
     }
 
@@ -49,14 +44,13 @@ public final class ChunkedRandomAccessReader<AEAD: ChunkAEAD, Source: RandomAcce
         let remainder = body % encryptedChunk
         // Exactly k full chunks means the short final chunk is missing.
         guard remainder != 0 else {
-            throw Nu11Error(.truncated, "ciphertext is truncated (no final chunk)",
-                            remedy: "the file was cut short; restore it from an archive")
+            throw ChunkedScheme.noFinalChunk()
         }
         guard remainder >= UInt64(AEAD.tagByteCount) else {
-            throw Nu11Error(.truncated, "ciphertext ends inside a chunk tag", remedy: "the file was cut short")
+            throw ChunkedScheme.endsInsideTag()
         }
         guard full < ChunkedScheme.maxChunks else {
-            throw Nu11Error(.corrupted, "ciphertext exceeds 2^38 chunks")
+            throw ChunkedScheme.tooManyChunks()
         }
         fullChunkCount = full
         plaintextLength = full * UInt64(ChunkedScheme.chunkSize) + remainder - UInt64(AEAD.tagByteCount)
@@ -114,8 +108,7 @@ public final class ChunkedRandomAccessReader<AEAD: ChunkAEAD, Source: RandomAcce
                 try keys.open(raw, index: index, appendingTo: &output)
             }
         } catch {
-            throw Nu11Error(.corrupted, "chunk \(index) failed authentication",
-                            remedy: "the file was altered, reordered or damaged")
+            throw ChunkedScheme.chunkFailed(index)
         }
     }
 }

@@ -51,34 +51,28 @@ struct MessageKeys<AEAD: ChunkAEAD> {
 
     /// Seals chunk `index` of the message, appending ciphertext ‖ tag.
     func seal(_ plaintext: UnsafeRawBufferPointer, index: UInt64, appendingTo output: inout [UInt8]) throws {
-        let start = output.count
-        output.append(contentsOf: repeatElement(0, count: plaintext.count + 16))
-        do {
-            let cipher = try cache.cipher(AEAD.algorithm, key)
-            try output.withUnsafeMutableBytes { out in
-                try cipher.seal(plaintext, nonce: nonce(index), into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
-            }
-        } catch {
-            output.removeSubrange(start...)
-            throw error
+        try ChunkedScheme.append(plaintext.count + AEAD.tagByteCount, to: &output) { out in
+            try cache.cipher(AEAD.algorithm, key).seal(plaintext, nonce: nonce(index), into: out)
         }
     }
 
     /// Opens chunk `index` (ciphertext ‖ tag), appending the plaintext, or throws and
     /// appends nothing.
     func open(_ ciphertext: UnsafeRawBufferPointer, index: UInt64, appendingTo output: inout [UInt8]) throws {
-        guard ciphertext.count >= 16 else { throw Nu11Error(.corrupted, "chunk shorter than its tag") }
-        let start = output.count
-        output.append(contentsOf: repeatElement(0, count: ciphertext.count - 16))
-        do {
-            let cipher = try cache.cipher(AEAD.algorithm, key)
-            try output.withUnsafeMutableBytes { out in
-                try cipher.open(ciphertext, nonce: nonce(index), into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
-            }
-        } catch {
-            output.removeSubrange(start...)
-            throw error
+        guard ciphertext.count >= AEAD.tagByteCount else { throw ChunkedScheme.shortChunk() }
+        try ChunkedScheme.append(ciphertext.count - AEAD.tagByteCount, to: &output) { out in
+            try cache.cipher(AEAD.algorithm, key).open(ciphertext, nonce: nonce(index), into: out)
         }
+    }
+
+    /// The keys of a message from its 56-byte header (salt ‖ commitment), refusing a header
+    /// whose commitment does not match: the one check every reader makes.
+    init(header: some Collection<UInt8>, inputKey: SecretBytes, context: [UInt8]) throws {
+        guard header.count == ChunkedScheme.headerByteCount else { throw ChunkedScheme.shortHeader() }
+        let bytes = Array(header)
+        let derived = try MessageKeys<AEAD>(inputKey: inputKey, salt: Array(bytes[0..<ChunkedScheme.saltByteCount]), context: context)
+        guard derived.commitmentMatches(bytes[ChunkedScheme.saltByteCount...]) else { throw ChunkedScheme.commitmentMismatch() }
+        self = derived
     }
 
     init(inputKey: SecretBytes, salt: [UInt8], context: [UInt8]) throws {
