@@ -28,12 +28,7 @@ extension Vault {
     public func importFiles(_ paths: [String], album: String? = nil, fade: Double? = nil,
                             vanished: ((String) -> Void)? = nil,
                             progress: (Int, Int) -> Void = { _, _ in }) throws -> [ItemSummary] {
-        if fade != nil && album != nil {
-            throw Nu11Error(.invalidArgument, "fade items cannot go into an album", remedy: .fadeOrAlbum)
-        }
-        let targetAlbum = try album.map { try self.albumID(named: $0) }
-        if let targetAlbum { try ProtectedFiles.makeDirectory(location.albumFolder(targetAlbum)) }
-        let domain: Domain = fade == nil ? mainDomain : .fade
+        let (domain, targetAlbum) = try importTarget(album: album, fade: fade)
         var results: [ItemSummary] = []
         var batch: [StagedItem] = []
         var batchBytes: UInt64 = 0

@@ -40,12 +40,7 @@ extension Vault {
     func store(_ source: some ByteSource, name: String, kind: ItemKind, album: String?, fade: Double?,
                id: ItemID = ItemID(), created: Date = Date(), modified: Date? = nil, replacing: [ItemRow] = [],
                refuseEmpty: Bool = false) throws -> ItemSummary {
-        if fade != nil && album != nil {
-            throw Nu11Error(.invalidArgument, "fade items cannot go into an album", remedy: .fadeOrAlbum)
-        }
-        let targetAlbum = try album.map { try self.albumID(named: $0) }
-        let domain: Domain = fade == nil ? mainDomain : .fade
-        if let targetAlbum { try ProtectedFiles.makeDirectory(location.albumFolder(targetAlbum)) }
+        let (domain, targetAlbum) = try importTarget(album: album, fade: fade)
         var staged = [try stage(source, name: name, kind: kind, domain: domain, album: targetAlbum,
                                 fadeDeadline: fade.map { now + $0 }, id: id, created: created, modified: modified)]
         if refuseEmpty && staged[0].meta.size == 0 {
@@ -220,6 +215,18 @@ extension Vault {
                             remedy: "give more digits of the ID", item: ref.digits)
         }
         return first
+    }
+
+    /// Where new items go: the fade domain (never into an album: fade items live in their
+    /// own domain), or this PIN's main domain and the named album (its folder made). The one
+    /// place this rule is checked for every import path.
+    func importTarget(album: String?, fade: Double?) throws -> (domain: Domain, album: ItemID?) {
+        if fade != nil && album != nil {
+            throw Nu11Error(.invalidArgument, "fade items cannot go into an album", remedy: .fadeOrAlbum)
+        }
+        let target = try album.map { try albumID(named: $0) }
+        if let target { try ProtectedFiles.makeDirectory(location.albumFolder(target)) }
+        return (fade == nil ? mainDomain : .fade, target)
     }
 
     /// The item's file: where its row says, or (after an interrupted move) wherever it is.
