@@ -30,6 +30,12 @@ public enum SystemIO {
         }
     }
 
+    /// The same, for what a read or write here threw (swift-system throws `Errno`).
+    public static func error(_ thrown: any Error, _ operation: String, item: String) -> Nu11Error {
+        if let nu11 = thrown as? Nu11Error { return nu11 }
+        return error(thrown as? Errno ?? .ioError, operation, item: item)
+    }
+
     /// The same, for the `errno` the last failed call left.
     public static func error(_ operation: String, item: String) -> Nu11Error {
         error(Errno(rawValue: errno), operation, item: item)
@@ -46,13 +52,13 @@ public enum SystemIO {
     }
 
     /// Reads up to `buffer.count` bytes; 0 only at the end.
-    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard buffer.count > 0 else { return 0 }
-        do { return try FileDescriptor(rawValue: fd).read(into: buffer) } catch let e as Errno { throw e } catch { throw .ioError }
+        return try FileDescriptor(rawValue: fd).read(into: buffer)
     }
 
     /// Reads until `buffer` is full or the input ends; returns how much was read.
-    public static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+    public static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         var filled = 0
         while filled < buffer.count {
             let n = try read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
@@ -63,15 +69,12 @@ public enum SystemIO {
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; fewer only at the end.
-    public static func read(_ fd: Int32, at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+    public static func read(_ fd: Int32, at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         var filled = 0
         let descriptor = FileDescriptor(rawValue: fd)
         while filled < buffer.count {
-            let n: Int
-            do {
-                n = try descriptor.read(fromAbsoluteOffset: Int64(offset) + Int64(filled),
+            let n = try descriptor.read(fromAbsoluteOffset: Int64(offset) + Int64(filled),
                                         into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
-            } catch let e as Errno { throw e } catch { throw .ioError }
             if n == 0 { break }
             filled += n
         }
@@ -79,8 +82,8 @@ public enum SystemIO {
     }
 
     /// Writes all of `bytes`.
-    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) {
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws {
         guard bytes.count > 0 else { return }
-        do { _ = try FileDescriptor(rawValue: fd).writeAll(bytes) } catch let e as Errno { throw e } catch { throw .ioError }
+        _ = try FileDescriptor(rawValue: fd).writeAll(bytes)
     }
 }

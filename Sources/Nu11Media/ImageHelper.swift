@@ -136,14 +136,14 @@ public final class ImageHelper: @unchecked Sendable {
     }
 
     private func writeAll(_ bytes: [UInt8]) throws(ImageDecodeError) {
-        do { try bytes.withUnsafeBytes { buffer throws(Errno) in try SystemIO.writeAll(toChild, buffer) } } catch {
+        do { try bytes.withUnsafeBytes { buffer in try SystemIO.writeAll(toChild, buffer) } } catch {
             throw ImageDecodeError(reason: "write")
         }
     }
 
     private func readAll(_ bytes: inout [UInt8]) throws(ImageDecodeError) {
         let count = bytes.count
-        let filled = try? bytes.withUnsafeMutableBytes { buffer throws(Errno) in try SystemIO.readFully(fromChild, into: buffer) }
+        let filled = try? bytes.withUnsafeMutableBytes { buffer in try SystemIO.readFully(fromChild, into: buffer) }
         guard filled == count else { throw ImageDecodeError(reason: "read") }
     }
 

@@ -22,12 +22,12 @@ import Nu11Media
 let memoryLimit: UInt64 = 1536 << 20
 
 func writeAll(_ bytes: [UInt8]) -> Bool {
-    (try? bytes.withUnsafeBytes { buffer throws(Errno) in try SystemIO.writeAll(1, buffer) }) != nil
+    (try? bytes.withUnsafeBytes { buffer in try SystemIO.writeAll(1, buffer) }) != nil
 }
 
 func readAll(_ count: Int) -> [UInt8]? {
     var bytes = [UInt8](repeating: 0, count: count)
-    let filled = try? bytes.withUnsafeMutableBytes { buffer throws(Errno) in try SystemIO.readFully(0, into: buffer) }
+    let filled = try? bytes.withUnsafeMutableBytes { buffer in try SystemIO.readFully(0, into: buffer) }
     return filled == count ? bytes : nil
 }
 

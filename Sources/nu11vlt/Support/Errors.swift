@@ -79,7 +79,7 @@ enum Output {
 
     static func rawWrite(_ fd: Int32, _ bytes: [UInt8]) {
         // A closed stdout or stderr (EPIPE) leaves nothing to tell: the output just ends.
-        _ = try? bytes.withUnsafeBytes { buffer throws(Errno) in try SystemIO.writeAll(fd, buffer) }
+        _ = try? bytes.withUnsafeBytes { buffer in try SystemIO.writeAll(fd, buffer) }
     }
 
     /// Names from files and archives are shown with control characters escaped, so an

@@ -103,7 +103,7 @@ enum PINReader {
         var byte: UInt8 = 0
         while true {
             let n: Int
-            do { n = try withUnsafeMutableBytes(of: &byte) { one throws(Errno) in try SystemIO.read(fd, into: one) } } catch {
+            do { n = try withUnsafeMutableBytes(of: &byte) { one in try SystemIO.read(fd, into: one) } } catch {
                 throw Nu11Error(.io, "cannot read the PIN from \(label)", remedy: "check the descriptor is open for reading")
             }
             if n == 0 || byte == UInt8(ascii: "\n") { break }
