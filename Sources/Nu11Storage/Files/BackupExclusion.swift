@@ -10,9 +10,9 @@ public enum BackupExclusion {
     public static let tagName = "CACHEDIR.TAG"
     static let tag = """
         Signature: 8a477f597d28d172789f06886806bc55
-        # This folder belongs to nu11vlt. It is excluded from backups on purpose:
+        # This folder belongs to Nu11VLT. It is excluded from backups on purpose:
         # a backup copy of a key record defeats crypto-shredding.
-        # The vault folder can be backed up: run `nu11vlt backup enable`.
+        # The vault folder can be backed up once you turn on backups for it in Nu11VLT.
         # The key store is never backed up.
 
         """
