@@ -266,20 +266,20 @@ public struct LockedVault: Sendable {
                               state: state, settings: settings, now: now, clock: clock)
             if let lateNotice { vault.pendingNotices.append(Notice(message: lateNotice)) }
             if let settingsNotice { vault.pendingNotices.append(Notice(message: settingsNotice)) }
-            vault.loadRecovery()
-            try vault.resumeRotation()
-            if unlocked.keys.role == .duress { try vault.runDuress() }
+            vault.profiles.loadRecovery()
+            try vault.maintenance.resumeRotation()
+            if unlocked.keys.role == .duress { try vault.profiles.runDuress() }
             vault.auditUnlock()
             vault.anchorLog()
             if gateReport.counterAhead {
                 vault.audit("state counter ahead", detail: "the TPM's counter was ahead of the device state; nothing was destroyed and the state was written again")
             }
-            if vault.contentRotationPending {
+            if vault.maintenance.contentRotationPending {
                 vault.pendingNotices.append(Notice(message: "an interrupted content re-encryption has items left", remedy: .finishContentRekey))
             }
-            if vault.rotationDue && !index.isReadOnly {
+            if vault.maintenance.rotationDue && !index.isReadOnly {
                 do {
-                    let report = try vault.rekey()
+                    let report = try vault.maintenance.rekey()
                     vault.audit("rekey", count: report.keyRecords, detail: "keys.rotate_days")
                 } catch {
                     vault.pendingNotices.append(Notice(message: "the keys are due for rotation (keys.rotate_days) but it failed (\(Vault.describe(error))); the next unlock tries again"))

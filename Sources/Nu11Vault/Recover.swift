@@ -27,7 +27,7 @@ extension LockedVault {
         if sets.count > 1, let current = sets.first {
             let vault = try unlock(pin: pin)
             defer { vault.lock() }
-            _ = try vault.migrate(from: Array(sets.dropFirst()), to: current.withRole(.primary), progress: { _ in })
+            _ = try vault.maintenance.migrate(from: Array(sets.dropFirst()), to: current.withRole(.primary), progress: { _ in })
         }
         return report
     }

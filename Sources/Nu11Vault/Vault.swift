@@ -124,8 +124,8 @@ public final class Vault {
         guard !fresh.keys.sameKeys(as: current.keys) else { return }
         replaceHeld(fresh)
         previewCache.removeAll()
-        loadRecovery()
-        try resumeRotation()
+        profiles.loadRecovery()
+        try maintenance.resumeRotation()
     }
 
     /// Inode, size and modification time of a file (empty when it cannot be read).
@@ -189,37 +189,67 @@ public final class Vault {
         return try keyStore.kdfDiffers(parameters) ? parameters : nil
     }
 
-    /// Re-seals this PIN's slot under `new` and, unless `rotate` is false, rotates the
-    /// vault's domain keys with it (every item key record re-wrapped and every index row
-    /// re-sealed, no content touched), so an old copy of the key store opened with the old
-    /// PIN opens nothing added after the change.
-    /// Applies the kdf.* settings when they are set (non-zero); a cost change re-seals every
-    /// slot in use, so `others` must hold the other PINs of this key store (see
-    /// `KeyStore.changePIN`).
-    /// The current PIN is not needed again: the slot opens with the key-encryption key the
-    /// unlock derived, so only the new PIN (and, for a cost change, the others) is stretched.
-    public func changePIN(new: SecretBytes, others: [SecretBytes] = [], rotate: Bool = true,
-                          progress: @escaping (RekeyProgress) -> Void = { _ in }) throws {
-        try LockedVault.validateNewPIN(new)
-        let parameters = try pendingKDFCost()
-        let current = try held
-        guard rotate else {
-            var changed: UnlockedKeys?
-            try commitStep("the PIN change") {
-                changed = try keyStore.changePIN(unlocked: current, new: new, parameters: parameters, others: others)
-            }
-            if let changed { replaceHeld(changed) }
-            audit("pin change", detail: "keys kept")
-            return
-        }
-        let report = try self.rotate(to: current.keys.rotated(created: UInt64(max(0, now))), progress: progress) { keys in
-            try keyStore.changePIN(unlocked: current, new: new, parameters: parameters, others: others, replacing: keys)
-        }
-        if !isLocked { audit("pin change", count: report.keyRecords, detail: "keys rotated") }
-    }
-
     /// A pragma as the program's own index connection sees it.
     public func indexPragma(_ name: String) throws -> String { try index.pragma(name) }
+
+    // MARK: what every feature shares
+
+    public var isPrimary: Bool { role == .primary }
+
+    /// Whether a row belongs to the vault this PIN opened.
+    func isVisible(_ row: ItemRow) -> Bool {
+        guard visibleDomains.contains(row.domain) else { return false }
+        guard row.domain == .fade else { return true }
+        // A fade item whose deadline passed in this session is gone from listings at once.
+        if let entry = state.fade.first(where: { $0.id == row.id }), entry.deadline <= now { return false }
+        return (try? ItemMetadata.open(row, key: metadataKey(.fade))) != nil
+    }
+
+    /// Up to `limit` visible rows after `afterSeq`.
+    func visibleRows(kind: ItemKind?, album: ItemID?? = .none, afterSeq: Int64, limit: Int) throws -> [ItemRow] {
+        if limit == Int.max {
+            // Every row: one pass, sorted here (cheaper than SQLite sorting pages of rows).
+            return try index.items(domains: visibleDomains, kind: kind, album: album, afterSeq: afterSeq, limit: nil)
+                .filter(isVisible).sorted { $0.seq < $1.seq }
+        }
+        let batchSize = limit > 4096 ? 4096 : 256
+        var out: [ItemRow] = []
+        var cursor = afterSeq
+        while out.count < limit {
+            let batch = try index.items(domains: visibleDomains, kind: kind, album: album, afterSeq: cursor, limit: batchSize)
+            for row in batch where isVisible(row) {
+                out.append(row)
+                if out.count == limit { break }
+            }
+            guard batch.count == batchSize, let last = batch.last else { break }
+            cursor = last.seq
+        }
+        return out
+    }
+
+    /// Drops cached previews of fade items whose deadline has passed (they are never served
+    /// anyway: the read-time checks come first; this keeps their plaintext out of memory).
+    func evictExpiredPreviews() {
+        let current = now
+        for entry in state.fade where entry.deadline <= current { forgetCached(entry.id) }
+    }
+
+    /// Drops everything the cache holds for an item (its head and both thumbnails).
+    func forgetCached(_ id: ItemID) {
+        for part in [CachedPart.Part.head, .grid, .preview] { previewCache.remove(CachedPart(id: id, part: part)) }
+    }
+
+    /// Changes one setting (after unlock); backup exclusion follows at once.
+    public func setSetting(_ key: String, _ value: String) throws -> Settings {
+        var updated = settings
+        try updated.set(key, value)
+        let tagKey = try settingsKey()
+        try commitStep("the settings change") { try keyStore.saveSettings(updated, tagKey: tagKey) }  // the commit point
+        // Every unlock applies the exclusion again, so a failure here is finished by the next command.
+        afterCommit("updating the backup exclusion") { try Self.applyBackupExclusion(location, settings: updated) }
+        audit("settings change", detail: "\(key) = \(try updated.value(key))")
+        return updated
+    }
 
     func saveState() throws { try keyStore.saveState(state) }
 

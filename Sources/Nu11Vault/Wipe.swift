@@ -73,17 +73,3 @@ enum Wipe {
         }
     }
 }
-
-extension Vault {
-    /// Changes one setting (after unlock); backup exclusion follows at once.
-    public func setSetting(_ key: String, _ value: String) throws -> Settings {
-        var updated = settings
-        try updated.set(key, value)
-        let tagKey = try settingsKey()
-        try commitStep("the settings change") { try keyStore.saveSettings(updated, tagKey: tagKey) }  // the commit point
-        // Every unlock applies the exclusion again, so a failure here is finished by the next command.
-        afterCommit("updating the backup exclusion") { try Self.applyBackupExclusion(location, settings: updated) }
-        audit("settings change", detail: "\(key) = \(try updated.value(key))")
-        return updated
-    }
-}

@@ -27,8 +27,8 @@ extension Transfers {
                 guard let path = paths.first else { return }
                 screen.progress(0, "Exporting archive")
                 screen.app.session.run({ vault in
-                    try vault.exportArchive(to: path, password: secret, parameters: try Argon2id.calibrate(),
-                                            stripLocation: vault.stripsLocationByDefault)
+                    try vault.archives.exportArchive(to: path, password: secret, parameters: try Argon2id.calibrate(),
+                                            stripLocation: vault.photos.stripsLocationByDefault)
                 }) { [weak self] result in
                     self?.screen.progress(nil, "")
                     switch result {
@@ -46,7 +46,7 @@ extension Transfers {
             askPassword("Archive password", "The password the archive was exported with (not needed for a secure archive of this device).",
                         confirm: false) { [unowned self] secret in
                 screen.progress(0, "Importing archive")
-                screen.app.session.run({ vault in try vault.importArchive(from: path, password: { secret }).count }) { [weak self] result in
+                screen.app.session.run({ vault in try vault.archives.importArchive(from: path, password: { secret }).count }) { [weak self] result in
                     self?.screen.progress(nil, "")
                     switch result {
                     case .success(let count):

@@ -200,7 +200,7 @@ final class Gallery {
             guard let self else { return }
             let batch = summaryWanted.filter { index[$0] != nil }.sorted { (index[$0] ?? 0) < (index[$1] ?? 0) }
             summaryWanted = []
-            screen.app.session.run({ vault in try vault.summaries(batch) }) { [weak self] result in
+            screen.app.session.run({ vault in try vault.items.summaries(batch) }) { [weak self] result in
                 guard let self else { return }
                 summaryFetching = false
                 guard case .success(let found) = result else { return }
@@ -270,7 +270,7 @@ final class Gallery {
         loading.insert(id)
         screen.app.session.run({ vault -> TextureBox in
             let start = Timings.enabled ? App.monotonic() : 0
-            let thumb = try vault.thumbnail(ItemRef(id), size: .grid)
+            let thumb = try vault.photos.thumbnail(ItemRef(id), size: .grid)
             let texture = TextureBox(try Texture.decode(thumb))
             if Timings.enabled { Timings.report("tile", (App.monotonic() - start) * 1000) }
             return texture

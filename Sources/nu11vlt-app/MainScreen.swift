@@ -155,11 +155,11 @@ final class MainScreen {
             defer { if Timings.enabled { Timings.report("list-call", (App.monotonic() - start) * 1000) } }
             if section == .fade {
                 // A handful of items: their summaries (with the deadlines) at once.
-                let items = try vault.list(limit: Int.max, order: .taken).items.filter { $0.fadesAt != nil }
-                return (items.map(\.id).reversed(), items.reversed(), FirstScreen(), try vault.albums())
+                let items = try vault.items.list(limit: Int.max, order: .taken).items.filter { $0.fadesAt != nil }
+                return (items.map(\.id).reversed(), items.reversed(), FirstScreen(), try vault.albums.list())
             }
-            let ids = Array(try vault.itemIDs(album: album).reversed())
-            return (ids, nil, try FirstScreen(vault: vault, ids: ids.prefix(headCount)), try vault.albums())
+            let ids = Array(try vault.items.itemIDs(album: album).reversed())
+            return (ids, nil, try FirstScreen(vault: vault, ids: ids.prefix(headCount)), try vault.albums.list())
         }) { [weak self] result in
             guard let self, first?() ?? true else { return }
             switch result {
@@ -202,7 +202,7 @@ final class MainScreen {
         confirm("Delete \(ids.count) item\(ids.count == 1 ? "" : "s")?",
                 "They are destroyed as the deletion.mode setting says (standard or secure). This cannot be undone.",
                 action: "Delete") { [unowned self] in
-            app.session.run({ vault in try vault.delete(ids.map(ItemRef.init)) }) { [weak self] result in
+            app.session.run({ vault in try vault.items.delete(ids.map(ItemRef.init)) }) { [weak self] result in
                 if case .failure(let error) = result { self?.app.tell("Delete failed", describe(error)) }
                 then()
                 self?.reload()

@@ -62,7 +62,7 @@ final class NotesPane {
     }
 
     func reload() {
-        screen.app.session.run({ vault in try vault.notes() }) { [weak self] result in
+        screen.app.session.run({ vault in try vault.notes.list() }) { [weak self] result in
             guard let self else { return }
             switch result {
             case .success(let notes): show(notes)
@@ -90,7 +90,7 @@ final class NotesPane {
     private func newNote() {
         saveNow()
         let title = "Note \(notes.count + 1)"
-        screen.app.session.run({ vault in try vault.addNote(title: title, body: []) }) { [weak self] result in
+        screen.app.session.run({ vault in try vault.notes.addNote(title: title, body: []) }) { [weak self] result in
             guard let self else { return }
             switch result {
             case .success(let note):
@@ -104,8 +104,8 @@ final class NotesPane {
     private func open(_ id: ItemID) {
         saveNow()
         screen.app.session.run({ vault -> (NoteSummary?, PlainBox) in
-            let note = try vault.notes().first { $0.id == id }
-            return (note, PlainBox(try vault.noteBody(ItemRef(id))))
+            let note = try vault.notes.list().first { $0.id == id }
+            return (note, PlainBox(try vault.notes.noteBody(ItemRef(id))))
         }) { [weak self] result in
             guard let self else { return }
             switch result {
@@ -157,7 +157,7 @@ final class NotesPane {
         let title = string(gtk_editable_get_text(op(titleEntry)))
         screen.app.session.run({ vault in
             defer { body.zero() }
-            return try vault.updateNote(ItemRef(id), body: body.bytes, title: title.isEmpty ? nil : title)
+            return try vault.notes.updateNote(ItemRef(id), body: body.bytes, title: title.isEmpty ? nil : title)
         }) { [weak self] result in
             guard let self else { return }
             switch result {

@@ -63,17 +63,17 @@ final class SettingsPane {
         append(switchRow, button("Arm…", name: "Arm Skeleton Switch") { [unowned self] in self.arm() })
         append(switchRow, button("Check in", name: "Skeleton check-in") { [unowned self] in self.checkIn() })
         append(switchRow, button("Disarm", name: "Disarm Skeleton Switch") { [unowned self] in
-            self.run("Skeleton Switch disarmed") { try $0.disableSkeleton() }
+            self.run("Skeleton Switch disarmed") { try $0.profiles.disableSkeleton() }
         })
     }
 
     func reload() {
         screen.app.session.run({ vault -> (Settings, SkeletonStatus, String) in
             let settings = try LockedVault(vault.location).settings().settings
-            let skeleton = vault.skeletonStatus()
+            let skeleton = vault.profiles.skeletonStatus()
             let tpm: String
             do {
-                let s = try vault.keyStoreTPMStatus()
+                let s = try vault.profiles.keyStoreTPMStatus()
                 tpm = !s.enrolled ? "Not bound to a TPM (nu11vlt tpm enroll binds it)"
                     : "Bound to \(s.thisTPM == false ? "another" : "this") TPM" + (s.pcrs.map { ", PCRs \($0.map(String.init).joined(separator: ","))" } ?? "")
                         + (s.lockoutFailures.map { "; lockout failures \($0)/\(s.lockoutMaxTries ?? 0)" } ?? "")
@@ -116,7 +116,7 @@ final class SettingsPane {
                                      confirm: true) { [unowned self] pin in
             run("The \(what) PIN is set") { vault in
                 try LockedVault.validateNewPIN(pin)
-                backup ? try vault.setBackupPIN(pin) : try vault.setDuressPIN(pin)
+                backup ? try vault.profiles.setBackupPIN(pin) : try vault.profiles.setDuressPIN(pin)
             }
         }
     }
@@ -126,14 +126,14 @@ final class SettingsPane {
                                  initial: "7d") { [unowned self] text in
             screen.confirm("Arm the Skeleton Switch?", "Without a check-in within \(text), the next start of nu11vlt wipes the vault. There is no undo.",
                            action: "Arm") { [unowned self] in
-                run("Skeleton Switch armed") { vault in try vault.enableSkeleton(interval: DurationText.parse(text), secure: false) }
+                run("Skeleton Switch armed") { vault in try vault.profiles.enableSkeleton(interval: DurationText.parse(text), secure: false) }
             }
         }
     }
 
     /// A check-in re-arms the switch with its own interval from now.
     private func checkIn() {
-        run("Checked in") { vault in try vault.skeletonCheckIn() }
+        run("Checked in") { vault in try vault.profiles.skeletonCheckIn() }
     }
 
     private func run(_ done: String, _ work: @escaping (Vault) throws -> Void) {

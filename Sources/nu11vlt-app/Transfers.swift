@@ -63,7 +63,7 @@ final class Transfers {
             }
             screen.progress(Double(i) / Double(max(1, files.count)), "Importing \(i + 1) of \(files.count)")
             let path = files[i]
-            screen.app.session.run({ vault in try vault.importFile(at: path, album: album) }) { [weak self] result in
+            screen.app.session.run({ vault in try vault.items.importFile(at: path, album: album) }) { [weak self] result in
                 guard let self else { return }
                 if case .failure(let error) = result { failures.append(describe(error)) }
                 if i % 8 == 7 { screen.reload() }
@@ -86,9 +86,9 @@ final class Transfers {
             screen.app.session.run({ vault -> Int in
                 var done = 0
                 for id in ids {
-                    let item = try vault.item(ItemRef(id))
+                    let item = try vault.items.item(ItemRef(id))
                     let path = single == nil ? target + "/" + item.name : target
-                    try vault.export(ItemRef(id), toFile: path, overwrite: false, stripLocation: vault.stripsLocationByDefault)
+                    try vault.items.export(ItemRef(id), toFile: path, overwrite: false, stripLocation: vault.photos.stripsLocationByDefault)
                     done += 1
                 }
                 return done

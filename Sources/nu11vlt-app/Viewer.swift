@@ -112,7 +112,7 @@ final class Viewer {
         setText(badge, item.fadesAt.map { "⏳ fades in " + Countdown.text($0.timeIntervalSinceNow) } ?? "")
         gtk_picture_set_paintable(op(picture), nil)
         guard item.thumbnail else { return }
-        screen.app.session.run({ vault in TextureBox(try Texture.decode(vault.thumbnail(ItemRef(item.id), size: .preview))) }) { [weak self] result in
+        screen.app.session.run({ vault in TextureBox(try Texture.decode(vault.photos.thumbnail(ItemRef(item.id), size: .preview))) }) { [weak self] result in
             self?.show(result, generation: mine)
         }
     }
@@ -124,7 +124,7 @@ final class Viewer {
         let mine = generation
         screen.app.session.run({ vault -> TextureBox in
             var sink = MemorySink(capacity: Int(min(item.size, 1 << 30)))
-            _ = try vault.export(ItemRef(item.id), to: &sink)
+            _ = try vault.items.export(ItemRef(item.id), to: &sink)
             defer { sink.zero() }
             var bytes = sink.bytes
             defer { secureZero(&bytes) }
@@ -150,8 +150,8 @@ final class Viewer {
         screen.transfers.askText("Move to album", "The album's name (it is created if it does not exist).",
                                  initial: item.album ?? "") { [unowned self] name in
             screen.app.session.run({ vault in
-                if !(try vault.albums().contains { $0.name == name }) { _ = try vault.createAlbum(name) }
-                try vault.moveItem(ItemRef(item.id), toAlbum: name)
+                if !(try vault.albums.list().contains { $0.name == name }) { _ = try vault.albums.createAlbum(name) }
+                try vault.albums.moveItem(ItemRef(item.id), toAlbum: name)
             }) { [weak self] result in
                 if case .failure(let error) = result { self?.screen.app.tell("Move failed", describe(error)) }
             }
@@ -163,8 +163,8 @@ final class Viewer {
         screen.transfers.askText("Fade", "Destroy this item after (e.g. 30s, 10m, 24h, 7d):", initial: "24h") { [unowned self] text in
             screen.app.session.run({ vault -> Date? in
                 let seconds = try DurationText.parse(text)
-                let id = try vault.setFade(ItemRef(item.id), seconds: seconds)
-                return try vault.fadeDeadline(ItemRef(id.hex))
+                let id = try vault.items.setFade(ItemRef(item.id), seconds: seconds)
+                return try vault.items.fadeDeadline(ItemRef(id.hex))
             }) { [weak self] result in
                 switch result {
                 case .success: self?.close()

@@ -15,13 +15,13 @@ struct CoreShapeTests {
         try Argon2id.$runs.withValue(runs) {
             let vault = try LockedVault(t.location).unlock(pin: secret("test-pin"))
             #expect(runs.count == 1, "unlock")
-            try vault.enableSkeleton(interval: 86400, secure: false)
-            try vault.disableSkeleton()
-            try vault.enableSkeleton(interval: 86400, secure: false)
+            try vault.profiles.enableSkeleton(interval: 86400, secure: false)
+            try vault.profiles.disableSkeleton()
+            try vault.profiles.enableSkeleton(interval: 86400, secure: false)
             #expect(runs.count == 1, "Skeleton arm/disarm ran Argon2id again")
-            try vault.changePIN(new: secret("new-pin-2"))
+            try vault.profiles.changePIN(new: secret("new-pin-2"))
             #expect(runs.count == 2, "a PIN change stretches the new PIN only")
-            try vault.disableSkeleton()  // after the change, with the new slot's key
+            try vault.profiles.disableSkeleton()  // after the change, with the new slot's key
             #expect(runs.count == 2)
             vault.lock()
         }
@@ -35,13 +35,13 @@ struct CoreShapeTests {
     func lockZeroes() throws {
         let t = try TestVault()
         let vault = try t.vault
-        let item = try vault.importFile(at: try t.file("a.jpg", Array(repeating: 7, count: 5000)))
-        _ = try vault.preview(item.ref)
+        let item = try vault.items.importFile(at: try t.file("a.jpg", Array(repeating: 7, count: 5000)))
+        _ = try vault.items.preview(item.ref)
         #expect(vault.previewCache.count == 1)
         vault.lock()
         #expect(vault.isLocked && vault.previewCache.count == 0)
-        #expect { _ = try vault.preview(item.ref) } throws: { ($0 as? Nu11Error)?.message.contains("locked") == true }
-        #expect { try vault.enableSkeleton(interval: 60, secure: false) } throws: { ($0 as? Nu11Error)?.message.contains("locked") == true }
+        #expect { _ = try vault.items.preview(item.ref) } throws: { ($0 as? Nu11Error)?.message.contains("locked") == true }
+        #expect { try vault.profiles.enableSkeleton(interval: 60, secure: false) } throws: { ($0 as? Nu11Error)?.message.contains("locked") == true }
         // The lock is released: another handle opens at once.
         #expect(throws: Never.self) { _ = try LockedVault(t.location).unlock(pin: secret("test-pin")) }
     }
@@ -59,12 +59,12 @@ struct CoreShapeTests {
         }
         #expect(!LockedVault(location).isInitialized)
         let t = try TestVault()
-        #expect { try (try t.vault).changePIN(new: secret("123")) } throws: { ($0 as? Nu11Error)?.code == .invalidArgument }
+        #expect { try (try t.vault).profiles.changePIN(new: secret("123")) } throws: { ($0 as? Nu11Error)?.code == .invalidArgument }
     }
 
     func item(_ vault: Vault, _ hex: String) throws -> ItemID {
         let id = try ItemID(hex: hex)
-        _ = try vault.store(MemorySource([1, 2, 3]), name: "\(hex.prefix(6)).jpg", kind: .file, album: nil, fade: nil, id: id)
+        _ = try vault.items.store(MemorySource([1, 2, 3]), name: "\(hex.prefix(6)).jpg", kind: .file, album: nil, fade: nil, id: id)
         return id
     }
 
@@ -75,22 +75,22 @@ struct CoreShapeTests {
         let a = try item(vault, "abcd0000000000000000000000000001")
         let b = try item(vault, "abcd0000000000000000000000000002")
         let c = try item(vault, "abce0000000000000000000000000003")
-        #expect(try vault.item(ItemRef("abce")).id == c)
-        #expect(try vault.item(ItemRef("ABCE0")).id == c, "either case")
-        #expect(try vault.item(ItemRef(a.hex)).id == a)
-        #expect { _ = try vault.item(ItemRef("abcd")) } throws: { error in
+        #expect(try vault.items.item(ItemRef("abce")).id == c)
+        #expect(try vault.items.item(ItemRef("ABCE0")).id == c, "either case")
+        #expect(try vault.items.item(ItemRef(a.hex)).id == a)
+        #expect { _ = try vault.items.item(ItemRef("abcd")) } throws: { error in
             guard let e = error as? Nu11Error else { return false }
             return e.code == .invalidArgument && e.message.contains("ambiguous") && e.message.contains(a.hex) && e.message.contains(b.hex)
         }
-        #expect { _ = try vault.item(ItemRef("abcf")) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        #expect { _ = try vault.items.item(ItemRef("abcf")) } throws: { ($0 as? Nu11Error)?.code == .notFound }
         for bad in ["abc", "abcg", "", String(repeating: "a", count: 33), "ab cd"] {
             #expect(throws: Nu11Error.self, "\(bad)") { _ = try ItemRef(bad) }
         }
-        try vault.delete([ItemRef("abce")])
-        #expect { _ = try vault.item(ItemRef(c)) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        try vault.items.delete([ItemRef("abce")])
+        #expect { _ = try vault.items.item(ItemRef(c)) } throws: { ($0 as? Nu11Error)?.code == .notFound }
         // A prefix only counts visible items: a backup-domain twin would not make it ambiguous.
-        try vault.delete([ItemRef(b)])
-        #expect(try vault.item(ItemRef("abcd")).id == a)
+        try vault.items.delete([ItemRef(b)])
+        #expect(try vault.items.item(ItemRef("abcd")).id == a)
     }
 }
 
@@ -102,16 +102,16 @@ struct TimePolicyTests {
         t.close()
         let clock = TestClock()
         let vault = try LockedVault(t.location, clock: clock).unlock(pin: secret("test-pin"))
-        let fading = try vault.importFile(at: try t.file("f.jpg", [1, 2, 3, 4]), fade: 60)
-        let kept = try vault.importFile(at: try t.file("k.jpg", [5, 6]))
-        #expect(try vault.preview(fading.ref) == [1, 2, 3, 4])
-        #expect(try vault.preview(kept.ref) == [5, 6])
+        let fading = try vault.items.importFile(at: try t.file("f.jpg", [1, 2, 3, 4]), fade: 60)
+        let kept = try vault.items.importFile(at: try t.file("k.jpg", [5, 6]))
+        #expect(try vault.items.preview(fading.ref) == [1, 2, 3, 4])
+        #expect(try vault.items.preview(kept.ref) == [5, 6])
         #expect(vault.previewCache.count == 2)
         clock.pass(61)
-        #expect { _ = try vault.preview(fading.ref) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        #expect { _ = try vault.items.preview(fading.ref) } throws: { ($0 as? Nu11Error)?.code == .notFound }
         #expect(vault.previewCache.get(CachedPart(id: fading.id, part: .head)) == nil, "the faded item's preview stayed cached")
-        #expect(!(try vault.list().items.map(\.id).contains(fading.id)))
-        try vault.delete([kept.ref])
+        #expect(!(try vault.items.list().items.map(\.id).contains(fading.id)))
+        try vault.items.delete([kept.ref])
         #expect(vault.previewCache.count == 0, "a deleted item's preview stayed cached")
     }
 
@@ -120,7 +120,7 @@ struct TimePolicyTests {
         let t = try TestVault()
         t.close()
         let clock = TestClock()
-        try LockedVault(t.location, clock: clock).unlock(pin: secret("test-pin")).enableSkeleton(interval: 3600, secure: false)
+        try LockedVault(t.location, clock: clock).unlock(pin: secret("test-pin")).profiles.enableSkeleton(interval: 3600, secure: false)
         clock.pass(3000)
         _ = try LockedVault(t.location, clock: clock).unlock(pin: secret("test-pin"))  // checks in
         clock.pass(3000)
@@ -161,10 +161,10 @@ struct TimePolicyTests {
         #expect(Self.lockIsFree(t.location.lockPath))
         // The command line, meanwhile: unlock, import, lock.
         let cli = try LockedVault(t.location).unlock(pin: secret("test-pin"))
-        let imported = try cli.importFile(at: t.file("from-cli.txt", Array("hello".utf8)))
+        let imported = try cli.items.importFile(at: t.file("from-cli.txt", Array("hello".utf8)))
         cli.lock()
         // The session sees it, each operation under the lock; the lock is free again after.
-        let names = try app.exclusive { try app.list(limit: 10).items.map(\.name) }
+        let names = try app.exclusive { try app.items.list(limit: 10).items.map(\.name) }
         #expect(names == ["from-cli.txt"] && imported.name == "from-cli.txt")
         #expect(Self.lockIsFree(t.location.lockPath))
         app.lock()
@@ -176,27 +176,27 @@ struct TimePolicyTests {
         let t = try TestVault()
         t.close()
         let app = try LockedVault(t.location).unlock(pin: secret("test-pin"))
-        let before = try app.exclusive { try app.importFile(at: t.file("before.txt", Array("before".utf8))) }
+        let before = try app.exclusive { try app.items.importFile(at: t.file("before.txt", Array("before".utf8))) }
         app.releaseLockBetweenOperations()
         // The command line rotates the keys between two of the app's operations.
         let cli = try LockedVault(t.location).unlock(pin: secret("test-pin"))
-        _ = try cli.rekey()
+        _ = try cli.maintenance.rekey()
         cli.lock()
-        let after = try app.exclusive { try app.importFile(at: t.file("after.txt", Array("after the rekey".utf8))) }
-        #expect(try app.exclusive { try app.read(after.ref, offset: 0, count: 100) } == Array("after the rekey".utf8))
+        let after = try app.exclusive { try app.items.importFile(at: t.file("after.txt", Array("after the rekey".utf8))) }
+        #expect(try app.exclusive { try app.items.read(after.ref, offset: 0, count: 100) } == Array("after the rekey".utf8))
         app.lock()
         // The keys on disk open both; the check finds every key record and row sound.
         let fresh = try LockedVault(t.location).unlock(pin: secret("test-pin"))
-        #expect(try fresh.read(before.ref, offset: 0, count: 100) == Array("before".utf8))
-        #expect(try fresh.read(after.ref, offset: 0, count: 100) == Array("after the rekey".utf8))
-        let report = try fresh.check(repair: false)
+        #expect(try fresh.items.read(before.ref, offset: 0, count: 100) == Array("before".utf8))
+        #expect(try fresh.items.read(after.ref, offset: 0, count: 100) == Array("after the rekey".utf8))
+        let report = try fresh.maintenance.check(repair: false)
         #expect(report.failures.isEmpty, "\(report.failures.map(\.problem))")
         fresh.releaseLockBetweenOperations()
         // A PIN change elsewhere: the session cannot follow it without the new PIN.
         let other = try LockedVault(t.location).unlock(pin: secret("test-pin"))
-        try other.changePIN(new: secret("changed-pin"), rotate: false)
+        try other.profiles.changePIN(new: secret("changed-pin"), rotate: false)
         other.lock()
-        #expect { try fresh.exclusive { try fresh.list(limit: 1) } } throws: { ($0 as? Nu11Error)?.message.contains("PIN was changed") == true }
+        #expect { try fresh.exclusive { try fresh.items.list(limit: 1) } } throws: { ($0 as? Nu11Error)?.message.contains("PIN was changed") == true }
         #expect(fresh.isLocked)
     }
 
@@ -235,57 +235,57 @@ struct TimePolicyTests {
         for i in 0..<300 {
             // Names with quotes and the key text itself cannot confuse the date reader.
             let name = i % 7 == 0 ? "\"taken\":\(i)-\"created\":0-\(i).txt" : "file-\(i).txt"
-            made.append(try v.importFile(at: t.file(name, Array("item \(i)".utf8))).id)
+            made.append(try v.items.importFile(at: t.file(name, Array("item \(i)".utf8))).id)
         }
-        let sorted = try v.itemIDs()
-        #expect(sorted == (try v.list(limit: Int.max, order: .taken).items.map(\.id)))
+        let sorted = try v.items.itemIDs()
+        #expect(sorted == (try v.items.list(limit: Int.max, order: .taken).items.map(\.id)))
         #expect(Set(sorted) == Set(made))
         let page = Array(sorted.prefix(5))
-        try v.delete([try ItemRef(page[1])])
-        let summaries = try v.summaries(page)
+        try v.items.delete([try ItemRef(page[1])])
+        let summaries = try v.items.summaries(page)
         #expect(summaries.map(\.id) == [page[0]] + page[2...])
-        #expect(try v.summaries([]) .isEmpty)
+        #expect(try v.items.summaries([]) .isEmpty)
             }
 
     @Test("a whole listing is read in one pass and still comes in import order across domains; album counts by SQL")
     func wholeListingOrderAndAlbumCounts() throws {
         let t = try TestVault()
         let v = try t.vault
-        try v.createAlbum("A")
-        try v.createAlbum("B")
-        try v.createAlbum("Empty")
+        try v.albums.createAlbum("A")
+        try v.albums.createAlbum("B")
+        try v.albums.createAlbum("Empty")
         var made: [ItemID] = []
         for i in 0..<40 {
             // Fade items live in their own domain: a one-pass read meets the domains in index
             // order, not in import order, unless it is sorted again.
             let path = try t.file("f\(i).txt", Array("item \(i)".utf8))
             let album: String? = i % 5 == 1 ? "A" : i % 5 == 2 ? "B" : nil
-            made.append(try (i % 3 == 0 ? v.importFile(at: path, fade: 3600) : v.importFile(at: path, album: album)).id)
+            made.append(try (i % 3 == 0 ? v.items.importFile(at: path, fade: 3600) : v.items.importFile(at: path, album: album)).id)
         }
-        #expect(try v.list(limit: Int.max).items.map(\.id) == made)
+        #expect(try v.items.list(limit: Int.max).items.map(\.id) == made)
         var paged: [ItemID] = []
         var after: ItemID?
         repeat {
-            let page = try v.list(limit: 7, after: after)
+            let page = try v.items.list(limit: 7, after: after)
             paged += page.items.map(\.id)
             after = page.next
         } while after != nil
         #expect(paged == made)
-        let counts = Dictionary(uniqueKeysWithValues: try v.albums().map { ($0.name, $0.items) })
-        #expect(counts == ["A": try v.list(album: "A", limit: Int.max).items.count,
-                           "B": try v.list(album: "B", limit: Int.max).items.count, "Empty": 0])
+        let counts = Dictionary(uniqueKeysWithValues: try v.albums.list().map { ($0.name, $0.items) })
+        #expect(counts == ["A": try v.items.list(album: "A", limit: Int.max).items.count,
+                           "B": try v.items.list(album: "B", limit: Int.max).items.count, "Empty": 0])
         #expect(counts["A"] ?? 0 > 0 && counts["B"] ?? 0 > 0)
 
         // A backup PIN's session reads the same index: the primary's fade items (their own
         // domain, which every session lists) must stay out of its whole listings.
-        try v.setBackupPIN(secret("backup-pin"))
-        let ownFade = try v.importFile(at: try t.file("mine.txt", [7]), fade: 3600).id
+        try v.profiles.setBackupPIN(secret("backup-pin"))
+        let ownFade = try v.items.importFile(at: try t.file("mine.txt", [7]), fade: 3600).id
         v.releaseLockBetweenOperations()  // as the app does: the backup session takes the lock
         let backup = try LockedVault(t.location).unlock(pin: secret("backup-pin"))
-        let theirs = try backup.importFile(at: try t.file("theirs.txt", [8]), fade: 3600).id
-        #expect(try backup.list(limit: Int.max).items.map(\.id) == [theirs])
-        #expect(try backup.itemIDs() == [theirs])
-        #expect(try backup.albums().isEmpty)
+        let theirs = try backup.items.importFile(at: try t.file("theirs.txt", [8]), fade: 3600).id
+        #expect(try backup.items.list(limit: Int.max).items.map(\.id) == [theirs])
+        #expect(try backup.items.itemIDs() == [theirs])
+        #expect(try backup.albums.list().isEmpty)
         #expect(!made.contains(theirs) && ownFade != theirs)
     }
 }

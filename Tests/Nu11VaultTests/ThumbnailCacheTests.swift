@@ -26,25 +26,25 @@ struct ThumbnailCacheTests {
         t.close()
         let clock = TestClock()
         let vault = try LockedVault(t.location, clock: clock).unlock(pin: secret("test-pin"))
-        let kept = try vault.importFile(at: try jpeg(t, "k.jpg"))
-        let fading = try vault.importFile(at: try jpeg(t, "f.jpg"), fade: 60)
+        let kept = try vault.items.importFile(at: try jpeg(t, "k.jpg"))
+        let fading = try vault.items.importFile(at: try jpeg(t, "f.jpg"), fade: 60)
         #expect(kept.thumbnail && kept.width == 640 && kept.height == 480)
-        let tile = try vault.thumbnail(kept.ref, size: .grid)
+        let tile = try vault.photos.thumbnail(kept.ref, size: .grid)
         #expect(tile.width == 256 && tile.height == 192 && tile.encoding == .jpeg)
-        _ = try vault.thumbnail(fading.ref, size: .preview)
+        _ = try vault.photos.thumbnail(fading.ref, size: .preview)
         #expect(vault.previewCache.count == 2)
         // Served from memory: the sealed file is no longer needed for a second read.
         try FileManager.default.removeItem(atPath: t.location.thumbnailPath(kept.id))
-        #expect(try vault.thumbnail(kept.ref, size: .grid) == tile)
-        #expect(throws: Nu11Error.self) { _ = try vault.thumbnail(kept.ref, size: .preview) }
+        #expect(try vault.photos.thumbnail(kept.ref, size: .grid) == tile)
+        #expect(throws: Nu11Error.self) { _ = try vault.photos.thumbnail(kept.ref, size: .preview) }
         // Fade expiry: refused first, and the cached bytes are dropped.
         clock.pass(61)
-        #expect { _ = try vault.thumbnail(fading.ref, size: .preview) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        #expect { _ = try vault.photos.thumbnail(fading.ref, size: .preview) } throws: { ($0 as? Nu11Error)?.code == .notFound }
         #expect(vault.previewCache.get(CachedPart(id: fading.id, part: .preview)) == nil)
-        try vault.delete([kept.ref])
+        try vault.items.delete([kept.ref])
         #expect(vault.previewCache.count == 0, "a deleted item's thumbnail stayed cached")
-        let again = try vault.importFile(at: try jpeg(t, "a.jpg"))
-        _ = try vault.thumbnail(again.ref, size: .grid)
+        let again = try vault.items.importFile(at: try jpeg(t, "a.jpg"))
+        _ = try vault.photos.thumbnail(again.ref, size: .grid)
         #expect(vault.previewCache.count == 1)
         vault.lock()
         #expect(vault.previewCache.count == 0)

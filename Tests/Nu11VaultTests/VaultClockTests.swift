@@ -62,12 +62,12 @@ struct VaultClockTests {
         t.close()
         let clock = TestClock()
         let path = try t.file("f.jpg", [1, 2])
-        let item = try command(t, clock) { try $0.importFile(at: path, fade: 3600) }
+        let item = try command(t, clock) { try $0.items.importFile(at: path, fade: 3600) }
         clock.setWall(by: 7200)  // the wall clock jumps: nothing fades
-        #expect(try command(t, clock) { try $0.list().items.map(\.id) }.contains(item.id))
+        #expect(try command(t, clock) { try $0.items.list().items.map(\.id) }.contains(item.id))
         clock.setWall(by: -7200)
         clock.pass(3601)  // an hour of real time: it fades
-        #expect(!(try command(t, clock) { try $0.list().items.map(\.id) }.contains(item.id)))
+        #expect(!(try command(t, clock) { try $0.items.list().items.map(\.id) }.contains(item.id)))
     }
 
     @Test("across a reboot, a clock behind the latest time seen is held there: nothing fires, time then runs")
@@ -77,16 +77,16 @@ struct VaultClockTests {
         let clock = TestClock()
         let path = try t.file("f.jpg", [3])
         let item = try command(t, clock) { vault in
-            try vault.enableSkeleton(interval: 86400, secure: false)
-            return try vault.importFile(at: path, fade: 600)
+            try vault.profiles.enableSkeleton(interval: 86400, secure: false)
+            return try vault.items.importFile(at: path, fade: 600)
         }
         clock.reboot(offFor: -3 * 86400)  // the RTC came back three days early
         let report = try LockedVault(t.location, clock: clock).sweep()
         #expect(report.warnings.contains { $0.contains("behind") })
         #expect(report.shredded.isEmpty)
-        #expect(try command(t, clock) { try $0.list().items.map(\.id) }.contains(item.id))
+        #expect(try command(t, clock) { try $0.items.list().items.map(\.id) }.contains(item.id))
         clock.pass(601)
-        #expect(!(try command(t, clock) { try $0.list().items.map(\.id) }.contains(item.id)))
+        #expect(!(try command(t, clock) { try $0.items.list().items.map(\.id) }.contains(item.id)))
     }
 
     @Test("in a vault that stays open, an item whose fade deadline passes leaves listings and never decrypts again")
@@ -95,18 +95,18 @@ struct VaultClockTests {
         t.close()
         let clock = TestClock()
         let vault = try open(t, clock)
-        let item = try vault.importFile(at: try t.file("f.jpg", [1, 2, 3]), fade: 60)
+        let item = try vault.items.importFile(at: try t.file("f.jpg", [1, 2, 3]), fade: 60)
         var sink = MemorySink()
-        #expect(try vault.export(item.ref, to: &sink) == 3)
+        #expect(try vault.items.export(item.ref, to: &sink) == 3)
         clock.pass(61)  // no reopening: the start-up sweep cannot be what stops it
-        #expect(!(try vault.list().items.map(\.id).contains(item.id)))
+        #expect(!(try vault.items.list().items.map(\.id).contains(item.id)))
         var late = MemorySink()
-        #expect { try vault.export(item.ref, to: &late) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        #expect { try vault.items.export(item.ref, to: &late) } throws: { ($0 as? Nu11Error)?.code == .notFound }
         #expect(late.bytes.isEmpty)
-        #expect(throws: Nu11Error.self) { _ = try vault.read(item.ref, offset: 0, count: 3) }
+        #expect(throws: Nu11Error.self) { _ = try vault.items.read(item.ref, offset: 0, count: 3) }
         // The read-time check itself, below the listing filter: opening the row refuses.
         let row = try #require(try vault.index.item(item.id))
-        #expect { _ = try vault.openItem(row) } throws: { ($0 as? Nu11Error)?.message.contains("faded") == true }
+        #expect { _ = try vault.items.openItem(row) } throws: { ($0 as? Nu11Error)?.message.contains("faded") == true }
     }
 }
 
@@ -116,17 +116,17 @@ struct MetadataBindingTests {
     func swapDetected() throws {
         let t = try TestVault()
         let vault = try t.vault
-        let a = try vault.importFile(at: try t.file("a.jpg", [1]))
-        let b = try vault.importFile(at: try t.file("b.jpg", [2]))
+        let a = try vault.items.importFile(at: try t.file("a.jpg", [1]))
+        let b = try vault.items.importFile(at: try t.file("b.jpg", [2]))
         var rowA = try #require(try vault.index.item(a.id))
         var rowB = try #require(try vault.index.item(b.id))
-        #expect(vault.verify(rowA) == nil && vault.verify(rowB) == nil)
+        #expect(vault.maintenance.verify(rowA) == nil && vault.maintenance.verify(rowB) == nil)
         (rowA.meta, rowB.meta) = (rowB.meta, rowA.meta)
         try vault.index.updateItem(rowA)
         try vault.index.updateItem(rowB)
-        #expect(vault.verify(rowA) != nil && vault.verify(rowB) != nil, "a swapped metadata blob still opened")
-        #expect(throws: Nu11Error.self) { _ = try vault.item(a.ref) }
-        let report = try vault.check(repair: false)
+        #expect(vault.maintenance.verify(rowA) != nil && vault.maintenance.verify(rowB) != nil, "a swapped metadata blob still opened")
+        #expect(throws: Nu11Error.self) { _ = try vault.items.item(a.ref) }
+        let report = try vault.maintenance.check(repair: false)
         #expect(Set(report.failures.map(\.item)) == [a.id.hex, b.id.hex])
     }
 }

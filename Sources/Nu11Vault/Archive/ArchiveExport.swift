@@ -24,7 +24,7 @@ public struct ArchiveInfo: Sendable, Codable {
     }
 }
 
-extension Vault {
+extension Archives {
     static let archivedKeyLabel = Array("nu11vlt archive item key v1".utf8)
 
     static func archivedKeyAAD(_ id: ItemID, domain: Domain, kind: ItemKind) -> [UInt8] {
@@ -47,10 +47,10 @@ extension Vault {
         if !overwrite && FileManager.default.fileExists(atPath: path) {
             throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
         }
-        let albumFilter: ItemID?? = try album.map { .some(try albumID(named: $0)) } ?? .none
+        let albumFilter: ItemID?? = try album.map { .some(try vault.albums.albumID(named: $0)) } ?? .none
         let rows = try visibleRows(kind: album == nil ? nil : .file, album: albumFilter, afterSeq: 0, limit: Int.max)
             .filter { password == nil || includeFade || $0.domain != .fade }
-        let names = try albumNames()
+        let names = try vault.albums.albumNames()
         let kind: ArchiveFormat.Kind = password == nil ? .secure : .portable
         let key: SecretBytes
         var header: ArchiveFormat.Header
@@ -67,7 +67,7 @@ extension Vault {
         var items: [ArchiveFormat.ManifestItem] = []
         var sources: [(ItemRow, String, UInt64)] = []
         for row in rows {
-            try checkFade(row)
+            try vault.items.checkFade(row)
             let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
             let entry = ArchiveFormat.itemPrefix + Hex.encode(SecureRandom.bytes(16)) + ".c2sp"
             var item = ArchiveFormat.ManifestItem(
@@ -81,7 +81,7 @@ extension Vault {
                 item.domain = row.domain.rawValue
                 item.wrappedKey = Hex.encode(try KeyWrap.wrap(itemKey, under: key,
                                                               associatedData: Self.archivedKeyAAD(row.id, domain: row.domain, kind: row.kind)))
-                payload = UInt64((try FileManager.default.attributesOfItem(atPath: try locate(row))[.size] as? Int) ?? 0)
+                payload = UInt64((try FileManager.default.attributesOfItem(atPath: try vault.items.locate(row))[.size] as? Int) ?? 0)
             }
             items.append(item)
             sources.append((row, entry, payload))
@@ -100,21 +100,21 @@ extension Vault {
             try zip.add(ArchiveFormat.manifestName, size: UInt64(manifestSealed.count), from: PullBuffer(once(manifestSealed)))
             for (n, (row, entry, payload)) in sources.enumerated() {
                 progress(n, sources.count)
-                let (fd, itemKey) = try openItem(row)
+                let (fd, itemKey) = try vault.items.openItem(row)
                 defer { close(fd) }
                 let header = N11Header(kind: row.kind, domain: row.domain, itemID: row.id)
                 let size = ChunkedScheme.ciphertextLength(AES256GCMChunks.self, plaintextLength: payload)
                 if kind == .portable && stripLocation && row.kind == .file {
                     // Stripping keeps the size (in place), so the manifest's size holds.
                     var plain = MemorySink()
-                    try exportStripped(row, meta: try ItemMetadata.open(row, key: metadataKey(row.domain)), to: &plain)
+                    try vault.photos.exportStripped(row, meta: try ItemMetadata.open(row, key: metadataKey(row.domain)), to: &plain)
                     defer { plain.zero() }
                     let encryptor = try ChunkedStreamEncryptor<AES256GCMChunks, MemorySink.Reader>(
                         source: plain.reader(), key: key, context: ArchiveFormat.itemContext(entry))
                     try zip.add(entry, size: size, from: PullBuffer(encryptor.next))
                 } else if kind == .portable {
                     let decryptor = try ChunkedDecryptor<N11Envelope.AEAD, FileDescriptorStream>(
-                        source: positioned(fd: fd, label: row.id.hex, expected: header), key: itemKey, context: header.context)
+                        source: vault.items.positioned(fd: fd, label: row.id.hex, expected: header), key: itemKey, context: header.context)
                     let encryptor = try ChunkedStreamEncryptor<AES256GCMChunks, DecryptingSource<N11Envelope.AEAD, FileDescriptorStream>>(
                         source: DecryptingSource(decryptor: decryptor), key: key, context: ArchiveFormat.itemContext(entry))
                     try zip.add(entry, size: size, from: PullBuffer(encryptor.next))

@@ -3,7 +3,7 @@ import Foundation
 import Nu11Format
 import Nu11Storage
 
-extension Vault {
+extension Archives {
     /// Imports a `.nu11vlt` archive, all or nothing. The container is checked entry by entry
     /// (names, types, duplicates, sizes, zip bombs) before anything is decrypted; the header's
     /// KDF cost is capped before the password is even asked; every item is authenticated
@@ -43,10 +43,10 @@ extension Vault {
         }
         // Stage every item; nothing is visible until the commit below.
         var staged: [StagedItem] = []
-        var albumIDs: [String: ItemID] = try Dictionary(albumNames().map { ($0.value, $0.key) }, uniquingKeysWith: { a, _ in a })
+        var albumIDs: [String: ItemID] = try Dictionary(vault.albums.albumNames().map { ($0.value, $0.key) }, uniquingKeysWith: { a, _ in a })
         var newAlbums: [String: ItemID] = [:]
         for name in manifest.albums where albumIDs[name] == nil {
-            try Self.validateAlbumName(name)
+            try Albums.validateAlbumName(name)
             let id = ItemID()
             albumIDs[name] = id
             newAlbums[name] = id
@@ -74,18 +74,18 @@ extension Vault {
             if let payload { staged.append(payload) }
         }
         progress(manifest.items.count, manifest.items.count)
-        let albumRows = try newAlbums.map { name, id in AlbumRow(id: id, domain: mainDomain, name: try sealAlbumName(name, id: id)) }
-        try commit(&staged, albums: albumRows)
+        let albumRows = try newAlbums.map { name, id in AlbumRow(id: id, domain: mainDomain, name: try vault.albums.sealAlbumName(name, id: id)) }
+        try vault.items.commit(&staged, albums: albumRows)
         succeeded = true
         if header.kind == .secure {
             // A secure archive carries sealed content only: its photos' thumbnails are made
             // now (each decrypted in memory once), after the commit point.
             let rows = staged.map(\.row)
-            afterCommit("making the imported photos' thumbnails") { _ = try makeMissingThumbnails(rows: rows) }
+            afterCommit("making the imported photos' thumbnails") { _ = try vault.photos.makeMissingThumbnails(rows: rows) }
         }
         audit("archive import", count: staged.count, items: staged.map(\.row.id))
-        let names = try albumNames()
-        return staged.map { summary(row: $0.row, meta: $0.meta, albumName: $0.row.album.flatMap { names[$0] }) }
+        let names = try vault.albums.albumNames()
+        return staged.map { vault.items.summary(row: $0.row, meta: $0.meta, albumName: $0.row.album.flatMap { names[$0] }) }
     }
 
     private func readManifest(_ zip: ZipReader, key: SecretBytes, portable: Bool) throws -> ArchiveFormat.Manifest {
@@ -132,7 +132,7 @@ extension Vault {
             }
             if try index.item(id) != nil { return nil }  // already here
             let itemKey = try KeyWrap.unwrap(wrapped, under: key, associatedData: Self.archivedKeyAAD(id, domain: domain, kind: kind))
-            return try stage(id: id, kind: kind, domain: domain, album: album, fadeDeadline: item.fadeDeadline, itemKey: itemKey,
+            return try vault.items.stage(id: id, kind: kind, domain: domain, album: album, fadeDeadline: item.fadeDeadline, itemKey: itemKey,
                              metadata: { _ in meta }) { sink in
                 var first = true
                 try zip.stream(item.entry) { data in
@@ -160,7 +160,7 @@ extension Vault {
         // Photos get their thumbnails from the same pass (the plaintext is in hand here).
         let capture = kind == .file ? PhotoCapture(name: item.name) : nil
         var photo: PhotoFacts?
-        var staged = try stage(id: id, kind: kind, domain: domain, album: album, fadeDeadline: item.fadeDeadline, itemKey: itemKey,
+        var staged = try vault.items.stage(id: id, kind: kind, domain: domain, album: album, fadeDeadline: item.fadeDeadline, itemKey: itemKey,
                                metadata: { _ in
                                    var m = meta
                                    if let photo { m.apply(photo) }
@@ -192,7 +192,7 @@ extension Vault {
             }
             return item.size
         }
-        try attachThumbnails(&staged, photo: photo, header: header, itemKey: itemKey)
+        try vault.items.attachThumbnails(&staged, photo: photo, header: header, itemKey: itemKey)
         return staged
     }
 }

@@ -13,7 +13,7 @@ extension Vault {
 
     /// The same, for one item as the user named it.
     public func audit(_ event: String, ref: ItemRef, detail: String? = nil) {
-        guard let id = try? row(ref).id else { return }
+        guard let id = try? items.row(ref).id else { return }
         audit(event, count: 1, items: [id], detail: detail)
     }
 

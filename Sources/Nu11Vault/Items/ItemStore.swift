@@ -24,7 +24,7 @@ struct StagedItem {
 /// fade set and archive import: `stage` encrypts, `commit` makes a group of staged items
 /// visible at one commit point. Before it a failure undoes everything; after it nothing
 /// rolls back (late failures are notices, and the journal lets the next command finish).
-extension Vault {
+extension Items {
     /// Encrypts what `write` produces into a temp file for a new item and seals its key
     /// record and metadata. `write` returns the plaintext size.
     func stage(id: ItemID = ItemID(), kind: ItemKind, domain: Domain, album: ItemID?, fadeDeadline: Double?,
@@ -39,7 +39,7 @@ extension Vault {
             let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id, domainKey: domainKey(domain))
             var row = ItemRow(id: id, kind: kind, domain: domain, album: album,
                               meta: try meta.seal(id: id, album: album, key: metadataKey(domain)))
-            row.recovery = try recoverySeal(itemKey: itemKey, id: id, kind: kind, domain: domain)
+            row.recovery = try vault.profiles.recoverySeal(itemKey: itemKey, id: id, kind: kind, domain: domain)
             return StagedItem(writer: writer, row: row, record: record, meta: meta, fadeDeadline: fadeDeadline)
         } catch {
             writer.abort()
@@ -87,7 +87,7 @@ extension Vault {
     func attachThumbnails(_ staged: inout StagedItem, photo: PhotoFacts?, header: N11Header, itemKey: SecretBytes) throws {
         guard let pair = photo?.thumbnails else { return }
         do {
-            staged.thumbnailWriter = try stageThumbnails(pair, header: header, itemKey: itemKey)
+            staged.thumbnailWriter = try vault.photos.stageThumbnails(pair, header: header, itemKey: itemKey)
         } catch {
             staged.writer.abort()
             throw error

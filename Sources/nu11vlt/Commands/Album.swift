@@ -25,7 +25,7 @@ struct Album: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let name = try nameFD.map { try PINReader.readName(fd: $0, what: "album name") } ?? self.name ?? ""
-                let album = try openVault(location, pin).createAlbum(name)
+                let album = try openVault(location, pin).albums.createAlbum(name)
                 if output.json { try Output.json(album) } else { print("\(album.id)  \(Output.escaped(album.name))") }
             }
         }
@@ -41,7 +41,7 @@ struct Album: ParsableCommand {
 
         func run() throws {
             try Failure.run {
-                try openVault(location, pin).renameAlbum(name, to: newName)
+                try openVault(location, pin).albums.renameAlbum(name, to: newName)
                 if output.json { return try Output.json(Results.AlbumChange(album: name, renamedTo: newName, items: [], itemsAction: nil)) }
                 print("renamed '\(Output.escaped(name))' to '\(Output.escaped(newName))'")
             }
@@ -56,7 +56,7 @@ struct Album: ParsableCommand {
 
         func run() throws {
             try Failure.run {
-                let albums = try openVault(location, pin).albums()
+                let albums = try openVault(location, pin).albums.list()
                 if output.json { return try Output.json(albums) }
                 for album in albums { print("\(album.id)  \(String(album.items).padding(toLength: 6, withPad: " ", startingAt: 0))  \(Output.escaped(album.name))") }
             }
@@ -80,7 +80,7 @@ struct Album: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin)
-                let members = try vault.list(album: name, limit: Int.max).items.map(\.id.hex)
+                let members = try vault.items.list(album: name, limit: Int.max).items.map(\.id.hex)
                 var choice = items
                 if choice == nil {
                     guard isatty(0) == 1 else {
@@ -93,7 +93,7 @@ struct Album: ParsableCommand {
                         throw Nu11Error(.invalidArgument, "no choice made; nothing was changed", remedy: "answer photos or delete")
                     }
                 }
-                try vault.deleteAlbum(name, items: choice == .delete ? .deleteItems : .moveItemsToPhotos)
+                try vault.albums.deleteAlbum(name, items: choice == .delete ? .deleteItems : .moveItemsToPhotos)
                 if output.json {
                     return try Output.json(Results.AlbumChange(album: name, renamedTo: nil, items: members,
                                                                itemsAction: choice == .delete ? "deleted" : "moved to photos"))
@@ -124,7 +124,7 @@ struct Album: ParsableCommand {
                 var moved: [String] = []
                 for id in ids {
                     let full = try Results.fullID(vault, id)
-                    try vault.moveItem(id, toAlbum: to)
+                    try vault.albums.moveItem(id, toAlbum: to)
                     moved.append(full)
                     if !output.json { print("moved \(full) to \(to.map { "'\($0)'" } ?? "Photos")") }
                 }

@@ -90,9 +90,9 @@ struct ArchiveCommand: ParsableCommand {
                 if includeFade {
                     Output.note("nu11vlt: warning: fade items go into the archive; their deadlines cannot be enforced on a copy")
                 }
-                let info = try vault.exportArchive(to: output, password: secret, parameters: parameters, album: album,
+                let info = try vault.archives.exportArchive(to: output, password: secret, parameters: parameters, album: album,
                                                    includeFade: includeFade, overwrite: force,
-                                                   stripLocation: portable && (stripLocation || (vault.stripsLocationByDefault && !keepLocation))) { done, total in
+                                                   stripLocation: portable && (stripLocation || (vault.photos.stripsLocationByDefault && !keepLocation))) { done, total in
                     if line == nil { line = ProgressLine("exporting", items: total, quiet: quiet.quiet) }
                     line?.update(items: done)
                 }
@@ -137,10 +137,10 @@ struct ArchiveCommand: ParsableCommand {
         func run() throws {
             try Failure.run {
                 // Reject a malformed archive before asking for anything.
-                _ = try Vault.inspectArchive(file)
+                _ = try Archives.inspectArchive(file)
                 let vault = try openVault(location, pin)
                 var line: ProgressLine?
-                let items = try vault.importArchive(from: file, into: into.map { $0 == "backup" ? .backup : .vault },
+                let items = try vault.archives.importArchive(from: file, into: into.map { $0 == "backup" ? .backup : .vault },
                                                     password: { try PINReader.read(prompt: "Archive password: ", from: password.source) }) { done, total in
                     if line == nil { line = ProgressLine("importing", items: total, quiet: quiet.quiet) }
                     line?.update(items: done)
@@ -160,7 +160,7 @@ struct ArchiveCommand: ParsableCommand {
 
         func run() throws {
             try Failure.run {
-                let info = try Vault.inspectArchive(file)
+                let info = try Archives.inspectArchive(file)
                 if json.json { return try Output.json(info) }
                 print("kind       \(info.kind)")
                 print("version    \(info.version)")

@@ -24,7 +24,7 @@ struct Check: ParsableCommand {
         try Failure.run {
             let vault = try openVault(location, pin)
             var line: ProgressLine?
-            let report = try vault.check(repair: repair) { done, total in
+            let report = try vault.maintenance.check(repair: repair) { done, total in
                 if line == nil { line = ProgressLine("checking", items: total, quiet: quiet.quiet) }
                 line?.update(items: done)
             }

@@ -199,11 +199,11 @@ struct Pin: ParsableCommand {
                 let pending = try vault.pendingKDFCost()
                 let others = pending == nil ? [] : try otherPINs()
                 let cost = try pending ?? vault.kdfCost()
-                if try !vault.keyStoreTPMStatus().enrolled, let warning = Strength.pinWarning(new, parameters: cost) {
+                if try !vault.profiles.keyStoreTPMStatus().enrolled, let warning = Strength.pinWarning(new, parameters: cost) {
                     Output.note("nu11vlt: " + warning)
                 }
                 let line = RekeyProgressLine(quiet: quiet.quiet || output.json)
-                try vault.changePIN(new: new, others: others, rotate: !keepKeys, progress: line.update)
+                try vault.profiles.changePIN(new: new, others: others, rotate: !keepKeys, progress: line.update)
                 line.finish()
                 if output.json { return try Output.json(Results.PINChange(changed: "\(vault.role)", keysRotated: !keepKeys)) }
                 print(keepKeys ? "PIN changed" : "PIN changed; the vault's keys were rotated")

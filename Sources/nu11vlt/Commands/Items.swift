@@ -67,7 +67,7 @@ struct Import: ParsableCommand {
             let fadeFor = try fadeSeconds(fade, settings: vault.settings)
             var imported: [ItemSummary] = []
             if files.contains("-") {
-                let item = try vault.importStream(FileDescriptorStream(fd: 0, label: "stdin"), name: name, album: album, fade: fadeFor,
+                let item = try vault.items.importStream(FileDescriptorStream(fd: 0, label: "stdin"), name: name, album: album, fade: fadeFor,
                                                   refuseEmpty: true)
                 imported.append(item)
                 if !output.json { print("\(item.id)  \(Output.escaped(item.name))") }
@@ -92,7 +92,7 @@ struct Import: ParsableCommand {
             for group in groups {
                 let offset = batch.count + gone.count
                 do {
-                    batch += try vault.importFiles(group.files, album: group.album, fade: fadeFor, vanished: { path in
+                    batch += try vault.items.importFiles(group.files, album: group.album, fade: fadeFor, vanished: { path in
                         gone.append(path)
                         Output.note("nu11vlt: warning: \(Output.escaped(path)) vanished before it was imported; skipped")
                     }) { n, _ in
@@ -172,8 +172,8 @@ extension Import {
                 out[file] = ([base] + folders.map(String.init)).joined(separator: "/")
             }
         }
-        let existing = Set(try vault.albums().map(\.name))
-        for name in Set(out.values).subtracting(existing).sorted() { try vault.createAlbum(name) }
+        let existing = Set(try vault.albums.list().map(\.name))
+        for name in Set(out.values).subtracting(existing).sorted() { try vault.albums.createAlbum(name) }
         return out
     }
 }
@@ -216,7 +216,7 @@ struct List: ParsableCommand {
         try Failure.run {
             let vault = try openVault(location, pin)
             let everything = all || limit == 0
-            let page = try vault.list(album: album, photosOnly: photos, limit: everything ? Int.max / 2 : limit, after: after, order: sort)
+            let page = try vault.items.list(album: album, photosOnly: photos, limit: everything ? Int.max / 2 : limit, after: after, order: sort)
             if thumbnails && KittyGraphics.terminalSpeaksIt {
                 var size = winsize()
                 let columns = ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
@@ -295,19 +295,19 @@ struct Export: ParsableCommand {
     func run() throws {
         try Failure.run {
             let vault = try openVault(location, pin)
-            let strip = stripLocation || (vault.stripsLocationByDefault && !keepLocation)
+            let strip = stripLocation || (vault.photos.stripsLocationByDefault && !keepLocation)
             if output == "-" {
                 var sink = FileDescriptorStream(fd: 1, label: "stdout")
-                try vault.export(id, to: &sink, stripLocation: strip)
+                try vault.items.export(id, to: &sink, stripLocation: strip)
             } else {
                 var line: ProgressLine?
-                let bytes = try vault.export(id, toFile: output, overwrite: force, stripLocation: strip) { done, total in
+                let bytes = try vault.items.export(id, toFile: output, overwrite: force, stripLocation: strip) { done, total in
                     if line == nil { line = ProgressLine("exporting", items: 1, bytes: total, quiet: quiet.quiet || json.json) }
                     line?.update(bytes: done)
                 }
                 line?.finish()
                 if json.json {
-                    let item = try vault.item(id)
+                    let item = try vault.items.item(id)
                     try Output.json(Results.Exported(id: item.id.hex, name: item.name, bytes: bytes, output: output, strippedLocation: strip))
                 }
             }
@@ -344,7 +344,7 @@ struct Delete: ParsableCommand {
             let vault = try openVault(location, pin)
             let full = try ids.map { try Results.fullID(vault, $0) }
             let mode = secure ? true : standard ? false : nil
-            try vault.delete(ids, secure: mode)
+            try vault.items.delete(ids, secure: mode)
             if output.json {
                 try Output.json(Results.Deleted(deleted: full, mode: (mode ?? (vault.settings.deletionMode == .secure)) ? "secure" : "standard"))
             } else {

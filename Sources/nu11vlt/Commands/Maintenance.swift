@@ -32,13 +32,13 @@ struct Fade: ParsableCommand {
                 let vault = try openVault(location, pin)
                 let previous = try Results.fullID(vault, id)
                 if duration == "off" {
-                    let kept = try vault.cancelFade(id)
+                    let kept = try vault.items.cancelFade(id)
                     if output.json { return try Output.json(Results.Faded(id: kept.hex, previousID: previous, fadesAt: nil)) }
                     print("\(kept.hex) is permanent again (re-encrypted as a new item: the ID changed from \(id))")
                     return
                 }
                 guard let seconds = try fadeSeconds(duration, settings: vault.settings) else { return }
-                let faded = try vault.setFade(id, seconds: seconds)
+                let faded = try vault.items.setFade(id, seconds: seconds)
                 if output.json {
                     return try Output.json(Results.Faded(id: faded.hex, previousID: previous, fadesAt: Date(timeIntervalSince1970: vault.now + seconds)))
                 }

@@ -41,7 +41,7 @@ struct Note: ParsableCommand {
                 let title = try titleFD.map { try PINReader.readName(fd: $0, what: "title") } ?? self.title
                 let vault = try openVault(location, pin)
                 let body = try NoteEditor.body(initial: [])
-                let note = try vault.addNote(title: title, body: body, fade: try fadeSeconds(fade, settings: vault.settings))
+                let note = try vault.notes.addNote(title: title, body: body, fade: try fadeSeconds(fade, settings: vault.settings))
                 if output.json { try Output.json(NoteJSON(note)) } else { print(note.id) }
             }
         }
@@ -55,7 +55,7 @@ struct Note: ParsableCommand {
 
         func run() throws {
             try Failure.run {
-                let notes = try openVault(location, pin).notes()
+                let notes = try openVault(location, pin).notes.list()
                 if output.json { return try Output.json(NoteJSON.all(notes)) }
                 let formatter = ISO8601DateFormatter()
                 for note in notes {
@@ -76,11 +76,11 @@ struct Note: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin)
-                var body = try vault.noteBody(id)
+                var body = try vault.notes.noteBody(id)
                 defer { secureZero(&body) }
                 guard output.json else { return Output.stdout(body) }
-                let item = try vault.item(id)
-                let note = try vault.notes().first { $0.id == item.id }
+                let item = try vault.items.item(id)
+                let note = try vault.notes.list().first { $0.id == item.id }
                 try Output.json(Results.NoteBody(id: item.id.hex, name: item.name, size: item.size, created: item.created,
                                                  fadesAt: note?.fadesAt, body: String(decoding: body, as: UTF8.self)))
             }
@@ -107,11 +107,11 @@ struct Note: ParsableCommand {
             try Failure.run {
                 let title = try titleFD.map { try PINReader.readName(fd: $0, what: "title") } ?? self.title
                 let vault = try openVault(location, pin)
-                var old = try vault.noteBody(id)
+                var old = try vault.notes.noteBody(id)
                 defer { secureZero(&old) }
                 var body = try NoteEditor.body(initial: old)
                 defer { secureZero(&body) }
-                let saved = try vault.updateNote(id, body: body, title: title)
+                let saved = try vault.notes.updateNote(id, body: body, title: title)
                 if output.json { return try Output.json(NoteJSON(saved)) }
                 print("saved \(saved.id) (the edited note has a new ID and key; the old version was shredded)")
             }
@@ -130,7 +130,7 @@ struct Note: ParsableCommand {
             try Failure.run {
                 let vault = try openVault(location, pin)
                 let full = try ids.map { try Results.fullID(vault, $0) }
-                try vault.delete(ids, secure: secure ? true : nil)
+                try vault.items.delete(ids, secure: secure ? true : nil)
                 if output.json {
                     try Output.json(Results.Deleted(deleted: full, mode: (secure || vault.settings.deletionMode == .secure) ? "secure" : "standard"))
                 } else {
@@ -185,7 +185,7 @@ enum NoteEditor {
             let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
             if n == 0 { break }
             try buffer.withUnsafeBytes { try sink.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-            guard sink.bytes.count <= Vault.maxNoteBytes else {
+            guard sink.bytes.count <= Notes.maxNoteBytes else {
                 throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
             }
         }

@@ -31,10 +31,10 @@ struct Thumbnail: ParsableCommand {
         try Failure.run {
             let vault = try openVault(location, pin)
             if output == "-" {
-                Output.stdout(try vault.thumbnail(id, size: size).bytes)
+                Output.stdout(try vault.photos.thumbnail(id, size: size).bytes)
                 vault.audit("thumbnail export", ref: id, detail: size.rawValue)
             } else {
-                try vault.exportThumbnail(id, size: size, toFile: output, overwrite: force)
+                try vault.photos.exportThumbnail(id, size: size, toFile: output, overwrite: force)
             }
         }
     }
@@ -58,7 +58,7 @@ struct Thumbnails: ParsableCommand {
     func run() throws {
         try Failure.run {
             var line: ProgressLine?
-            let result = try openVault(location, pin).makeMissingThumbnails { done, total in
+            let result = try openVault(location, pin).photos.makeMissingThumbnails { done, total in
                 if line == nil { line = ProgressLine("making thumbnails", items: total, quiet: quiet.quiet) }
                 line?.update(items: done)
             }
@@ -107,7 +107,7 @@ enum KittyGraphics {
             let slice = items[row..<min(items.count, row + perRow)]
             for item in slice {
                 if item.thumbnail,
-                   let tile = try? vault.thumbnail(ItemRef(item.id), size: .grid),
+                   let tile = try? vault.photos.thumbnail(ItemRef(item.id), size: .grid),
                    let png = try? ImageHelper.shared.png(tile.bytes, maxSide: ImageLimits.gridSize) {
                     out += escape(png: png, columns: 16, rows: 8, keepCursor: true) + "\u{1B}[17C"
                 } else {

@@ -35,14 +35,14 @@ extension Pin {
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin, prompt: "Primary PIN or passphrase: ")
-                let held = try vault.backupVaultItemCount()
+                let held = try vault.profiles.backupVaultItemCount()
                 if held > 0 && !replace {
                     try Confirm.typed("replace", question: "The backup vault holds \(held) item(s); a new backup PIN destroys them.",
                                       offTerminal: Nu11Error(.invalidArgument, "the backup vault holds \(held) item(s), which a new backup PIN destroys; nothing was changed",
                                                              remedy: "pass --replace to destroy them and set the new backup PIN"),
                                       notConfirmed: "type replace, or pass --replace")
                 }
-                try vault.setBackupPIN(try newPIN.read("New backup PIN or passphrase: "))
+                try vault.profiles.setBackupPIN(try newPIN.read("New backup PIN or passphrase: "))
                 if output.json { return try Output.json(Results.PINChange(changed: "backup", keysRotated: false)) }
                 print("backup PIN set")
             }
@@ -62,7 +62,7 @@ extension Pin {
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin, prompt: "Backup PIN or passphrase: ")
-                try vault.setDuressPIN(try newPIN.read("New duress PIN: "))
+                try vault.profiles.setDuressPIN(try newPIN.read("New duress PIN: "))
                 if output.json { return try Output.json(Results.PINChange(changed: "duress", keysRotated: false)) }
                 print("duress PIN set")
             }
@@ -109,13 +109,13 @@ struct Skeleton: ParsableCommand {
                 let seconds = try DurationText.parse(interval)
                 try confirmShort(seconds)
                 let vault = try openVault(location, pin)
-                try vault.enableSkeleton(interval: seconds, secure: secure)
+                try vault.profiles.enableSkeleton(interval: seconds, secure: secure)
                 if output.json {
                     vault.lock()
                     return try Output.json(location.locked.skeletonStatus())
                 }
                 print("Skeleton Switch armed: wipes\(secure ? " (secure)" : "") after \(interval) without a check-in")
-                if try vault.keyStoreTPMStatus().enrolled {
+                if try vault.profiles.keyStoreTPMStatus().enrolled {
                     print("enforced by the TPM's own clock as well (it advances only while the machine is on; the wall-clock check covers the time it is off)")
                 }
             }
@@ -150,7 +150,7 @@ struct Skeleton: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin)
-                try vault.disableSkeleton()
+                try vault.profiles.disableSkeleton()
                 if output.json {
                     vault.lock()
                     return try Output.json(location.locked.skeletonStatus())

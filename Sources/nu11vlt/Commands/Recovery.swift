@@ -25,7 +25,7 @@ struct RecoveryCommand: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin, prompt: "Primary PIN or passphrase: ")
-                let made = try vault.setUpRecovery()
+                let made = try vault.profiles.setUpRecovery()
                 if output.json {
                     try Output.json(Results.RecoverySetUp(sealed: made.sealed))
                 } else {
@@ -76,7 +76,7 @@ struct Recover: ParsableCommand {
                 do {
                     let vault = try LockedVault(loc).unlock(pin: secret)
                     defer { vault.lock() }
-                    _ = try vault.enrollTPM(others: [], pin: secret, pcrMask: pcr.mask(), recoveryKey: phrase)
+                    _ = try vault.profiles.enrollTPM(others: [], pin: secret, pcrMask: pcr.mask(), recoveryKey: phrase)
                 } catch {
                     // The key store is rebuilt and opens with the new PIN; only the binding failed.
                     tpmNote = "the key store was rebuilt but not bound to the TPM (\(Remedies.line(error as? Nu11Error ?? Nu11Error(.tpm, "\(error)"))))"

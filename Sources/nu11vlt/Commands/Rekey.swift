@@ -39,11 +39,11 @@ struct Rekey: ParsableCommand {
             let vault = try openVault(location, pin)
             let line = RekeyProgressLine(quiet: quiet.quiet || output.json)
             let started = Date()
-            let report = try vault.rekey(progress: line.update)
+            let report = try vault.maintenance.rekey(progress: line.update)
             line.finish()
             if content {
                 var bar: ProgressLine?
-                let (map, failed) = try vault.rekeyContent { done, total in
+                let (map, failed) = try vault.maintenance.rekeyContent { done, total in
                     if bar == nil { bar = ProgressLine("re-encrypting", items: total, quiet: quiet.quiet || output.json) }
                     bar?.update(items: done)
                 }

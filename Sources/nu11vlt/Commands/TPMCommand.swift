@@ -129,10 +129,10 @@ struct TPMCommand: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let (vault, typed) = try openVaultKeepingPIN(location, pin)
-                let key = try vault.enrollTPM(others: others.read("Enrolling the TPM"), pin: typed, pcrMask: pcr.mask())
+                let key = try vault.profiles.enrollTPM(others: others.read("Enrolling the TPM"), pin: typed, pcrMask: pcr.mask())
                 TPMCommand.noteForeignLockout(vault.location.keyStoreRoot)
                 if output.json {
-                    try Output.json(try vault.keyStoreTPMStatus())
+                    try Output.json(try vault.profiles.keyStoreTPMStatus())
                 } else {
                     print("the key store is bound to this machine's TPM")
                 }
@@ -184,8 +184,8 @@ struct TPMCommand: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let (vault, typed) = try openVaultKeepingPIN(location, pin)
-                try vault.removeTPM(others: others.read("Removing the TPM"), pin: typed)
-                if output.json { return try Output.json(try vault.keyStoreTPMStatus()) }
+                try vault.profiles.removeTPM(others: others.read("Removing the TPM"), pin: typed)
+                if output.json { return try Output.json(try vault.profiles.keyStoreTPMStatus()) }
                 print("the key store is no longer bound to the TPM: a copy of it can again be attacked offline, as fast as Argon2id allows")
                 print("the TPM's lockout authorization stays under your recovery key; `nu11vlt tpm release-lockout` gives it back")
             }

@@ -35,12 +35,12 @@ struct View: ParsableCommand {
                 // First paint: the sealed screen preview (small, decrypted at once); then the
                 // full image replaces it (kitty: same image ID, cursor left in place).
                 // (iTerm2 cannot replace an inline image in place: it gets the full image only.)
-                let item = try vault.item(id)
-                if name == "kitty", item.thumbnail, let preview = try? vault.thumbnail(id, size: .preview) {
+                let item = try vault.items.item(id)
+                if name == "kitty", item.thumbnail, let preview = try? vault.photos.thumbnail(id, size: .preview) {
                     try InlineImage.show(preview.bytes, protocolName: name, imageID: 7, keepCursor: true)
                 }
                 var sink = MemorySink()
-                try vault.export(id, to: &sink)
+                try vault.items.export(id, to: &sink)
                 var bytes = sink.bytes
                 defer { secureZero(&bytes) }
                 try InlineImage.show(bytes, protocolName: name, imageID: 7)
@@ -76,9 +76,9 @@ enum InlineImage {
 /// file in the private RAM folder (PlaintextSpool) for xdg-open, removed on every exit path.
 enum ShmViewer {
     static func show(vault: Vault, id: ItemRef, viewer: String?) throws {
-        let item = try vault.item(id)
+        let item = try vault.items.item(id)
         var sink = MemorySink()
-        try vault.export(id, to: &sink)
+        try vault.items.export(id, to: &sink)
         var bytes = sink.bytes
         defer { secureZero(&bytes) }
         let command = viewer ?? "xdg-open"

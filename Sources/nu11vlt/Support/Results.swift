@@ -94,7 +94,7 @@ enum Results {
     }
 
     /// An item's full ID, as the vault resolves the user's reference.
-    static func fullID(_ vault: Vault, _ ref: ItemRef) throws -> String { try vault.item(ref).id.hex }
+    static func fullID(_ vault: Vault, _ ref: ItemRef) throws -> String { try vault.items.item(ref).id.hex }
 }
 
 /// A typed confirmation for what destroys data: asked at a terminal, refused elsewhere.

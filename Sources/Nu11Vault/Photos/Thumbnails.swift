@@ -34,7 +34,7 @@ public struct ThumbnailBackfill: Sendable, Codable {
     public var failed = 0
 }
 
-extension Vault {
+extension Photos {
     /// Seals a thumbnail pair into a temp file beside the others (not yet published).
     func stageThumbnails(_ pair: ThumbnailPair, header: N11Header, itemKey: SecretBytes,
                          durability: AtomicFileWriter.Durability = .batched) throws -> AtomicFileWriter {
@@ -56,8 +56,8 @@ extension Vault {
     /// checks (visibility, fade deadline) come first, always.
     public func thumbnail(_ ref: ItemRef, size: ThumbnailSize) throws -> EncodedThumbnail {
         evictExpiredPreviews()
-        let row = try row(ref)
-        try checkFade(row)
+        let row = try vault.items.row(ref)
+        try vault.items.checkFade(row)
         let part: CachedPart.Part = size == .grid ? .grid : .preview
         let key = CachedPart(id: row.id, part: part)
         if let cached = previewCache.get(key), let decoded = Self.decodeCached(cached) { return decoded }
@@ -75,7 +75,7 @@ extension Vault {
             throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
         }
         try ProtectedFiles.writeAtomically(try thumbnail(ref, size: size).bytes, to: path)
-        audit("thumbnail export", ref: ref, detail: size.rawValue)
+        vault.audit("thumbnail export", ref: ref, detail: size.rawValue)
     }
 
     /// Opens an item's sealed thumbnails (bound to its ID and key).
@@ -110,10 +110,10 @@ extension Vault {
             var meta = try ItemMetadata.open(row, key: key)
             if meta.thumbnail == true && ProtectedFiles.exists(location.thumbnailPath(row.id)) { continue }
             guard meta.size <= UInt64(PhotoCapture.maxBytes),
-                  ImageFormat.sniff(try read(row, offset: 0, count: 16)) != nil else { continue }
+                  ImageFormat.sniff(try vault.items.read(row, offset: 0, count: 16)) != nil else { continue }
             let capture = PhotoCapture(name: meta.name)
             var sink = CaptureSink(capture: capture)
-            let (fd, itemKey) = try openItem(row)
+            let (fd, itemKey) = try vault.items.openItem(row)
             defer { close(fd) }
             try N11Envelope.open(from: FileDescriptorStream(fd: fd, label: row.id.hex), to: &sink,
                                  expected: N11Header(kind: row.kind, domain: row.domain, itemID: row.id), itemKey: itemKey)
@@ -135,11 +135,6 @@ extension Vault {
         }
         progress(rows.count, rows.count)
         return result
-    }
-
-    /// Drops everything the cache holds for an item (its head and both thumbnails).
-    func forgetCached(_ id: ItemID) {
-        for part in [CachedPart.Part.head, .grid, .preview] { previewCache.remove(CachedPart(id: id, part: part)) }
     }
 
     private static func encodeCached(_ t: EncodedThumbnail) -> [UInt8] {

@@ -68,29 +68,3 @@ extension LockedVault {
         return try KeyStore(root: location.keyStoreRoot).tpmStatus()
     }
 }
-
-extension Vault {
-    /// Binds the key store to the TPM. Needs the primary PIN's unlock; `others` are the other
-    /// PINs that must keep working. Returns the recovery key (to be shown once).
-    /// `recoveryKey`: the vault's recovery phrase, which then serves as the TPM's recovery key too.
-    public func enrollTPM(others: [SecretBytes], pin: SecretBytes, pcrMask: UInt32, recoveryKey: SecretBytes? = nil) throws -> SecretBytes {
-        guard isPrimary else { throw Nu11Error.wrongPIN }
-        // A given recovery key (the phrase of a rebuilt key store) may already hold this TPM's lockout authorization.
-        let enrolment = try keyStore.enrollTPM(pins: [pin] + others, pcrMask: pcrMask, state: state, recoveryKey: recoveryKey,
-                                               lockoutMayBeOurs: recoveryKey != nil, strongPIN: Strength.passphraseStrong(pin))
-        replaceHeld(enrolment.unlocked)
-        audit("tpm enroll", detail: pcrMask == 0 ? nil : "PCRs " + TPMRecord.pcrs(in: pcrMask).map(String.init).joined(separator: ","))
-        return enrolment.recoveryKey
-    }
-
-    public func keyStoreTPMStatus() throws -> KeyStore.TPMStatus { try keyStore.tpmStatus() }
-
-    /// Unbinds the key store from the TPM (every PIN given keeps working without it).
-    public func removeTPM(others: [SecretBytes], pin: SecretBytes) throws {
-        guard isPrimary else { throw Nu11Error.wrongPIN }
-        let (unlocked, late) = try keyStore.removeTPM(pins: [pin] + others, state: state)
-        replaceHeld(unlocked)
-        if let late { notice("done, but " + late) }
-        audit("tpm remove")
-    }
-}

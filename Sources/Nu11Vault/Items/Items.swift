@@ -10,7 +10,7 @@ import Foundation
 import Nu11Format
 import Nu11Storage
 
-extension Vault {
+extension Items {
     /// Imports one regular file. All or nothing: the ciphertext goes to a temp file, the key
     /// record is written, the file is renamed into place, then the index row is committed.
     @discardableResult
@@ -69,9 +69,9 @@ extension Vault {
             }
             afterRow = row
         }
-        let filter: ItemID?? = try album.map { .some(try albumID(named: $0)) } ?? (photosOnly ? .some(nil) : .none)
+        let filter: ItemID?? = try album.map { .some(try vault.albums.albumID(named: $0)) } ?? (photosOnly ? .some(nil) : .none)
         evictExpiredPreviews()
-        let names = try albumNames()
+        let names = try vault.albums.albumNames()
         func summarize(_ row: ItemRow) throws -> ItemSummary {
             let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
             return summary(row: row, meta: meta, albumName: row.album.flatMap { names[$0] })
@@ -107,7 +107,7 @@ extension Vault {
     public func item(_ ref: ItemRef) throws -> ItemSummary {
         let row = try row(ref)
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
-        return summary(row: row, meta: meta, albumName: try row.album.flatMap { try albumNames()[$0] })
+        return summary(row: row, meta: meta, albumName: try row.album.flatMap { try vault.albums.albumNames()[$0] })
     }
 
     /// Streams an item's plaintext into `sink`. Only authenticated bytes are written; if the
@@ -118,6 +118,14 @@ extension Vault {
         let n = try export(row, to: &sink)
         audit("export", count: 1, items: [row.id])
         return n
+    }
+
+    /// Streams an item's plaintext, without its location when `stripLocation`.
+    @discardableResult
+    public func export(_ ref: ItemRef, to sink: inout some ByteSink, stripLocation: Bool) throws -> UInt64 {
+        guard stripLocation else { return try export(ref, to: &sink) }
+        let row = try row(ref)
+        return try vault.photos.exportStripped(row, meta: try ItemMetadata.open(row, key: metadataKey(row.domain)), to: &sink)
     }
 
     func export(_ row: ItemRow, to sink: inout some ByteSink) throws -> UInt64 {
@@ -144,7 +152,7 @@ extension Vault {
         let writer = try AtomicFileWriter(destination: path)
         do {
             var sink = CountingSink(inner: writer.sink, total: meta.size, report: progress)
-            let n = stripLocation ? try exportStripped(row, meta: meta, to: &sink) : try export(row, to: &sink)
+            let n = stripLocation ? try vault.photos.exportStripped(row, meta: meta, to: &sink) : try export(row, to: &sink)
             writer.modificationTime = meta.modified?.timeIntervalSince1970
             try writer.commit()
             audit("export", count: 1, items: [row.id])
@@ -224,7 +232,7 @@ extension Vault {
         if fade != nil && album != nil {
             throw Nu11Error(.invalidArgument, "fade items cannot go into an album", remedy: .fadeOrAlbum)
         }
-        let target = try album.map { try albumID(named: $0) }
+        let target = try album.map { try vault.albums.albumID(named: $0) }
         if let target { try ProtectedFiles.makeDirectory(location.albumFolder(target)) }
         return (fade == nil ? mainDomain : .fade, target)
     }
@@ -251,7 +259,7 @@ extension Vault {
 
     func summary(id: ItemID, meta: ItemMetadata, domain: Domain, kind: ItemKind, album: ItemID?) throws -> ItemSummary {
         summary(row: ItemRow(id: id, kind: kind, domain: domain, album: album, meta: []), meta: meta,
-                albumName: try album.flatMap { try albumNames()[$0] })
+                albumName: try album.flatMap { try vault.albums.albumNames()[$0] })
     }
 
     func summary(row: ItemRow, meta: ItemMetadata, albumName: String?) -> ItemSummary {

@@ -10,7 +10,7 @@ import Nu11Storage
 /// deadline; thumbnails are made again. A marker in the key store holds the insertion
 /// sequence the job started at: re-encrypted items get later ones, so a run cut short is
 /// resumed by running the command again, which re-encrypts only what is left.
-extension Vault {
+extension Maintenance {
     var contentTag: String { get throws { Hex.encode(AuditTrail.logID(try keys)) } }
 
     /// Whether an interrupted `rekey --content` has items left.
@@ -48,7 +48,7 @@ extension Vault {
                 let deadline = row.domain == .fade ? state.fade.first { $0.id == row.id }?.deadline : nil
                 do {
                     forgetCached(row.id)
-                    let new = try reencrypt(row, into: row.domain, fadeDeadline: deadline, album: row.album)
+                    let new = try vault.items.reencrypt(row, into: row.domain, fadeDeadline: deadline, album: row.album)
                     map.append((row.id.hex, new.hex))
                 } catch let error as Nu11Error where error.code == .corrupted || error.code == .authenticationFailed {
                     failed.append(row.id.hex)
@@ -58,7 +58,7 @@ extension Vault {
         }
         progress(total, total)
         try keyStore.setContentRotation(tag, through: nil)
-        audit("rekey content", count: map.count, detail: failed.isEmpty ? nil : "\(failed.count) damaged item(s) left as they were")
+        audit("rekey content", count: map.count, detail: failed.isEmpty ? nil : "\(failed.count) damaged vault.items.item(s) left as they were")
         return (map, failed)
     }
 }

@@ -7,10 +7,10 @@ import Nu11Storage
 /// metadata to be decoded: `itemIDs` sorts every visible item by capture date reading only
 /// the two dates out of each sealed metadata record, and `summaries` decodes the items a
 /// screen shows. (`list(order: .taken)` decodes every item in full.)
-extension Vault {
+extension Items {
     /// The visible items' IDs in capture-date order (oldest first; ties by import order).
     public func itemIDs(album: String? = nil, kind: ItemKind = .file) throws -> [ItemID] {
-        let filter: ItemID?? = try album.map { .some(try albumID(named: $0)) } ?? .none
+        let filter: ItemID?? = try album.map { .some(try vault.albums.albumID(named: $0)) } ?? .none
         evictExpiredPreviews()
         let rows = try visibleRows(kind: kind, album: filter, afterSeq: 0, limit: Int.max)
         var keys: [Domain: SecretBytes] = [:]
@@ -24,7 +24,7 @@ extension Vault {
     /// The summaries of `ids`, in their order; items gone since (deleted, faded) are left out.
     public func summaries(_ ids: [ItemID]) throws -> [ItemSummary] {
         evictExpiredPreviews()
-        let names = try albumNames()
+        let names = try vault.albums.albumNames()
         var out: [ItemSummary] = []
         for id in ids {
             guard let row = try index.item(id), isVisible(row) else { continue }

@@ -4,7 +4,7 @@ import Nu11Format
 import Nu11Media
 import Nu11Storage
 
-extension Vault {
+extension Photos {
     /// Photos larger than this are not stripped (the whole photo is held in memory).
     static let maxStripBytes: UInt64 = 512 << 20
 
@@ -23,7 +23,7 @@ extension Vault {
                             remedy: .exportWithoutStripping, item: row.id.hex)
         }
         var memory = MemorySink()
-        let (fd, key) = try openItem(row)
+        let (fd, key) = try vault.items.openItem(row)
         defer { close(fd) }
         do {
             try N11Envelope.open(from: FileDescriptorStream(fd: fd, label: row.id.hex), to: &memory,
@@ -41,13 +41,5 @@ extension Vault {
         }
         try sink.write(bytes)
         return UInt64(bytes.count)
-    }
-
-    /// Streams an item's plaintext, without its location when `stripLocation`.
-    @discardableResult
-    public func export(_ ref: ItemRef, to sink: inout some ByteSink, stripLocation: Bool) throws -> UInt64 {
-        guard stripLocation else { return try export(ref, to: &sink) }
-        let row = try row(ref)
-        return try exportStripped(row, meta: try ItemMetadata.open(row, key: metadataKey(row.domain)), to: &sink)
     }
 }

@@ -12,7 +12,7 @@ public struct ImportStopped: Error {
     public let cause: Nu11Error
 }
 
-extension Vault {
+extension Items {
     /// Imports many files with group commit. Each item is still all or nothing, and every
     /// item is durable when this returns. The fsync policy: within a batch (up to 256 files
     /// or 256 MiB) data files and key records are written without individual fsyncs, a
@@ -84,7 +84,7 @@ extension Vault {
 
     private func commitBatch(_ batch: inout [StagedItem]) throws -> [ItemSummary] {
         try commit(&batch)
-        let names = try albumNames()
+        let names = try vault.albums.albumNames()
         return batch.map { summary(row: $0.row, meta: $0.meta, albumName: $0.row.album.flatMap { names[$0] }) }
     }
 }

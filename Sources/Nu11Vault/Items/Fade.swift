@@ -3,7 +3,7 @@ import Foundation
 import Nu11Format
 import Nu11Storage
 
-extension Vault {
+extension Items {
     /// Read-time enforcement: an expired fade item never decrypts, even if no sweep ran or
     /// its file was restored from a copy. It is shredded on the spot.
     func checkFade(_ row: ItemRow) throws {

@@ -27,7 +27,7 @@ public struct CheckReport: Sendable, Codable {
     public var passed: Bool { failures.allSatisfy { $0.repaired != nil } }
 }
 
-extension Vault {
+extension Maintenance {
     var quarantineFolder: String { location.vaultRoot + "/Quarantine" }
 
     /// Verifies every item (key record, header, every chunk, metadata), the index against the
@@ -41,7 +41,7 @@ extension Vault {
         if try keyStore.loadSettings().damaged {
             var finding = CheckReport.Finding(item: "settings", problem: "the settings file does not authenticate")
             if repair {
-                try keyStore.saveSettings(settings, tagKey: settingsKey())
+                try keyStore.saveSettings(settings, tagKey: vault.settingsKey())
                 finding.repaired = "rewritten with the values in use"
             }
             report.failures.append(finding)
@@ -127,13 +127,13 @@ extension Vault {
         }
         guard keyStore.hasItemKey(row.id) else { return "its key record is missing" }
         do {
-            let (fd, key) = try openItem(row)
+            let (fd, key) = try vault.items.openItem(row)
             defer { close(fd) }
             var sink = NullSink()
             try N11Envelope.open(from: FileDescriptorStream(fd: fd, label: row.id.hex), to: &sink,
                                  expected: N11Header(kind: row.kind, domain: row.domain, itemID: row.id), itemKey: key)
             if ProtectedFiles.exists(location.thumbnailPath(row.id)) {
-                do { _ = try openThumbnails(row) } catch let error as Nu11Error { return Self.thumbnailProblem + error.message }
+                do { _ = try vault.photos.openThumbnails(row) } catch let error as Nu11Error { return Self.thumbnailProblem + error.message }
             }
             return nil
         } catch let error as Nu11Error {
@@ -145,7 +145,7 @@ extension Vault {
 
     private func quarantine(_ row: ItemRow) throws -> String {
         var moved: String?
-        if let path = try? locate(row) { moved = try? moveToQuarantine(path) }
+        if let path = try? vault.items.locate(row) { moved = try? moveToQuarantine(path) }
         try index.setQuarantined(row.id)
         return moved.map { "marked quarantined; file \($0)" } ?? "marked quarantined"
     }

@@ -15,20 +15,20 @@ public struct RecoverySetup: Sendable {
 /// domain keys and every item key sealed to the phrase's public key, so the folder and the
 /// phrase alone rebuild a key store (`nu11vlt recover`). Only the primary vault takes part:
 /// the backup vault stays undetectable, and Fade items are meant to disappear.
-extension Vault {
+extension Profiles {
     var recoveryPath: String { location.vaultRoot + "/recovery.n11r" }
 
     /// Reads the recovery data after unlock: the public key new items are sealed to, if the
     /// current keys made it. A stale key-set list (a rotation finished since) is rewritten;
     /// data the keys did not make is not used, with a notice.
     func loadRecovery() {
-        recoveryPublicKey = nil
+        vault.recoveryPublicKey = nil
         guard role == .primary, ProtectedFiles.exists(recoveryPath) else { return }
         do {
             let record = try RecoveryRecord.parse(ProtectedFiles.read(recoveryPath, limit: 4096))
             let current = try keys
             guard record.vaultID == (try index.vaultID()), record.mentions(current) else {
-                pendingNotices.append(Notice(message: "the vault folder's recovery data was not made by this vault's keys, so new items are not covered by the recovery phrase",
+                vault.pendingNotices.append(Notice(message: "the vault folder's recovery data was not made by this vault's keys, so new items are not covered by the recovery phrase",
                                              remedy: .newRecoveryPhrase))
                 return
             }
@@ -37,9 +37,9 @@ extension Vault {
             if record.isBound(to: current) && record.sets.count > 1 && !index.isReadOnly {
                 try writeRecovery(publicKey: record.publicKey, keys: [current])
             }
-            recoveryPublicKey = record.publicKey
+            vault.recoveryPublicKey = record.publicKey
         } catch {
-            pendingNotices.append(Notice(message: "the vault folder's recovery data cannot be read (\(Self.describe(error))): new items are not covered by the recovery phrase",
+            vault.pendingNotices.append(Notice(message: "the vault folder's recovery data cannot be read (\(Vault.describe(error))): new items are not covered by the recovery phrase",
                                          remedy: .newRecoveryPhrase))
         }
     }
@@ -55,20 +55,20 @@ extension Vault {
     /// During a rotation (step 1): the recovery data holds the new keys and the old ones,
     /// so rows re-sealed or not yet re-sealed both open with the phrase at every instant.
     func recoveryBeforeRotation(from olds: [DomainKeys], to new: DomainKeys) throws {
-        guard role == .primary, let publicKey = recoveryPublicKey else { return }
+        guard role == .primary, let publicKey = vault.recoveryPublicKey else { return }
         try writeRecovery(publicKey: publicKey, keys: [new] + olds)
     }
 
     /// After a rotation's commit point: the new keys alone. A failure is a notice (the next
     /// unlock rewrites it).
     func recoveryAfterRotation() {
-        guard role == .primary, let publicKey = recoveryPublicKey, let current = try? keys else { return }
+        guard role == .primary, let publicKey = vault.recoveryPublicKey, let current = try? keys else { return }
         afterCommit("trimming the recovery data to the new keys") { try writeRecovery(publicKey: publicKey, keys: [current]) }
     }
 
     /// The seal of a new primary-vault item's key; nil for other domains or without a phrase.
     func recoverySeal(itemKey: SecretBytes, id: ItemID, kind: ItemKind, domain: Domain) throws -> [UInt8]? {
-        guard domain == .vault, role == .primary, let publicKey = recoveryPublicKey, let vaultID = try index.vaultID() else {
+        guard domain == .vault, role == .primary, let publicKey = vault.recoveryPublicKey, let vaultID = try index.vaultID() else {
             return nil
         }
         return try RecoverySeal.seal(itemKey, to: publicKey, associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: id, kind: kind))
@@ -90,7 +90,7 @@ extension Vault {
         let phrase = given ?? RecoveryKey.generate()
         let publicKey = try RecoverySeal.publicKey(phrase: phrase, vaultID: vaultID)
         try writeRecovery(publicKey: publicKey, keys: [try keys])
-        recoveryPublicKey = publicKey
+        vault.recoveryPublicKey = publicKey
         var seals: [(id: ItemID, seal: [UInt8])] = []
         for row in try index.items(domains: [.vault], limit: nil) {
             let itemKey = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(.vault))
@@ -104,7 +104,7 @@ extension Vault {
 
     /// Destroys the recovery data (the duress PIN; `Wipe` does the same by path).
     func destroyRecovery() throws {
-        recoveryPublicKey = nil
+        vault.recoveryPublicKey = nil
         try Self.destroyRecovery(location)
     }
 

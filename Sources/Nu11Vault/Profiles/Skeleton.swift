@@ -24,12 +24,12 @@ public struct SkeletonStatus: Sendable, Codable {
     }
 }
 
-extension Vault {
+extension Profiles {
     /// Enables the Skeleton Switch: without a primary check-in for `interval`, the next
     /// command of any kind wipes the vault first. Only the primary PIN's vault can (slot 0
     /// is re-sealed with the armed flag, under the key-encryption key the unlock derived).
     public func enableSkeleton(interval: Double, secure: Bool) throws {
-        guard isPrimary else { throw Nu11Error.wrongPIN }
+        guard vault.isPrimary else { throw Nu11Error.wrongPIN }
         guard interval >= 1 else {
             throw Nu11Error(.invalidArgument, "the interval must be at least 1 second", remedy: "choose e.g. 7d")
         }
@@ -49,7 +49,7 @@ extension Vault {
     }
 
     public func disableSkeleton() throws {
-        guard isPrimary else { throw Nu11Error.wrongPIN }
+        guard vault.isPrimary else { throw Nu11Error.wrongPIN }
         try commitMaster("disarming the Skeleton Switch") { try keyStore.setSkeletonArmed(false, primary: held) }
         state.skeleton = nil
         // After the commit point: the gate drops a deadline the master record no longer arms.
@@ -62,15 +62,15 @@ extension Vault {
     /// since the keys it holds may be the old ones.
     func commitMaster(_ what: String, _ write: () throws -> UnlockedKeys) throws {
         do {
-            replaceHeld(try write())
+            vault.replaceHeld(try write())
         } catch let error as Nu11Error where error.tookEffect {
             notice("done, but \(what) may not survive a power cut yet (\(error.message))")
-            lock()
+            vault.lock()
         }
     }
 }
 
-extension Vault {
+extension Profiles {
     /// The Skeleton Switch as this open session sees it (the app's settings screen); the
     /// command line's `skeleton status` runs the gate instead.
     public func skeletonStatus() -> SkeletonStatus {

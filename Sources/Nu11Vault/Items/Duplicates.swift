@@ -44,7 +44,7 @@ public struct DuplicateFinder {
             guard lseek(fd, 0, SEEK_SET) == 0 else { throw Nu11Error(.io, "\(path): cannot read it again", item: path) }
             var sink = ComparingSink(fd: fd)
             do {
-                _ = try vault.export(row, to: &sink)
+                _ = try vault.items.export(row, to: &sink)
                 if try sink.atEnd() { return Match(id: row.id.hex, name: name) }
             } catch is ComparingSink.Differs {
                 continue

@@ -33,7 +33,7 @@ public struct RekeyReport: Sendable, Codable, Equatable {
 ///
 /// A rotation interrupted anywhere is finished by the next unlock (`resumeRotation`),
 /// before anything reads the vault.
-extension Vault {
+extension Maintenance {
     /// `nu11vlt rekey`.
     @discardableResult
     public func rekey(progress: @escaping (RekeyProgress) -> Void = { _ in }) throws -> RekeyReport {
@@ -63,16 +63,16 @@ extension Vault {
         try keyStore.writeForward(from: current.keys, to: new)
         let report = try migrate(from: [current.keys], to: new, progress: progress)
         do {
-            replaceHeld(try commit(new))
+            vault.replaceHeld(try commit(new))
         } catch let error as Nu11Error where error.tookEffect {
             notice("done, but the key rotation may not survive a power cut yet (\(error.message))")
-            lock()
+            vault.lock()
             return report
         } catch {
             // The PIN change was refused after the records moved: finish the rotation under the
             // current PIN, then report the refusal.
             try keyStore.resealSlot(current.slot, keys: new, kek: current.kek)
-            replaceHeld(current.with(keys: new))
+            vault.replaceHeld(current.with(keys: new))
             if role == .primary { dropForward(from: current.keys) }
             throw error
         }
@@ -81,7 +81,7 @@ extension Vault {
         } else if role == .backup {
             followDuress(from: [current.keys], to: new)
         }
-        recoveryAfterRotation()
+        vault.profiles.recoveryAfterRotation()
         return report
     }
 
@@ -97,7 +97,7 @@ extension Vault {
             for old in olds { try keyStore.removeForward(from: old) }
             try keyStore.removeForwards(leadingTo: new)
         } catch {
-            notice("the duress PIN's copy of the rotated keys could not be updated yet (\(Self.describe(error))); the next unlock with the backup PIN tries again")
+            notice("the duress PIN's copy of the rotated keys could not be updated yet (\(Vault.describe(error))); the next unlock with the backup PIN tries again")
         }
     }
 
@@ -106,7 +106,7 @@ extension Vault {
     /// of the key store with the old PIN reach the new keys.
     func dropForward(from old: DomainKeys) {
         do { try keyStore.removeForward(from: old) } catch {
-            notice("done, but the old keys' rotation record could not be removed (\(Self.describe(error))): delete \(keyStore.root)/forward/\(ForwardRecord.tag(of: old)).n11f yourself")
+            notice("done, but the old keys' rotation record could not be removed (\(Vault.describe(error))): delete \(keyStore.root)/forward/\(ForwardRecord.tag(of: old)).n11f yourself")
         }
     }
 
@@ -125,7 +125,7 @@ extension Vault {
             // right after the slot was re-sealed) leaves a record that leads *to* these keys:
             // with an old copy of the key store and the old PIN it would reach them. Remove it.
             do { try keyStore.removeForwards(leadingTo: current.keys) } catch {
-                notice("an old key rotation's record could not be removed (\(Self.describe(error))); the next unlock tries again")
+                notice("an old key rotation's record could not be removed (\(Vault.describe(error))); the next unlock tries again")
             }
         }
         guard chain.count > 1, let newest = chain.last, !index.isReadOnly else { return }
@@ -133,20 +133,20 @@ extension Vault {
         var report = try migrate(from: Array(chain.dropLast()), to: final, progress: { _ in })
         report.resumed = true
         try keyStore.resealSlot(current.slot, keys: final, kek: current.kek)
-        replaceHeld(current.with(keys: final))
+        vault.replaceHeld(current.with(keys: final))
         if role == .primary {
             for old in chain.dropLast() { try keyStore.removeForward(from: old) }
         } else if role == .backup {
             followDuress(from: Array(chain.dropLast()), to: final)
         }
-        recoveryAfterRotation()
+        vault.profiles.recoveryAfterRotation()
         audit("rekey finished", count: report.keyRecords, detail: "a rotation an earlier command left unfinished")
     }
 
     /// Steps 2 of a rotation, idempotent: whatever already opens under `new` is left alone.
     func migrate(from olds: [DomainKeys], to new: DomainKeys, progress: @escaping (RekeyProgress) -> Void) throws -> RekeyReport {
         let domains = visibleDomains
-        try recoveryBeforeRotation(from: olds, to: new)
+        try vault.profiles.recoveryBeforeRotation(from: olds, to: new)
         try rotateArchiveKey(from: olds, to: new)
         if role == .backup, let escrow = keyStore.escrowedKEK(for: olds) {
             // The duress slot's KEK moves to the new keys before the commit point (FORMAT.md §4.2c).
@@ -173,14 +173,14 @@ extension Vault {
         var albums = 0
         let albumKey = newMeta[mainDomain]
         for album in try index.albums(domains: [mainDomain]) {
-            guard let albumKey, (try? SmallSeal.open(album.name, key: albumKey, associatedData: Self.albumAAD(album.id))) == nil else {
+            guard let albumKey, (try? SmallSeal.open(album.name, key: albumKey, associatedData: Albums.albumAAD(album.id))) == nil else {
                 continue
             }
             for old in oldMeta {
                 guard let oldKey = old[mainDomain],
-                      var plain = try? SmallSeal.open(album.name, key: oldKey, associatedData: Self.albumAAD(album.id)) else { continue }
+                      var plain = try? SmallSeal.open(album.name, key: oldKey, associatedData: Albums.albumAAD(album.id)) else { continue }
                 defer { secureZero(&plain) }
-                try index.renameAlbum(album.id, name: SmallSeal.seal(plain, key: albumKey, associatedData: Self.albumAAD(album.id)))
+                try index.renameAlbum(album.id, name: SmallSeal.seal(plain, key: albumKey, associatedData: Albums.albumAAD(album.id)))
                 albums += 1
                 break
             }

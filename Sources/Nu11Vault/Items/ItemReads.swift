@@ -3,7 +3,7 @@ import Foundation
 import Nu11Format
 import Nu11Storage
 
-extension Vault {
+extension Items {
     /// Reads `count` bytes at `offset` of an item's plaintext, decrypting only the chunks the
     /// range touches (the length is authenticated through the final chunk first). A range
     /// reaching past the end is cut at the end; an offset past the end is an error.
@@ -38,12 +38,5 @@ extension Vault {
         let head = try read(row, offset: 0, count: bytes)
         previewCache.set(CachedPart(id: row.id, part: .head), head)
         return head
-    }
-
-    /// Drops cached previews of fade items whose deadline has passed (they are never served
-    /// anyway: the read-time checks come first; this keeps their plaintext out of memory).
-    func evictExpiredPreviews() {
-        let current = now
-        for entry in state.fade where entry.deadline <= current { forgetCached(entry.id) }
     }
 }

@@ -7,51 +7,18 @@ import Nu11Storage
 ///
 /// Which vault a fade item belongs to is not written anywhere in the clear: each vault sees
 /// the fade rows whose sealed metadata opens under its own fade key, and nothing else.
-extension Vault {
-    public var isPrimary: Bool { role == .primary }
-
-    /// Whether a row belongs to the vault this PIN opened.
-    func isVisible(_ row: ItemRow) -> Bool {
-        guard visibleDomains.contains(row.domain) else { return false }
-        guard row.domain == .fade else { return true }
-        // A fade item whose deadline passed in this session is gone from listings at once.
-        if let entry = state.fade.first(where: { $0.id == row.id }), entry.deadline <= now { return false }
-        return (try? ItemMetadata.open(row, key: metadataKey(.fade))) != nil
-    }
-
-    /// Up to `limit` visible rows after `afterSeq`.
-    func visibleRows(kind: ItemKind?, album: ItemID?? = .none, afterSeq: Int64, limit: Int) throws -> [ItemRow] {
-        if limit == Int.max {
-            // Every row: one pass, sorted here (cheaper than SQLite sorting pages of rows).
-            return try index.items(domains: visibleDomains, kind: kind, album: album, afterSeq: afterSeq, limit: nil)
-                .filter(isVisible).sorted { $0.seq < $1.seq }
-        }
-        let batchSize = limit > 4096 ? 4096 : 256
-        var out: [ItemRow] = []
-        var cursor = afterSeq
-        while out.count < limit {
-            let batch = try index.items(domains: visibleDomains, kind: kind, album: album, afterSeq: cursor, limit: batchSize)
-            for row in batch where isVisible(row) {
-                out.append(row)
-                if out.count == limit { break }
-            }
-            guard batch.count == batchSize, let last = batch.last else { break }
-            cursor = last.seq
-        }
-        return out
-    }
-
+extension Profiles {
     /// How many items a backup vault holds (what a new backup PIN would destroy): rows in
     /// the Backup domain and fade rows this vault cannot open. Primary PIN only.
     public func backupVaultItemCount() throws -> Int {
-        guard isPrimary else { throw Nu11Error.wrongPIN }
+        guard vault.isPrimary else { throw Nu11Error.wrongPIN }
         return try index.count(domains: [.backup]).items + index.items(domains: [.fade], limit: Int.max).filter { !isVisible($0) }.count
     }
 
     /// Sets (or replaces) the backup PIN. Only the primary PIN may do this. A backup vault
     /// that existed before is destroyed (its keys are replaced), and so is the duress PIN.
     public func setBackupPIN(_ pin: SecretBytes) throws {
-        guard isPrimary else { throw Nu11Error.wrongPIN }
+        guard vault.isPrimary else { throw Nu11Error.wrongPIN }
         guard pin.count >= 4 else {
             throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: "use at least 4 characters")
         }
@@ -72,7 +39,7 @@ extension Vault {
             try shred(rows: index.items(domains: [.backup], limit: Int.max)
                 + index.items(domains: [.fade], limit: Int.max).filter { !isVisible($0) }, albumsOf: .backup)
         } catch {
-            notice("done, but the former backup vault's items could not all be shredded (\(Self.describe(error))); their keys are gone, so they no longer open, and setting the backup PIN again shreds what is left")
+            notice("done, but the former backup vault's items could not all be shredded (\(Vault.describe(error))); their keys are gone, so they no longer open, and setting the backup PIN again shreds what is left")
         }
     }
 
@@ -112,7 +79,7 @@ extension Vault {
 
     /// Crypto-shreds rows that this vault cannot open (keys first), with their files.
     func shred(rows: [ItemRow], albumsOf domain: Domain) throws {
-        let shredder = shredder()
+        let shredder = vault.items.shredder()
         for row in rows { try shredder.shred(row) }
         if !rows.isEmpty { try index.deleteItems(rows.map(\.id)) }
         for album in try index.albums(domains: [domain]) {

@@ -9,15 +9,15 @@ import Nu11Storage
 /// and key (entries, journal mark and TPM anchor carried over), and a settings file this
 /// vault tagged is tagged again. All before the commit point, and idempotent: a rotation
 /// resumed after a crash runs it again.
-extension Vault {
+extension Maintenance {
     func rotateArchiveKey(from olds: [DomainKeys], to new: DomainKeys) throws {
         let retiring = olds.filter { !$0.archive.constantTimeEquals(new.archive) }
         guard !retiring.isEmpty else { return }
         try keyStore.retireArchiveKeys(retiring.map(\.archive), under: new.archive)
         try moveLog(from: retiring, to: new)
         if let loaded = try? keyStore.loadSettings().settings,
-           retiring.contains(where: { loaded.authenticated(under: Self.settingsKey($0)) }) {
-            try keyStore.saveSettings(loaded, tagKey: Self.settingsKey(new))
+           retiring.contains(where: { loaded.authenticated(under: Vault.settingsKey($0)) }) {
+            try keyStore.saveSettings(loaded, tagKey: Vault.settingsKey(new))
         }
     }
 

@@ -3,7 +3,7 @@ import Foundation
 import Nu11Format
 import Nu11Storage
 
-extension Vault {
+extension Albums {
     /// What happens to an album's items when it is deleted.
     public enum AlbumDeletion: Sendable {
         case moveItemsToPhotos
@@ -77,7 +77,7 @@ extension Vault {
         try index.renameAlbum(id, name: sealAlbumName(newName, id: id))
     }
 
-    public func albums() throws -> [AlbumSummary] {
+    public func list() throws -> [AlbumSummary] {
         let names = try albumNames()
         let counts = try index.albumItemCounts(domains: visibleDomains)
         return try index.albums(domains: visibleDomains).compactMap { row in
@@ -100,7 +100,7 @@ extension Vault {
         case .moveItemsToPhotos:
             for row in members { try move(row, to: nil) }
         case .deleteItems:
-            try delete(rows: members, secure: settings.deletionMode == .secure)
+            try vault.items.delete(rows: members, secure: settings.deletionMode == .secure)
         }
         try commitStep("deleting the album") { try index.deleteAlbum(id) }  // the commit point
         let folder = location.albumFolder(id)
@@ -112,7 +112,7 @@ extension Vault {
     /// Moves an item into an album (or back to Photos with nil). The file is renamed; its
     /// ciphertext does not change (the album is not part of the envelope's identity).
     public func moveItem(_ ref: ItemRef, toAlbum album: String?) throws {
-        let row = try row(ref)
+        let row = try vault.items.row(ref)
         guard row.kind == .file, row.domain == mainDomain else {
             throw Nu11Error(.invalidArgument, "item \(ref) cannot go into an album (only photos/files of the vault can)",
                             item: ref.digits)
@@ -121,7 +121,7 @@ extension Vault {
     }
 
     private func move(_ row: ItemRow, to album: ItemID?) throws {
-        let from = try locate(row)
+        let from = try vault.items.locate(row)
         let to = location.path(id: row.id, kind: row.kind, domain: row.domain, album: album)
         if let album { try ProtectedFiles.makeDirectory(location.albumFolder(album)) }
         // The metadata is sealed to the album too: re-sealed with the move, in the same row update.

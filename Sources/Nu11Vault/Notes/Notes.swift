@@ -12,7 +12,7 @@ public struct NoteSummary: Sendable, Equatable {
     public var fadesAt: Date?
 }
 
-extension Vault {
+extension Notes {
     public static let maxNoteBytes = 16 << 20
 
     /// Stores a note (`Notes/vault_<ID>.n11note`, or `fade_` with a fade deadline).
@@ -22,16 +22,16 @@ extension Vault {
         guard body.count <= Self.maxNoteBytes else {
             throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
         }
-        let item = try store(MemorySource(body), name: title, kind: .note, album: nil, fade: fade)
+        let item = try vault.items.store(MemorySource(body), name: title, kind: .note, album: nil, fade: fade)
         audit("note add", ids: [item.id])
         return note(item)
     }
 
-    public func notes() throws -> [NoteSummary] {
+    public func list() throws -> [NoteSummary] {
         var out: [NoteSummary] = []
         var after: ItemID?
         repeat {
-            let page = try list(limit: 1000, after: after, kind: .note)
+            let page = try vault.items.list(limit: 1000, after: after, kind: .note)
             out += page.items.map(note)
             after = page.next
         } while after != nil
@@ -41,7 +41,7 @@ extension Vault {
     public func noteBody(_ ref: ItemRef) throws -> [UInt8] {
         let row = try noteRow(ref)
         var sink = MemorySink()
-        _ = try export(row, to: &sink)
+        _ = try vault.items.export(row, to: &sink)
         audit("note show", count: 1, items: [row.id])
         return sink.bytes
     }
@@ -53,21 +53,21 @@ extension Vault {
     @discardableResult
     public func updateNote(_ ref: ItemRef, body: [UInt8], title: String? = nil) throws -> NoteSummary {
         let row = try noteRow(ref)
-        try checkFade(row)
+        try vault.items.checkFade(row)
         guard body.count <= Self.maxNoteBytes else {
             throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
         }
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         if let title { try Self.validateTitle(title) }
         let fade = row.domain == .fade ? state.fade.first { $0.id == row.id }.map { max(1, $0.deadline - now) } : nil
-        let item = try store(MemorySource(body), name: title ?? meta.name, kind: .note, album: nil, fade: fade,
+        let item = try vault.items.store(MemorySource(body), name: title ?? meta.name, kind: .note, album: nil, fade: fade,
                              created: meta.created, replacing: [row])
         audit("note edit", count: 1, items: [row.id], detail: "now \(item.id)")
         return note(item)
     }
 
     func noteRow(_ ref: ItemRef) throws -> ItemRow {
-        let row = try row(ref)
+        let row = try vault.items.row(ref)
         guard row.kind == .note else {
             throw Nu11Error(.invalidArgument, "item \(ref) is a file, not a note", remedy: .exportFileNotNote, item: ref.digits)
         }
