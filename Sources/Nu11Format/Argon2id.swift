@@ -92,14 +92,15 @@ public enum Argon2id {
     }
 }
 
-/// Counts Argon2id runs made in the task that installs it (`Argon2id.$runs.withValue`):
-/// the seam through which tests check that a command stretches each PIN once.
+/// Counts runs of something costly made in the task that installs it
+/// (`Argon2id.$runs.withValue`, and the vault's gate): the seam through which tests check
+/// that a command stretches each PIN once and runs the gate once.
 public final class KDFRunCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0
     public init() {}
     public var count: Int { lock.withLock { value } }
-    func increment() { lock.withLock { value += 1 } }
+    public func increment() { lock.withLock { value += 1 } }
 }
 
 extension Argon2id {

@@ -28,10 +28,15 @@ public struct GateReport: Sendable {
 }
 
 enum Gate {
+    /// Counts gate runs in the task that installs it (`Gate.$runs.withValue`): the seam
+    /// through which tests check that an unlock runs the gate once.
+    @TaskLocal static var runs: KDFRunCounter?
+
     /// Runs the checks; the caller holds the vault lock. Writes the device state only when
     /// it changed (so read commands work on a read-only or full disk).
     static func run(_ location: VaultLocation, keyStore: KeyStore, index: VaultIndex,
                     clock: any VaultClock) throws -> (DeviceState, GateReport) {
+        runs?.increment()
         let armed = try keyStore.readMaster().skeletonArmed
         var report = GateReport(now: clock.wallTime())
         var state: DeviceState

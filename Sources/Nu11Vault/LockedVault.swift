@@ -195,9 +195,10 @@ public struct LockedVault: Sendable {
         try Wipe.run(location, secure: secure, progress: progress)
     }
 
-    /// Unlocks with `pin`.
+    /// Unlocks with `pin` already in hand (the desktop app, which ran the gate when it showed
+    /// its prompt): one gate run under the vault's lock, then the attempt.
     public func unlock(pin: SecretBytes, onWait: () -> Void = {}) throws -> Vault {
-        try unlock(onWait: onWait, report: { _ in }, readPIN: { pin })
+        try open(pin: pin, onWait: onWait, reported: [], report: { _ in })
     }
 
     /// Runs the gate, then asks `readPIN` (so no prompt appears while a delay runs or before
@@ -216,9 +217,15 @@ public struct LockedVault: Sendable {
             return gateReport
         }
         let pin = try readPIN()
-        return try gated(onWait: onWait) { lock, keyStore, index, gateState, gateReport in
+        return try open(pin: pin, onWait: onWait, reported: first.warnings, report: report)
+    }
+
+    /// The gate under the vault's lock (what it finds that `reported` already said is left
+    /// out of `report`), then one PIN attempt and the session's start.
+    private func open(pin: SecretBytes, onWait: () -> Void, reported: [String], report: (GateReport) -> Void) throws -> Vault {
+        try gated(onWait: onWait) { lock, keyStore, index, gateState, gateReport in
             var fresh = gateReport
-            fresh.warnings.removeAll { first.warnings.contains($0) }
+            fresh.warnings.removeAll { reported.contains($0) }
             if !fresh.warnings.isEmpty || !fresh.shredded.isEmpty { report(fresh) }
             var state = gateState
             let now = gateReport.now

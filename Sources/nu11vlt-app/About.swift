@@ -5,6 +5,7 @@ import Nu11Release
 
 /// The main menu (the header bar's ☰, where GNOME apps keep About) and the About window: the
 /// name, the version (the VERSION file, stamped at build time) and the license.
+@MainActor
 func mainMenuButton(_ app: App) -> Widget {
     let menu = must(gtk_menu_button_new())
     gtk_menu_button_set_icon_name(op(menu), "open-menu-symbolic")

@@ -9,6 +9,7 @@ import Nu11Vault
 /// vault (gallery, notes, fade, settings), under a cover that hides it whenever the window is
 /// not focused. Lock (Ctrl+L, the Lock button, idle time) zeroes the keys and the caches and
 /// tears the vault's widgets down.
+@MainActor
 final class App {
     let session: Session
     let application: UnsafeMutablePointer<AdwApplication>
@@ -29,7 +30,7 @@ final class App {
         application = adw_application_new("org.nu11vlt.Nu11VLT", G_APPLICATION_NON_UNIQUE)
     }
 
-    static func monotonic() -> Double { Double(g_get_monotonic_time()) / 1e6 }
+    nonisolated static func monotonic() -> Double { Double(g_get_monotonic_time()) / 1e6 }
 
     func activate() {
         if let window { gtk_window_present(UnsafeMutablePointer(OpaquePointer(window))); return }
@@ -174,14 +175,14 @@ final class App {
 }
 
 /// A key-press handler (the "key-pressed" signal returns a gboolean: FALSE lets the key on).
-func onKey(_ controller: OpaquePointer?, _ body: @escaping () -> Void) {
-    let box = SignalBox { _, _ in body() }
+@MainActor
+func onKey(_ controller: OpaquePointer?, _ body: @escaping MainAction) {
     let handler: @convention(c) (UnsafeMutableRawPointer?, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?) -> Int32 = { _, _, _, _, data in
-        if let data { Unmanaged<SignalBox>.fromOpaque(data).takeUnretainedValue().body(nil, nil) }
+        if let data {
+            let body = ClosureBox<MainAction>.body(data)
+            MainActor.assumeIsolated { body() }
+        }
         return 0
     }
-    g_signal_connect_data(raw(controller), "key-pressed", unsafeBitCast(handler, to: GCallback.self),
-                          Unmanaged.passRetained(box).toOpaque(), { data, _ in
-                              if let data { Unmanaged<SignalBox>.fromOpaque(data).release() }
-                          }, GConnectFlags(rawValue: 0))
+    connectSignal(raw(controller), "key-pressed", body, handler: unsafeBitCast(handler, to: GCallback.self))
 }

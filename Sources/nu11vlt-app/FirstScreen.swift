@@ -10,7 +10,7 @@ import Nu11Vault
 /// frame after an unlock is then complete, instead of filling in over several frames (each
 /// frame costs tens of milliseconds when OpenGL runs in software). The rest of the grid still
 /// loads lazily, tile by tile, as it scrolls into view.
-final class FirstScreen: @unchecked Sendable {
+final class FirstScreen: Sendable {
     let summaries: [ItemSummary]
     let textures: [ItemID: TextureBox]
 
@@ -50,6 +50,7 @@ final class FirstScreen: @unchecked Sendable {
 /// frame in which every tile on screen shows its thumbnail (measured after the frame is
 /// painted, not when the textures arrive). One "after-paint" handler per gallery, idle when
 /// nothing is being measured, blocked when the gallery goes (on lock).
+@MainActor
 final class FirstScreenClock {
     private var start: Double?
     private var full: (() -> Int?)?
@@ -84,7 +85,7 @@ final class FirstScreenClock {
         full = nil
     }
 
-    deinit {
+    isolated deinit {
         guard let clock else { return }
         g_signal_handler_block(clock, gulong(handler))
         g_object_unref(clock)

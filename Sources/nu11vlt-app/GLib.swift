@@ -8,74 +8,82 @@ import CNu11Gtk
 
 typealias Widget = UnsafeMutablePointer<GtkWidget>
 
-/// A closure kept alive for as long as the signal connection that calls it.
-final class SignalBox {
-    let body: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void
-    init(_ body: @escaping (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void) { self.body = body }
+/// The one box that keeps a Swift closure alive for C: a signal connection, an idle or timer
+/// source, a shortcut. What it holds is `Sendable` (every UI closure is `@MainActor`, so it
+/// is), and the C trampolines below run it through `MainActor.assumeIsolated`: GTK calls
+/// them on the main thread, and the runtime checks that it does.
+final class ClosureBox<F: Sendable>: Sendable {
+    let body: F
+    init(_ body: F) { self.body = body }
+    /// A +1 reference for C; `releaseClosureBox` drops it.
+    var retained: UnsafeMutableRawPointer { Unmanaged.passRetained(self).toOpaque() }
+    static func body(_ data: UnsafeMutableRawPointer) -> F { Unmanaged<ClosureBox<F>>.fromOpaque(data).takeUnretainedValue().body }
 }
 
-private let releaseBox: GClosureNotify = { data, _ in
-    if let data { Unmanaged<SignalBox>.fromOpaque(data).release() }
+typealias MainAction = @MainActor () -> Void
+
+/// Drops the reference a `ClosureBox` gave C (any box: the release does not need its type).
+func releaseClosureBox(_ data: UnsafeMutableRawPointer?) {
+    if let data { Unmanaged<AnyObject>.fromOpaque(data).release() }
+}
+
+private let releaseBox: GClosureNotify = { data, _ in releaseClosureBox(data) }
+
+/// Connects `body` to `signal` with the C handler `handler` (which finds the box in its
+/// last argument); the box lives as long as the connection.
+@MainActor @discardableResult
+func connectSignal<F: Sendable>(_ object: UnsafeMutableRawPointer?, _ signal: String, _ body: F, handler: GCallback,
+                          flags: GConnectFlags = GConnectFlags(rawValue: 0)) -> UInt {
+    g_signal_connect_data(object, signal, handler, ClosureBox(body).retained, releaseBox, flags)
 }
 
 /// Connects a signal whose handler takes (instance, user data).
-@discardableResult
-func on(_ object: UnsafeMutableRawPointer?, _ signal: String, _ body: @escaping () -> Void) -> UInt {
-    let box = SignalBox { _, _ in body() }
+@MainActor @discardableResult
+func on(_ object: UnsafeMutableRawPointer?, _ signal: String, _ body: @escaping MainAction) -> UInt {
     // Swapped: the user data comes first, whatever arguments the signal has after it.
     let handler: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
         guard let data else { return }
-        Unmanaged<SignalBox>.fromOpaque(data).takeUnretainedValue().body(nil, nil)
+        let body = ClosureBox<MainAction>.body(data)
+        MainActor.assumeIsolated { body() }
     }
-    return g_signal_connect_data(object, signal, unsafeBitCast(handler, to: GCallback.self),
-                                 Unmanaged.passRetained(box).toOpaque(), releaseBox, G_CONNECT_SWAPPED)
+    return connectSignal(object, signal, body, handler: unsafeBitCast(handler, to: GCallback.self), flags: G_CONNECT_SWAPPED)
 }
 
 /// Connects a signal whose handler takes (instance, one pointer-sized argument, user data).
-@discardableResult
+@MainActor @discardableResult
 func on1(_ object: UnsafeMutableRawPointer?, _ signal: String,
-         _ body: @escaping (UnsafeMutableRawPointer?) -> Void) -> UInt {
-    let box = SignalBox { arg, _ in body(arg) }
+         _ body: @escaping @MainActor (UnsafeMutableRawPointer?) -> Void) -> UInt {
     // Swapped: (user data, first argument, …).
     let handler: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { data, arg in
         guard let data else { return }
-        Unmanaged<SignalBox>.fromOpaque(data).takeUnretainedValue().body(arg, nil)
+        let arg = UInt(bitPattern: arg)
+        MainActor.assumeIsolated {
+            ClosureBox<@MainActor (UnsafeMutableRawPointer?) -> Void>.body(data)(UnsafeMutableRawPointer(bitPattern: arg))
+        }
     }
-    return g_signal_connect_data(object, signal, unsafeBitCast(handler, to: GCallback.self),
-                                 Unmanaged.passRetained(box).toOpaque(), releaseBox, G_CONNECT_SWAPPED)
+    return connectSignal(object, signal, body, handler: unsafeBitCast(handler, to: GCallback.self), flags: G_CONNECT_SWAPPED)
 }
 
-/// A closure the main loop runs once, posted from any thread.
-private final class MainWork: @unchecked Sendable {
-    let body: () -> Void
-    init(_ body: @escaping () -> Void) { self.body = body }
-}
-
-/// Runs `body` on the GTK main thread, soon (safe to call from any thread).
-func onMain(_ body: @escaping () -> Void) {
-    let work = Unmanaged.passRetained(MainWork(body)).toOpaque()
+/// Runs `body` on the GTK main thread, soon. Safe to call from any thread: the worker posts
+/// its results this way (Swift's own main-actor hop would wait for a dispatch main queue that
+/// GTK's loop never drains).
+func onMain(_ body: @escaping MainAction) {
     g_idle_add_full(Int32(G_PRIORITY_DEFAULT_IDLE), { data in
         guard let data else { return 0 }
-        Unmanaged<MainWork>.fromOpaque(data).takeRetainedValue().body()
+        let body = ClosureBox<MainAction>.body(data)
+        MainActor.assumeIsolated { body() }
         return 0
-    }, work, nil)
+    }, ClosureBox(body).retained, { releaseClosureBox($0) })
 }
 
 /// A repeating timer on the main loop; return false from `body` to stop it.
-final class Repeating {
-    let body: () -> Bool
-    init(_ body: @escaping () -> Bool) { self.body = body }
-}
-
-@discardableResult
-func every(milliseconds: UInt32, _ body: @escaping () -> Bool) -> UInt32 {
-    let box = Unmanaged.passRetained(Repeating(body)).toOpaque()
-    return g_timeout_add_full(Int32(G_PRIORITY_DEFAULT), milliseconds, { data in
+@MainActor @discardableResult
+func every(milliseconds: UInt32, _ body: @escaping @MainActor () -> Bool) -> UInt32 {
+    g_timeout_add_full(Int32(G_PRIORITY_DEFAULT), milliseconds, { data in
         guard let data else { return 0 }
-        return Unmanaged<Repeating>.fromOpaque(data).takeUnretainedValue().body() ? 1 : 0
-    }, box, { data in
-        if let data { Unmanaged<Repeating>.fromOpaque(data).release() }
-    })
+        let body = ClosureBox<@MainActor () -> Bool>.body(data)
+        return MainActor.assumeIsolated { body() } ? 1 : 0
+    }, ClosureBox(body).retained, { releaseClosureBox($0) })
 }
 
 // MARK: casts and small helpers
@@ -90,7 +98,8 @@ func every(milliseconds: UInt32, _ body: @escaping () -> Bool) -> UInt32 {
 @inline(__always) func widget(_ p: UnsafeMutablePointer<some Any>?) -> Widget? { p.map { Widget(OpaquePointer($0)) } }
 
 /// A button with a visible label and the same accessible name.
-func button(_ label: String, name: String? = nil, style: String? = nil, _ action: @escaping () -> Void) -> Widget {
+@MainActor
+func button(_ label: String, name: String? = nil, style: String? = nil, _ action: @escaping MainAction) -> Widget {
     let b = gtk_button_new_with_label(label)
     if let style { gtk_widget_add_css_class(b, style) }
     n11g_set_label(b, name ?? label)
@@ -99,7 +108,8 @@ func button(_ label: String, name: String? = nil, style: String? = nil, _ action
 }
 
 /// An icon button; `name` is what screen readers (and the tests) call it.
-func iconButton(_ icon: String, name: String, _ action: @escaping () -> Void) -> Widget {
+@MainActor
+func iconButton(_ icon: String, name: String, _ action: @escaping MainAction) -> Widget {
     let b = gtk_button_new_from_icon_name(icon)
     gtk_widget_set_tooltip_text(b, name)
     n11g_set_label(b, name)
@@ -144,48 +154,38 @@ func controller(_ p: OpaquePointer?) -> OpaquePointer? { p }
 func string(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
 
 /// A keyboard shortcut (e.g. "<Control>l") on a widget, active anywhere in its window.
-func shortcut(_ w: Widget?, _ trigger: String, _ body: @escaping () -> Void) {
+@MainActor
+func shortcut(_ w: Widget?, _ trigger: String, _ body: @escaping MainAction) {
     let controller = gtk_shortcut_controller_new()
     gtk_shortcut_controller_set_scope(controller, GTK_SHORTCUT_SCOPE_GLOBAL)
-    let box = Unmanaged.passRetained(Repeating { body(); return true }).toOpaque()
     let action = gtk_callback_action_new({ _, _, data in
         guard let data else { return 0 }
-        _ = Unmanaged<Repeating>.fromOpaque(data).takeUnretainedValue().body()
+        let body = ClosureBox<MainAction>.body(data)
+        MainActor.assumeIsolated { body() }
         return 1
-    }, box, { data in if let data { Unmanaged<Repeating>.fromOpaque(data).release() } })
+    }, ClosureBox(body).retained, { releaseClosureBox($0) })
     gtk_shortcut_controller_add_shortcut(controller, gtk_shortcut_new(gtk_shortcut_trigger_parse_string(trigger), action))
     gtk_widget_add_controller(w, controller)
 }
 
 /// A key-press handler that sees the key value and says whether it handled the key.
-final class KeyBox {
-    let body: (UInt32) -> Bool
-    init(_ body: @escaping (UInt32) -> Bool) { self.body = body }
-}
-
-func onKeyValue(_ controller: OpaquePointer?, _ body: @escaping (UInt32) -> Bool) {
+@MainActor
+func onKeyValue(_ controller: OpaquePointer?, _ body: @escaping @MainActor (UInt32) -> Bool) {
     let handler: @convention(c) (UnsafeMutableRawPointer?, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?) -> Int32 = { _, key, _, _, data in
         guard let data else { return 0 }
-        return Unmanaged<KeyBox>.fromOpaque(data).takeUnretainedValue().body(key) ? 1 : 0
+        let body = ClosureBox<@MainActor (UInt32) -> Bool>.body(data)
+        return MainActor.assumeIsolated { body(key) } ? 1 : 0
     }
-    g_signal_connect_data(raw(controller), "key-pressed", unsafeBitCast(handler, to: GCallback.self),
-                          Unmanaged.passRetained(KeyBox(body)).toOpaque(), { data, _ in
-                              if let data { Unmanaged<KeyBox>.fromOpaque(data).release() }
-                          }, GConnectFlags(rawValue: 0))
+    connectSignal(raw(controller), "key-pressed", body, handler: unsafeBitCast(handler, to: GCallback.self))
 }
 
 /// A swipe: its horizontal velocity (pixels per second).
-final class SwipeBox {
-    let body: (Double) -> Void
-    init(_ body: @escaping (Double) -> Void) { self.body = body }
-}
-
-func onSwipe(_ controller: OpaquePointer?, _ body: @escaping (Double) -> Void) {
+@MainActor
+func onSwipe(_ controller: OpaquePointer?, _ body: @escaping @MainActor (Double) -> Void) {
     let handler: @convention(c) (UnsafeMutableRawPointer?, Double, Double, UnsafeMutableRawPointer?) -> Void = { _, dx, _, data in
-        if let data { Unmanaged<SwipeBox>.fromOpaque(data).takeUnretainedValue().body(dx) }
+        guard let data else { return }
+        let body = ClosureBox<@MainActor (Double) -> Void>.body(data)
+        MainActor.assumeIsolated { body(dx) }
     }
-    g_signal_connect_data(raw(controller), "swipe", unsafeBitCast(handler, to: GCallback.self),
-                          Unmanaged.passRetained(SwipeBox(body)).toOpaque(), { data, _ in
-                              if let data { Unmanaged<SwipeBox>.fromOpaque(data).release() }
-                          }, GConnectFlags(rawValue: 0))
+    connectSignal(raw(controller), "swipe", body, handler: unsafeBitCast(handler, to: GCallback.self))
 }

@@ -10,6 +10,7 @@ import Nu11Vault
 /// scrolls into view; its thumbnail is then decrypted (through the vault's in-memory LRU)
 /// and decoded into a texture on the vault's worker thread — never on the main thread — and
 /// kept in a bounded texture cache here. Tiles carry the item's name as their accessible name.
+@MainActor
 final class Gallery {
     unowned let screen: MainScreen
     let root: Widget
@@ -109,7 +110,7 @@ final class Gallery {
     }
 
     /// How many tiles (160 px and their margins) fit across `width`, from 2 to 7.
-    static func fittingColumns(width: Int32, extra: Int = 0) -> Int {
+    nonisolated static func fittingColumns(width: Int32, extra: Int = 0) -> Int {
         min(7, max(2, Int(width) / 168 + extra))
     }
 
@@ -288,6 +289,7 @@ final class Gallery {
 }
 
 /// One tile: the thumbnail, the name, and (for fade items) a countdown badge.
+@MainActor
 final class Tile {
     let root: Widget
     let picture: Widget

@@ -7,6 +7,7 @@ import Nu11Vault
 
 /// The unlocked vault: a sidebar of sections (Photos, each album, Notes, Fade, Settings),
 /// the section's content, and a header bar with Import, Export, Delete, Lock.
+@MainActor
 final class MainScreen {
     unowned let app: App
     let root: Widget
@@ -223,7 +224,8 @@ final class MainScreen {
 }
 
 /// AdwMessageDialog's "response" signal: (dialog, response id, user data).
-func onResponse(_ dialog: UnsafeMutablePointer<GtkWidget>?, _ body: @escaping (String) -> Void) {
+@MainActor
+func onResponse(_ dialog: UnsafeMutablePointer<GtkWidget>?, _ body: @escaping @MainActor (String) -> Void) {
     on1(raw(dialog), "response") { response in
         body(string(response?.assumingMemoryBound(to: CChar.self)))
     }

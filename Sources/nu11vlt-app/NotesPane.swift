@@ -7,6 +7,7 @@ import Nu11Vault
 
 /// Notes: a list and an editor (`GtkTextView`), in memory only — never a temp file. Edits are
 /// sealed into the vault a second after typing stops, when another note is chosen, and on lock.
+@MainActor
 final class NotesPane {
     unowned let screen: MainScreen
     let root: Widget
@@ -103,22 +104,22 @@ final class NotesPane {
 
     private func open(_ id: ItemID) {
         saveNow()
-        screen.app.session.run({ vault -> (NoteSummary?, PlainBox) in
+        screen.app.session.run({ vault -> (NoteSummary?, SecretBytes) in
             let note = try vault.notes.list().first { $0.id == id }
-            return (note, PlainBox(try vault.notes.noteBody(ItemRef(id))))
+            var plain = try vault.notes.noteBody(ItemRef(id))
+            return (note, SecretBytes(consuming: &plain))  // guarded memory; the array is zeroed
         }) { [weak self] result in
             guard let self else { return }
             switch result {
             case .success(let (note, body)):
-                defer { body.zero() }  // the box holds the only reference: zeroed in place
                 currentID = id
                 loadingText = true
                 gtk_editable_set_text(op(titleEntry), note?.title ?? "")
                 let buffer = gtk_text_view_get_buffer(typed(text))
                 // With its length: no terminating NUL appended (a grown array would leave a copy).
-                body.bytes.withUnsafeBufferPointer { p in
-                    p.baseAddress?.withMemoryRebound(to: CChar.self, capacity: p.count) {
-                        gtk_text_buffer_set_text(buffer, $0, Int32(clamping: p.count))
+                body.withUnsafeBytes { p in
+                    if let base = p.baseAddress {
+                        gtk_text_buffer_set_text(buffer, base.assumingMemoryBound(to: CChar.self), Int32(clamping: p.count))
                     }
                 }
                 loadingText = false
@@ -151,13 +152,14 @@ final class NotesPane {
         gtk_text_buffer_get_bounds(buffer, &start, &end)
         guard let raw = gtk_text_buffer_get_text(buffer, &start, &end, 0) else { return }
         let count = strlen(raw)
-        let body = PlainBox(Array(UnsafeRawBufferPointer(start: raw, count: count)))
+        let body = SecretBytes(copying: UnsafeRawBufferPointer(start: raw, count: count))
         memset(raw, 0, count)
         g_free(raw)
         let title = string(gtk_editable_get_text(op(titleEntry)))
         screen.app.session.run({ vault in
-            defer { body.zero() }
-            return try vault.notes.updateNote(ItemRef(id), body: body.bytes, title: title.isEmpty ? nil : title)
+            var plain = body.withUnsafeBytes { Array($0) }
+            defer { secureZero(&plain) }
+            return try vault.notes.updateNote(ItemRef(id), body: plain, title: title.isEmpty ? nil : title)
         }) { [weak self] result in
             guard let self else { return }
             switch result {
@@ -180,11 +182,4 @@ final class NotesPane {
         loadingText = false
         show([])
     }
-}
-
-/// Plaintext handed to the worker, zeroed there after use.
-final class PlainBox: @unchecked Sendable {
-    var bytes: [UInt8]
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-    func zero() { secureZero(&bytes) }
 }

@@ -3,89 +3,84 @@ import Dispatch
 import Foundation
 import Nu11Format
 import Nu11Vault
+import Synchronization
 
 /// The vault, owned by one serial worker thread: every vault call (decrypting, importing,
 /// the gate) runs there, never on the GTK main thread, and its result comes back to the main
 /// loop through `onMain`. The vault's lock is taken per operation (`Vault.exclusive`), so
 /// the command line can use the same vault while the app stays open. Long jobs (an import)
 /// are queued a file at a time, so thumbnails of tiles scrolling into view interleave.
-final class Session: @unchecked Sendable {
+///
+/// The threading model is the compiler's to check: the work is a `@Sendable` closure that
+/// gets the vault as an argument and returns a `Sendable` result; the completion is
+/// `@MainActor`. The vault itself sits in a `Mutex` that only the worker takes (so it is
+/// never contended), which is what lets a non-`Sendable` `Vault` live in a `Sendable` session.
+final class Session: Sendable {
     let locked: LockedVault
     private let queue = DispatchQueue(label: "nu11vlt.vault", qos: .userInitiated)
-    /// Touched only on `queue`.
-    private var vault: Vault?
+    private let vault = Mutex<Vault?>(nil)
+    /// Raised by `lock()` on the main thread; a job queued before it finds it raised and runs
+    /// nothing, so the keys are zeroed right after the operation in flight.
+    private let locks = Atomic<UInt64>(0)
 
     init(location: VaultLocation) {
         locked = LockedVault(location)
     }
 
     /// Runs `work` on the worker; `done` gets its result on the main thread.
-    func run<T>(_ work: @escaping (Vault) throws -> T, done: @escaping (Result<T, any Error>) -> Void) {
-        let job = Job(work, done)
+    func run<T: Sendable>(_ work: @escaping @Sendable (Vault) throws -> T,
+                          done: @escaping @MainActor (Result<T, any Error>) -> Void) {
+        let generation = locks.load(ordering: .acquiring)
         queue.async { [self] in
-            let (work, done) = (job.work, job.done)
-            let result: Result<T, any Error>
-            if let vault {
-                result = Result { try vault.exclusive { try work(vault) } }
-            } else {
-                result = .failure(Nu11Error(.invalidArgument, "the vault is locked", remedy: "unlock it again"))
+            let result = vault.withLock { vault -> Result<T, any Error> in
+                guard let vault, locks.load(ordering: .acquiring) == generation else {
+                    return .failure(Nu11Error(.invalidArgument, "the vault is locked", remedy: .unlockAgain))
+                }
+                return Result { try vault.exclusive { try work(vault) } }
             }
-            let box = ResultBox(result)
-            onMain { done(box.value) }
+            onMain { done(result) }
         }
     }
 
     /// Runs locked-state work (the gate, the PIN delay) on the worker.
-    func runLocked<T>(_ work: @escaping (LockedVault) throws -> T, done: @escaping (Result<T, any Error>) -> Void) {
-        let job = Job(work, done)
+    func runLocked<T: Sendable>(_ work: @escaping @Sendable (LockedVault) throws -> T,
+                                done: @escaping @MainActor (Result<T, any Error>) -> Void) {
         queue.async { [self] in
-            let (work, done) = (job.work, job.done)
-            let box = ResultBox(Result { try work(locked) })
-            onMain { done(box.value) }
+            let result = Result { try work(locked) }
+            onMain { done(result) }
         }
     }
 
-    /// Unlocks with `pin` (the gate runs first, as in the CLI); the PIN is zeroed by its owner.
-    func unlock(pin: SecretBytes, done: @escaping (Result<DomainKeys.Role, any Error>) -> Void) {
-        let job = Job<Void, DomainKeys.Role>({ _ in .primary }, done)
+    /// Unlocks with `pin`: the gate runs once, under the vault's lock, then the attempt (the
+    /// unlock screen ran the gate when it showed the prompt). The PIN is zeroed by its owner.
+    func unlock(pin: SecretBytes, done: @escaping @MainActor (Result<DomainKeys.Role, any Error>) -> Void) {
         queue.async { [self] in
-            let done = job.done
             let result = Result { () throws -> DomainKeys.Role in
-                let v = try locked.unlock(pin: pin)
-                v.releaseLockBetweenOperations()
-                vault = v
-                return v.role
+                try vault.withLock { slot in
+                    let opened = try locked.unlock(pin: pin)
+                    opened.releaseLockBetweenOperations()
+                    let role = opened.role
+                    slot = opened
+                    return role
+                }
             }
-            let box = ResultBox(result)
-            onMain { done(box.value) }
+            onMain { done(result) }
         }
     }
 
-    /// Zeroes the keys and the preview cache now (waits for the operation in flight).
+    /// Locks without waiting: jobs still queued run nothing, and the worker zeroes the keys
+    /// and the preview cache as soon as the operation in flight (one file of an import at
+    /// most) returns. The main thread never blocks behind the worker.
     func lock() {
-        queue.sync {
-            vault?.lock()
-            vault = nil
+        locks.add(1, ordering: .releasing)
+        queue.async { [self] in
+            vault.withLock { vault in
+                vault?.lock()
+                vault = nil
+            }
         }
     }
 }
 
-/// A job and its completion, handed to the worker (the closures run on the worker and on the
-/// main thread respectively; what they capture is used by one thread at a time).
-final class Job<In, T>: @unchecked Sendable {
-    let work: (In) throws -> T
-    let done: (Result<T, any Error>) -> Void
-    init(_ work: @escaping (In) throws -> T, _ done: @escaping (Result<T, any Error>) -> Void) {
-        self.work = work
-        self.done = done
-    }
-}
-
-/// Carries a result across threads (the values are plain data or main-thread-only use).
-final class ResultBox<T>: @unchecked Sendable {
-    let value: Result<T, any Error>
-    init(_ value: Result<T, any Error>) { self.value = value }
-}
-
-/// One line for an error, as the CLI says it.
+/// One line for an error, as the app says it.
 func describe(_ error: any Error) -> String { Words.describe(error) }

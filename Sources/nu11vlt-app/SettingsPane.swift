@@ -7,6 +7,7 @@ import Nu11Vault
 
 /// Settings: the typed settings (validated as in the CLI), backup and duress PINs, the
 /// Skeleton Switch (status, arm with confirmation, check-in, disarm) and the TPM's status.
+@MainActor
 final class SettingsPane {
     unowned let screen: MainScreen
     let root: Widget
@@ -136,7 +137,7 @@ final class SettingsPane {
         run("Checked in") { vault in try vault.profiles.skeletonCheckIn() }
     }
 
-    private func run(_ done: String, _ work: @escaping (Vault) throws -> Void) {
+    private func run(_ done: String, _ work: @escaping @Sendable (Vault) throws -> Void) {
         screen.app.session.run(work) { [weak self] result in
             guard let self else { return }
             switch result {

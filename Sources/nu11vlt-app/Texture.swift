@@ -28,7 +28,10 @@ enum Texture {
     }
 }
 
-/// A texture crossing from the worker to the main thread (one owner at a time).
+/// A texture crossing from the worker to the main thread. The one `@unchecked Sendable` of
+/// the app, and why it is sound: a GdkTexture is immutable once made (GTK documents textures
+/// as safe to create off the main thread and to hand over), its reference count is atomic,
+/// and the box only holds the reference; Swift cannot see that through an `OpaquePointer`.
 final class TextureBox: @unchecked Sendable {
     let texture: OpaquePointer?
     init(_ texture: OpaquePointer?) { self.texture = texture }

@@ -8,6 +8,7 @@ import Nu11Vault
 /// Import (file chooser, drag and drop), export (file chooser), with a progress bar and
 /// Cancel. An import runs a file at a time on the worker; Cancel stops before the next file,
 /// and every file is all or nothing, so nothing is left half-written.
+@MainActor
 final class Transfers {
     unowned let screen: MainScreen
     private var cancelled = false
@@ -32,13 +33,12 @@ final class Transfers {
             guard let data, let joined = n11g_dropped_paths(value) else { return 0 }
             let paths = String(cString: joined).split(separator: "\n").map(String.init)
             g_free(joined)
-            Unmanaged<PathsBox>.fromOpaque(data).takeUnretainedValue().body(paths)
+            let body = ClosureBox<@MainActor ([String]) -> Void>.body(data)
+            MainActor.assumeIsolated { body(paths) }
             return 1
         }
-        g_signal_connect_data(UnsafeMutableRawPointer(drop), "drop", unsafeBitCast(handler, to: GCallback.self),
-                              Unmanaged.passRetained(PathsBox { [unowned self] in self.importFiles($0) }).toOpaque(), { data, _ in
-                                  if let data { Unmanaged<PathsBox>.fromOpaque(data).release() }
-                              }, GConnectFlags(rawValue: 0))
+        let body: @MainActor ([String]) -> Void = { [unowned self] in self.importFiles($0) }
+        connectSignal(UnsafeMutableRawPointer(drop), "drop", body, handler: unsafeBitCast(handler, to: GCallback.self))
         gtk_widget_add_controller(target, controller(drop))
     }
 
@@ -88,7 +88,7 @@ final class Transfers {
                 for id in ids {
                     let item = try vault.items.item(ItemRef(id))
                     let path = single == nil ? target + "/" + item.name : target
-                    try vault.items.export(ItemRef(id), toFile: path, overwrite: false, stripLocation: vault.photos.stripsLocationByDefault)
+                    _ = try vault.items.export(ItemRef(id), toFile: path, overwrite: false, stripLocation: vault.photos.stripsLocationByDefault)
                     done += 1
                 }
                 return done
@@ -169,9 +169,4 @@ final class Transfers {
         onResponse(dialog) { response in if response == "ok" { onOK() } }
         gtk_window_present(UnsafeMutablePointer(OpaquePointer(dialog)))
     }
-}
-
-final class PathsBox {
-    let body: ([String]) -> Void
-    init(_ body: @escaping ([String]) -> Void) { self.body = body }
 }

@@ -8,6 +8,7 @@ import Nu11Vault
 /// The unlock screen: one PIN field (and an on-screen keypad) that behaves the same for the
 /// primary, backup and duress PINs. The gate (fade sweep, Skeleton check, the wrong-PIN delay)
 /// runs before the field is offered; a delay is shown as a countdown with the field disabled.
+@MainActor
 final class UnlockScreen {
     unowned let app: App
     let root: Widget

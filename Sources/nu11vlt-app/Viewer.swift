@@ -9,6 +9,7 @@ import Nu11Vault
 /// The viewer: one item at a time, the screen preview first, then the full image (decoded
 /// by the sandboxed helper) when zoomed; Left/Right (and a swipe) step through the items;
 /// Export, Delete, Move to album, Fade, Back.
+@MainActor
 final class Viewer {
     unowned let screen: MainScreen
     let root: Widget

@@ -46,7 +46,7 @@ while let argument = arguments.first {
         }
         arguments = arguments.dropFirst()
         if argument == "--vault" { vaultPath = value } else { keyStorePath = value }
-    case "--timings": Timings.enabled = true
+    case "--timings": break  // read by Timings.enabled
     case "--help", "-h":
         print(usage)
         exit(0)
@@ -78,7 +78,8 @@ exit(status)
 /// and each tile's decrypt + decode on the worker (bench/gallery.py reads them). Timings only,
 /// never a name or an ID.
 enum Timings {
-    nonisolated(unsafe) static var enabled = false
+    /// Set once, from the command line (no value of ours starts with "--": see above).
+    static let enabled = CommandLine.arguments.dropFirst().contains("--timings")
     static func report(_ what: String, _ milliseconds: Double) {
         guard enabled else { return }
         FileHandle.standardError.write(Data("timing \(what) \(String(format: "%.2f", milliseconds)) ms\n".utf8))

@@ -181,4 +181,27 @@ extension SourceHygieneTests {
             }
         }
     }
+
+    @Test("the app's threading model is the compiler's: UI types are @MainActor, the one @unchecked Sendable is the justified TextureBox, nothing is nonisolated(unsafe)")
+    func appThreadingIsChecked() throws {
+        let files = try Self.swiftFiles("nu11vlt-app")
+        var unchecked: [String] = []
+        for (name, text) in files {
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            for (i, line) in lines.enumerated() where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                #expect(!line.contains("nonisolated(unsafe)"), "\(name): \(line)")
+                if line.contains("@unchecked Sendable") {
+                    unchecked.append(line.trimmingCharacters(in: .whitespaces))
+                    #expect(i > 0 && lines[i - 1].contains("///") && lines[..<i].suffix(4).joined().contains("sound"),
+                            "\(name): an @unchecked Sendable without the comment that says why it is sound")
+                }
+                // Every class of the UI (it holds GTK widgets) is isolated to the main actor.
+                if line.hasPrefix("final class "), !line.contains(": Sendable"), !line.contains("@unchecked Sendable"),
+                   !line.contains("ClosureBox") {
+                    #expect(i > 0 && lines[i - 1].contains("@MainActor"), "\(name): \(line) is not @MainActor")
+                }
+            }
+        }
+        #expect(unchecked == ["final class TextureBox: @unchecked Sendable {"], "\(unchecked)")
+    }
 }

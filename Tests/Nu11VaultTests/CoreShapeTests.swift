@@ -31,6 +31,22 @@ struct CoreShapeTests {
         #expect(again.isPrimary)
     }
 
+    @Test("an unlock with the PIN in hand (the app's) runs the gate once; the prompting unlock runs it before the prompt and again under the lock")
+    func oneGatePerUnlock() throws {
+        let t = try TestVault()
+        t.close()
+        let runs = KDFRunCounter()
+        try Gate.$runs.withValue(runs) {
+            try LockedVault(t.location).unlock(pin: secret("test-pin")).lock()
+            #expect(runs.count == 1, "unlock(pin:)")
+            _ = try LockedVault(t.location).pinStatus()
+            #expect(runs.count == 2, "the prompt's status")
+            var prompted = 0
+            try LockedVault(t.location).unlock(report: { _ in }, readPIN: { prompted += 1; return secret("test-pin") }).lock()
+            #expect(runs.count == 4 && prompted == 1, "the prompting unlock: one gate before the prompt, one with the PIN")
+        }
+    }
+
     @Test("lock() zeroes the keys and empties the preview cache; every later call fails clearly")
     func lockZeroes() throws {
         let t = try TestVault()
