@@ -42,36 +42,59 @@ final class Transfers {
         gtk_widget_add_controller(target, controller(drop))
     }
 
+    /// Imports through the library's plan, a group at a time: each group is one group
+    /// commit (as the command line does it), small enough that tiles scrolling into view
+    /// get the worker between groups; a cancel stops before the next group.
     func importFiles(_ paths: [String]) {
         guard !running else { return screen.app.tell("An import is running", "Wait for it to finish or cancel it.") }
-        let files: [String]
-        do { files = try ImportSource.expand(paths, recursive: true) } catch {
+        let album: String? = if case .album(let name) = screen.section { name } else { nil }
+        let plan: ImportPlan
+        do { plan = try ImportPlan(paths: paths, recursive: true, album: album, groupLimit: Self.groupFiles) } catch {
             return screen.app.tell("Nothing was imported", describe(error))
         }
-        let album: String? = if case .album(let name) = screen.section { name } else { nil }
+        var groups = plan.groups
+        let total = plan.files.count
         running = true
         cancelled = false
         var failures: [String] = []
-        func next(_ i: Int) {
-            guard i < files.count, !cancelled else {
+        var imported = 0
+        func next(_ g: Int, tried: Int) {
+            guard g < groups.count, !cancelled else {
                 running = false
                 screen.progress(nil, "")
                 screen.reload()
-                let done = cancelled ? "Import cancelled after \(i) of \(files.count) files" : "Imported \(i - failures.count) of \(files.count) files"
+                let done = cancelled ? "Import cancelled after \(tried) of \(total) files" : "Imported \(imported) of \(total) files"
                 if !failures.isEmpty { screen.app.tell(done, failures.prefix(5).joined(separator: "\n")) }
                 return
             }
-            screen.progress(Double(i) / Double(max(1, files.count)), "Importing \(i + 1) of \(files.count)")
-            let path = files[i]
-            screen.app.session.run({ vault in try vault.items.importFile(at: path, album: album) }) { [weak self] result in
+            screen.progress(Double(tried) / Double(max(1, total)), "Importing \(tried + 1) of \(total)")
+            let group = groups[g]
+            screen.app.session.run({ vault -> [ItemSummary] in
+                try vault.items.importGroup(group, of: plan)
+            }) { [weak self] result in
                 guard let self else { return }
-                if case .failure(let error) = result { failures.append(describe(error)) }
-                if i % 8 == 7 { screen.reload() }
-                next(i + 1)
+                switch result {
+                case .success(let items): imported += items.count
+                case .failure(let stop as ImportStopped):
+                    imported += stop.imported.count
+                    failures.append(describe(stop.cause))
+                    groups.removeLast(groups.count - g - 1)  // the disk is full: the rest would not fit either
+                case .failure where group.files.count > 1:
+                    // Nothing of the group went in: try its files one by one, so one bad
+                    // file costs only itself (and says which it was).
+                    groups.insert(contentsOf: group.files.map { ImportPlan.Group(album: group.album, files: [$0]) }, at: g + 1)
+                    return next(g + 1, tried: tried)
+                case .failure(let error): failures.append(describe(error))
+                }
+                screen.reload()
+                next(g + 1, tried: tried + group.files.count)
             }
         }
-        next(0)
+        next(0, tried: 0)
     }
+
+    /// Files per group commit in the app (the command line commits up to 256 at once).
+    static let groupFiles = 16
 
     // MARK: export
 

@@ -56,24 +56,26 @@ struct Import: ParsableCommand {
     func run() throws {
         try Failure.run {
             let album = try albumFD.map { try PINReader.readName(fd: $0, what: "album name") } ?? self.album
-            var skipped: [String] = []
-            let files = try ImportSource.expand(paths, recursive: recursive, skipped: &skipped)
-            if !skipped.isEmpty {
-                let shown = skipped.prefix(3).map { Output.escaped($0) }.joined(separator: ", ") + (skipped.count > 3 ? ", …" : "")
-                Output.note("nu11vlt: skipped \(skipped.count) system file(s) and folder(s) (.DS_Store, Thumbs.db, .thumbnails/): \(shown)")
+            // Planned before the PIN is asked for: a missing file fails first.
+            var plan = try ImportPlan(paths: paths, recursive: recursive, album: album, albumsFromFolders: albumsFromFolders)
+            if !plan.skipped.isEmpty {
+                let shown = plan.skipped.prefix(3).map { Output.escaped($0) }.joined(separator: ", ") + (plan.skipped.count > 3 ? ", …" : "")
+                Output.note("nu11vlt: skipped \(plan.skipped.count) system file(s) and folder(s) (.DS_Store, Thumbs.db, .thumbnails/): \(shown)")
             }
             let vault = try openVault(location, pin)
             DecoderSandbox.warnIfWeaker()
-            let fadeFor = try fadeSeconds(fade, settings: vault.settings)
+            plan.fade = try fadeSeconds(fade, settings: vault.settings)
             var imported: [ItemSummary] = []
-            if files.contains("-") {
-                let item = try vault.items.importStream(FileDescriptorStream(fd: 0, label: "stdin"), name: name, album: album, fade: fadeFor,
+            if plan.files.contains("-") {
+                let item = try vault.items.importStream(FileDescriptorStream(fd: 0, label: "stdin"), name: name, album: album, fade: plan.fade,
                                                   refuseEmpty: true)
                 imported.append(item)
                 if !output.json { print("\(item.id)  \(Output.escaped(item.name))") }
             }
-            let regular = try duplicatesRemoved(files.filter { $0 != "-" }, vault: vault)
-            let albumOf = albumsFromFolders ? try Self.folderAlbums(regular, roots: paths, vault: vault) : [:]
+            let candidates = plan.files.filter { $0 != "-" }
+            plan.remove(Set(candidates).subtracting(try duplicatesRemoved(candidates, vault: vault)))
+            try vault.items.prepare(plan)
+            let regular = plan.files.filter { $0 != "-" }
             let sizes = regular.map { path -> UInt64 in
                 var st = stat()
                 return stat(path, &st) == 0 ? UInt64(st.st_size) : 0
@@ -83,16 +85,10 @@ struct Import: ParsableCommand {
             let line = ProgressLine("importing", items: regular.count, bytes: done.last ?? 0, quiet: quiet.quiet)
             var gone: [String] = []
             var batch: [ItemSummary] = []
-            // One import per target album (all of them in one with no --albums-from-folders).
-            var groups: [(album: String?, files: [String])] = []
-            for path in regular {
-                let target = albumsFromFolders ? albumOf[path] : album
-                if let last = groups.last, last.album == target { groups[groups.count - 1].files.append(path) } else { groups.append((target, [path])) }
-            }
-            for group in groups {
+            for group in plan.groups {
                 let offset = batch.count + gone.count
                 do {
-                    batch += try vault.items.importFiles(group.files, album: group.album, fade: fadeFor, vanished: { path in
+                    batch += try vault.items.importGroup(group, of: plan, vanished: { path in
                         gone.append(path)
                         Output.note("nu11vlt: warning: \(Output.escaped(path)) vanished before it was imported; skipped")
                     }) { n, _ in
@@ -156,25 +152,6 @@ extension Import {
             }
         }
         return kept
-    }
-
-    /// The album of each file found under a folder argument: the folder's path from that
-    /// argument's own name down (`Trips`, `Trips/Rome`). Missing albums are created.
-    static func folderAlbums(_ files: [String], roots: [String], vault: Vault) throws -> [String: String] {
-        var out: [String: String] = [:]
-        for root in roots where root != "-" {
-            var isDir: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir), isDir.boolValue else { continue }
-            let trimmed = root.hasSuffix("/") && root.count > 1 ? String(root.dropLast()) : root
-            let base = URL(fileURLWithPath: trimmed).standardizedFileURL.lastPathComponent
-            for file in files where file.hasPrefix(trimmed + "/") {
-                let folders = file.dropFirst(trimmed.count).split(separator: "/").dropLast()
-                out[file] = ([base] + folders.map(String.init)).joined(separator: "/")
-            }
-        }
-        let existing = Set(try vault.albums.list().map(\.name))
-        for name in Set(out.values).subtracting(existing).sorted() { try vault.albums.createAlbum(name) }
-        return out
     }
 }
 
