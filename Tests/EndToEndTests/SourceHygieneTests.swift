@@ -146,10 +146,20 @@ extension SourceHygieneTests {
             }
             #expect(hit == caught, "the check is wrong about \(text)")
         }
+        // Multi-line literals ("""…"""), line by line: the same rule.
+        let block = try Regex(#"\"\"\"\n((?:.|\n)*?)\"\"\""#)
+        let sample = "let x = \"\"\"\n    then run nu11vlt check\n    \"\"\"\n"
+        #expect(sample.matches(of: block).count == 1 && sample.contains("nu11vlt check"), "the block check finds no block")
         var checked = 0
         var found: [String] = []
         for target in ["Nu11Format", "Nu11Storage", "Nu11Vault", "Nu11Media"] {
             for (name, text) in try Self.swiftFiles(target) {
+                for m in text.matches(of: block) {
+                    for inner in text[m.range].split(separator: "\n").dropFirst().dropLast() {
+                        checked += 1
+                        if inner.firstMatch(of: cli) != nil { found.append("\(name): \(inner)") }
+                    }
+                }
                 for line in text.split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
                     for m in line.matches(of: literal) {
                         checked += 1
