@@ -274,7 +274,7 @@ public final class Vault {
 }
 
 /// Paths, KDF cost and (after unlock) counts.
-public struct VaultInfo: Sendable, Codable {
+public struct VaultInfo: Sendable {
     public var vaultPath: String
     public var keyStorePath: String
     public var initialized: Bool
@@ -284,19 +284,5 @@ public struct VaultInfo: Sendable, Codable {
     public var items: Int?
     public var albums: Int?
     public var fadeItems: Int?
-
-    /// Every key present, `null` for what is unknown before unlock (docs/JSON.md).
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(vaultPath, forKey: .vaultPath)
-        try c.encode(keyStorePath, forKey: .keyStorePath)
-        try c.encode(initialized, forKey: .initialized)
-        try c.encode(kdfIterations, forKey: .kdfIterations)
-        try c.encode(kdfMemoryMiB, forKey: .kdfMemoryMiB)
-        try c.encode(backupsExcluded, forKey: .backupsExcluded)
-        try c.encode(items, forKey: .items)
-        try c.encode(albums, forKey: .albums)
-        try c.encode(fadeItems, forKey: .fadeItems)
-    }
 }
 

@@ -221,7 +221,7 @@ extension KeyStore {
     }
 
     /// What `tpm status` shows.
-    public struct TPMStatus: Sendable, Codable {
+    public struct TPMStatus: Sendable {
         public var enrolled: Bool
         public var thisTPM: Bool?
         public var pcrs: [Int]?
@@ -239,24 +239,6 @@ extension KeyStore {
         public var skeletonRestartsLeft: Int?
         public var skeletonSecondsLeft: Int?
         public var problem: String?
-
-        /// Every key present, `null` for what is unknown (docs/JSON.md).
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(enrolled, forKey: .enrolled)
-            try c.encode(thisTPM, forKey: .thisTPM)
-            try c.encode(pcrs, forKey: .pcrs)
-            try c.encode(nvIndex, forKey: .nvIndex)
-            try c.encode(lockoutFailures, forKey: .lockoutFailures)
-            try c.encode(lockoutMaxTries, forKey: .lockoutMaxTries)
-            try c.encode(lockoutIntervalSeconds, forKey: .lockoutIntervalSeconds)
-            try c.encode(wrongPINsLeft, forKey: .wrongPINsLeft)
-            try c.encode(limitResetBy, forKey: .limitResetBy)
-            try c.encode(skeletonArmedInTPM, forKey: .skeletonArmedInTPM)
-            try c.encode(skeletonRestartsLeft, forKey: .skeletonRestartsLeft)
-            try c.encode(skeletonSecondsLeft, forKey: .skeletonSecondsLeft)
-            try c.encode(problem, forKey: .problem)
-        }
     }
 
     public func tpmStatus() throws -> TPMStatus {

@@ -4,24 +4,13 @@ import Nu11Format
 import Nu11Storage
 
 /// What `archive inspect` and exports report.
-public struct ArchiveInfo: Sendable, Codable {
+public struct ArchiveInfo: Sendable {
     public var kind: String
     public var version: Int
     public var kdfIterations: UInt32?
     public var kdfMemoryMiB: UInt32?
     public var entries: Int
     public var items: Int
-
-    /// Every key present, `null` for a portable archive's missing KDF (docs/JSON.md).
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(kind, forKey: .kind)
-        try c.encode(version, forKey: .version)
-        try c.encode(kdfIterations, forKey: .kdfIterations)
-        try c.encode(kdfMemoryMiB, forKey: .kdfMemoryMiB)
-        try c.encode(entries, forKey: .entries)
-        try c.encode(items, forKey: .items)
-    }
 }
 
 extension Archives {

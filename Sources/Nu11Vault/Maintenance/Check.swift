@@ -4,18 +4,11 @@ import Nu11Format
 import Nu11Storage
 
 /// The result of `nu11vlt check`.
-public struct CheckReport: Sendable, Codable {
-    public struct Finding: Sendable, Codable {
+public struct CheckReport: Sendable {
+    public struct Finding: Sendable {
         public var item: String
         public var problem: String
         public var repaired: String?
-
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(item, forKey: .item)
-            try c.encode(problem, forKey: .problem)
-            try c.encode(repaired, forKey: .repaired)  // null when not repaired
-        }
     }
 
     public var itemsChecked = 0

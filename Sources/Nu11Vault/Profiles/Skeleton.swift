@@ -4,24 +4,13 @@ import Nu11Format
 import Nu11Storage
 
 /// What `skeleton status` shows, without the PIN.
-public struct SkeletonStatus: Sendable, Codable {
+public struct SkeletonStatus: Sendable {
     public var enabled: Bool
     public var interval: String?
     public var lastCheckin: Date?
     public var deadline: Date?
     public var secondsLeft: Int?
     public var secure: Bool?
-
-    /// Every key present, `null` when the switch is off (docs/JSON.md).
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(enabled, forKey: .enabled)
-        try c.encode(interval, forKey: .interval)
-        try c.encode(lastCheckin, forKey: .lastCheckin)
-        try c.encode(deadline, forKey: .deadline)
-        try c.encode(secondsLeft, forKey: .secondsLeft)
-        try c.encode(secure, forKey: .secure)
-    }
 }
 
 extension Profiles {

@@ -97,7 +97,7 @@ struct ArchiveCommand: ParsableCommand {
                     line?.update(items: done)
                 }
                 line?.finish()
-                if json.json { try Output.json(info) } else { print("exported \(info.items) item(s) to \(output) (\(info.kind))") }
+                if json.json { try Output.json(info.json) } else { print("exported \(info.items) item(s) to \(output) (\(info.kind))") }
             }
         }
     }
@@ -161,7 +161,7 @@ struct ArchiveCommand: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let info = try Archives.inspectArchive(file)
-                if json.json { return try Output.json(info) }
+                if json.json { return try Output.json(info.json) }
                 print("kind       \(info.kind)")
                 print("version    \(info.version)")
                 if let t = info.kdfIterations, let m = info.kdfMemoryMiB { print("Argon2id   \(t) passes, \(m) MiB") }

@@ -30,7 +30,7 @@ struct Check: ParsableCommand {
             }
             line?.finish()
             if output.json {
-                try Output.json(report)
+                try Output.json(report.json)
             } else {
                 for f in report.failures { print("DAMAGED  \(f.item): \(Output.escaped(f.problem))\(f.repaired.map { " — \($0)" } ?? "")") }
                 for w in report.warnings { print("warning  \(w.item): \(Output.escaped(w.problem))\(w.repaired.map { " — \($0)" } ?? "")") }

@@ -71,7 +71,7 @@ struct Init: ParsableCommand {
             if !tpm, let warning = Strength.pinWarning(secret, parameters: parameters) { Output.note("nu11vlt: " + warning) }
             if tpm { TPMCommand.noteForeignLockout(loc.keyStoreRoot) }
             if output.json {
-                try Output.json(info)
+                try Output.json(info.json)
             } else {
                 print("created vault \(loc.vaultRoot)")
                 print("key store     \(loc.keyStoreRoot)")
@@ -127,7 +127,7 @@ struct Status: ParsableCommand {
             }
             let half = location.locked.halfVaultError
             if output.json {
-                try Output.json(info)
+                try Output.json(info.json)
                 if let half { throw half }
                 return
             }

@@ -112,7 +112,7 @@ struct Skeleton: ParsableCommand {
                 try vault.profiles.enableSkeleton(interval: seconds, secure: secure)
                 if output.json {
                     vault.lock()
-                    return try Output.json(location.locked.skeletonStatus())
+                    return try Output.json(location.locked.skeletonStatus().json)
                 }
                 print("Skeleton Switch armed: wipes\(secure ? " (secure)" : "") after \(interval) without a check-in")
                 if try vault.profiles.keyStoreTPMStatus().enrolled {
@@ -130,7 +130,7 @@ struct Skeleton: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let status = try location.locked.skeletonStatus()
-                if output.json { return try Output.json(status) }
+                if output.json { return try Output.json(status.json) }
                 guard status.enabled, let left = status.secondsLeft, let interval = status.interval else {
                     return print("Skeleton Switch: off")
                 }
@@ -153,7 +153,7 @@ struct Skeleton: ParsableCommand {
                 try vault.profiles.disableSkeleton()
                 if output.json {
                     vault.lock()
-                    return try Output.json(location.locked.skeletonStatus())
+                    return try Output.json(location.locked.skeletonStatus().json)
                 }
                 print("Skeleton Switch disarmed")
             }
@@ -172,7 +172,7 @@ struct Checkin: ParsableCommand {
             let vault = try openVault(location, pin)
             if output.json {
                 vault.lock()
-                return try Output.json(location.locked.skeletonStatus())
+                return try Output.json(location.locked.skeletonStatus().json)
             }
             print("checked in")
         }

@@ -132,7 +132,7 @@ struct TPMCommand: ParsableCommand {
                 let key = try vault.profiles.enrollTPM(others: others.read("Enrolling the TPM"), pin: typed, pcrMask: pcr.mask())
                 TPMCommand.noteForeignLockout(vault.location.keyStoreRoot)
                 if output.json {
-                    try Output.json(try vault.profiles.keyStoreTPMStatus())
+                    try Output.json((try vault.profiles.keyStoreTPMStatus()).json)
                 } else {
                     print("the key store is bound to this machine's TPM")
                 }
@@ -149,7 +149,7 @@ struct TPMCommand: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let status = try location.locked.tpmStatus()
-                if output.json { return try Output.json(status) }
+                if output.json { return try Output.json(status.json) }
                 guard status.enrolled else {
                     print("TPM        not bound (enrol with `nu11vlt tpm enroll`)")
                     return
@@ -185,7 +185,7 @@ struct TPMCommand: ParsableCommand {
             try Failure.run {
                 let (vault, typed) = try openVaultKeepingPIN(location, pin)
                 try vault.profiles.removeTPM(others: others.read("Removing the TPM"), pin: typed)
-                if output.json { return try Output.json(try vault.profiles.keyStoreTPMStatus()) }
+                if output.json { return try Output.json((try vault.profiles.keyStoreTPMStatus()).json) }
                 print("the key store is no longer bound to the TPM: a copy of it can again be attacked offline, as fast as Argon2id allows")
                 print("the TPM's lockout authorization stays under your recovery key; `nu11vlt tpm release-lockout` gives it back")
             }
@@ -214,7 +214,7 @@ struct TPMCommand: ParsableCommand {
                 if let left = try? location.locked.tpmStatus().wrongPINsLeft, left == 0 {
                     Output.note("nu11vlt: the TPM's wrong-PIN count could not be cleared yet (it refuses lockout commands for a while after a wrong value); run `nu11vlt tpm recover` again later, or wait for it to forgive wrong PINs")
                 }
-                if output.json { return try Output.json(try location.locked.tpmStatus()) }
+                if output.json { return try Output.json((try location.locked.tpmStatus()).json) }
                 print("the primary vault opens again and is bound to this machine's TPM (the same recovery key keeps working)")
                 if result.fadeDestroyed > 0 {
                     print("\(result.fadeDestroyed) fade item(s) were destroyed: their schedule was sealed by the old TPM")
