@@ -127,13 +127,9 @@ struct BadInputTests {
             for i in 0..<8 { sets[set].append(cli.file("c\(set)-\(i).bin", Array(repeating: UInt8(set * 10 + i), count: 30_000 + i))) }
         }
         let processes = try sets.map { paths -> (Process, String) in
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/bin/sh")
             let outPath = cli.root + "/.concurrent-\(UUID().uuidString)"
-            p.arguments = ["-c", "pin=\"$0\" bin=\"$1\" out=\"$2\"; shift 2; printf '%s\\n' \"$pin\" | \"$bin\" import --pin-stdin \"$@\" > \"$out\" 2>&1",
-                           cli.pin, CLI.binary, outPath] + paths
-            p.environment = cli.environment
-            try p.run()
+            let p = try Program.start("/bin/sh", ["-c", "pin=\"$0\" bin=\"$1\" out=\"$2\"; shift 2; printf '%s\\n' \"$pin\" | \"$bin\" import --pin-stdin \"$@\" > \"$out\" 2>&1",
+                           cli.pin, CLI.binary, outPath] + paths, environment: cli.environment)
             return (p, outPath)
         }
         for (p, out) in processes {

@@ -70,11 +70,6 @@ final class CLI {
     /// Any program, with this vault's environment.
     @discardableResult
     func spawn(_ executable: String, _ args: [String], input: Data = Data(), environment extra: [String: String] = [:]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = args
-        process.environment = environment.merging(extra) { $1 }
-        process.currentDirectoryURL = URL(fileURLWithPath: root)
         let outPath = root + "/.out-\(UUID().uuidString)"
         let errPath = root + "/.err-\(UUID().uuidString)"
         let inPath = root + "/.in-\(UUID().uuidString)"
@@ -85,10 +80,7 @@ final class CLI {
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
         let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
         let inp = try FileHandle(forReadingFrom: URL(fileURLWithPath: inPath))
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = inp
-        try process.run()
+        let process = try Program.start(executable, args, environment: environment.merging(extra) { $1 }, directory: root, stdin: inp, stdout: out, stderr: err)
         process.waitUntilExit()
         try out.close()
         try err.close()
@@ -149,12 +141,7 @@ enum Mounts {
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         func run(_ tool: String, _ args: [String]) -> Bool {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: tool)
-            p.arguments = args
-            p.standardOutput = FileHandle.nullDevice
-            p.standardError = FileHandle.nullDevice
-            guard (try? p.run()) != nil else { return false }
+            guard let p = try? Program.start(tool, args) else { return false }
             p.waitUntilExit()
             return p.terminationStatus == 0
         }

@@ -142,15 +142,8 @@ struct ConventionTests {
         try cli.initVault()
         let files = (0..<3).map { cli.file("v\($0).bin", [UInt8($0)]) }
         // nu11vlt checks the paths, then waits for the PIN on stdin: the file goes meanwhile.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CLI.binary)
-        process.arguments = ["import", "--pin-stdin"] + files
-        process.environment = cli.environment
         let input = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try Program.start(CLI.binary, ["import", "--pin-stdin"] + files, environment: cli.environment, stdin: input, stderr: errors)
         Thread.sleep(forTimeInterval: 1.0)
         try FileManager.default.removeItem(atPath: files[1])
         input.fileHandleForWriting.write(Data((cli.pin + "\n").utf8))

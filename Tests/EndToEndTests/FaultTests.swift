@@ -10,10 +10,7 @@ enum FaultShim {
 
     static let library: String? = {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("nu11-faultshim-\(getpid()).so").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
-        process.arguments = ["-shared", "-fPIC", "-O1", "-o", out, source, "-ldl"]
-        guard (try? process.run()) != nil else { return nil }
+        guard let process = try? Program.start("/usr/bin/cc", ["-shared", "-fPIC", "-O1", "-o", out, source, "-ldl"]) else { return nil }
         process.waitUntilExit()
         return process.terminationStatus == 0 ? out : nil
     }()
@@ -47,11 +44,8 @@ struct FaultTests {
     /// A real JPEG (made by ImageMagick), so the import also decodes it and seals thumbnails.
     static let payload: Data = {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("nu11-fault-\(getpid()).jpg").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/convert")
-        process.arguments = ["-size", "400x300", "plasma:fractal", "-quality", "85", path]
-        try? process.run()
-        process.waitUntilExit()
+        let process = try? Program.start("/usr/bin/convert", ["-size", "400x300", "plasma:fractal", "-quality", "85", path])
+        process?.waitUntilExit()
         defer { try? FileManager.default.removeItem(atPath: path) }
         return FileManager.default.contents(atPath: path) ?? Data()
     }()

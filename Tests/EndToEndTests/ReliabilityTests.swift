@@ -156,15 +156,8 @@ struct ReliabilityTests {
         try cli.initVault()
         // The PIN on stdin and on another descriptor: neither may reach argv or the environment.
         for (label, command) in [("stdin", "exec \"$0\" list --pin-stdin"), ("fd 3", "exec \"$0\" list --pin-fd 3 3<&0")] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", command, CLI.binary]
-            process.environment = cli.environment
             let stdin = Pipe()
-            process.standardInput = stdin
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try Program.start("/bin/sh", ["-c", command, CLI.binary], environment: cli.environment, stdin: stdin)
             // Half the PIN, so the process waits for the rest with part of the secret read.
             stdin.fileHandleForWriting.write(Data(cli.pin.prefix(5).utf8))
             Thread.sleep(forTimeInterval: 0.5)

@@ -34,10 +34,7 @@ struct SandboxTests {
 
     /// A process of the same user that is not the helper's parent.
     func sibling() throws -> Process {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sleep")
-        p.arguments = ["60"]
-        try p.run()
+        let p = try Program.start("/bin/sleep", ["60"])
         return p
     }
 

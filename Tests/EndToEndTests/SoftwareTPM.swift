@@ -24,14 +24,9 @@ final class SoftwareTPM {
         } else {
             try FileManager.default.createDirectory(atPath: dir + "/state", withIntermediateDirectories: true)
         }
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/swtpm")
-        process.arguments = ["socket", "--tpm2", "--tpmstate", "dir=\(dir)/state",
+        process = try Program.start("/usr/bin/swtpm", ["socket", "--tpm2", "--tpmstate", "dir=\(dir)/state",
                              "--server", "type=unixio,path=\(dir)/sock", "--ctrl", "type=unixio,path=\(dir)/sock.ctrl",
-                             "--flags", "not-need-init,startup-clear"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+                             "--flags", "not-need-init,startup-clear"])
         for _ in 0..<100 where !FileManager.default.fileExists(atPath: dir + "/sock") { usleep(20_000) }
         #expect(FileManager.default.fileExists(atPath: dir + "/sock"), "swtpm did not start")
     }
@@ -51,19 +46,13 @@ final class SoftwareTPM {
     /// Runs a tpm2-tools command against this TPM.
     @discardableResult
     func tool(_ name: String, _ args: [String]) throws -> (code: Int32, out: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/" + name)
-        p.arguments = args
-        p.environment = ["TPM2TOOLS_TCTI": tcti, "PATH": "/usr/bin:/bin"]
         // A file, not a pipe: a process another test starts at the same moment would inherit
         // the pipe's write end and keep it open forever.
         let path = dir + "/tool-\(UUID().uuidString)"
         FileManager.default.createFile(atPath: path, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
+        let p = try Program.start("/usr/bin/" + name, args, environment: ["TPM2TOOLS_TCTI": tcti, "PATH": "/usr/bin:/bin"], stdout: out, stderr: out)
         p.waitUntilExit()
         try out.close()
         return (p.terminationStatus, String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))

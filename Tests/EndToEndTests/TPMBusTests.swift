@@ -75,10 +75,7 @@ struct TPMBusTests {
         let cli = try CLI(pin: "482913")
         let proxySocket = tpm.dir + "/proxy"
         let log = tpm.dir + "/bus.log"
-        let proxy = Process()
-        proxy.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        proxy.arguments = ["-c", Self.proxy, proxySocket, tpm.dir + "/sock", log]
-        try proxy.run()
+        let proxy = try Program.start("/usr/bin/python3", ["-c", Self.proxy, proxySocket, tpm.dir + "/sock", log])
         // SIGKILL: a child of the test runner may start with SIGTERM blocked.
         defer { kill(proxy.processIdentifier, SIGKILL); proxy.waitUntilExit() }
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: proxySocket + ".ready") { usleep(25_000) }

@@ -191,10 +191,7 @@ struct TPMTests {
             sealed = ChaCha20Poly1305(key).encrypt(nonce, js, b'nu11vlt device state v1')
             open(ks + '/state.n11s', 'wb').write(b'N11S\\x01' + nonce + sealed)
             """
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = ["-c", script, keystore, json]
-        try p.run()
+        let p = try Program.start("/usr/bin/python3", ["-c", script, keystore, json])
         p.waitUntilExit()
         #expect(p.terminationStatus == 0, "the forging script failed")
     }

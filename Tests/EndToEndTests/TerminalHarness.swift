@@ -42,14 +42,7 @@ final class TmuxSession {
 extension CLI {
     /// Starts `command` under a pseudo-terminal (`script`); returns the running process.
     func underTerminal(_ command: String, environment extra: [String: String] = [:]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", command, "/dev/null"]
-        process.environment = environment.merging(extra) { $1 }
-        process.standardInput = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try Program.start("/usr/bin/script", ["-qec", command, "/dev/null"], environment: environment.merging(extra) { $1 }, stdin: Pipe())
         return process
     }
 }

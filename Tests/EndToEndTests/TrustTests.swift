@@ -120,16 +120,9 @@ struct TrustTests {
     func interruptImport() throws {
         let cli = try CLI()
         try cli.initVault()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "exec \"$0\" import - --name big.bin --pin-fd 3 3<<'EOF'\n\(cli.pin)\nEOF\n", CLI.binary]
-        process.environment = cli.environment
         let input = Pipe()
         let errors = Pipe()
-        process.standardInput = input
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try Program.start("/bin/sh", ["-c", "exec \"$0\" import - --name big.bin --pin-fd 3 3<<'EOF'\n\(cli.pin)\nEOF\n", CLI.binary], environment: cli.environment, stdin: input, stderr: errors)
         let chunk = Data(repeating: 0x5a, count: 1 << 20)
         for _ in 0..<8 { input.fileHandleForWriting.write(chunk) }
         // The temp file exists while the import waits for more input.
@@ -177,15 +170,8 @@ struct TrustTests {
         let made = try cli.run(["init", "--kdf-memory", "512", "--kdf-iterations", "4"], pinStdin: true)
         #expect(made.code == 0, "\(made.stderr)")
         for _ in 0..<5 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CLI.binary)
-            process.arguments = ["list", "--pin-stdin"]
-            process.environment = cli.environment
             let input = Pipe()
-            process.standardInput = input
-            process.standardError = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
+            let process = try Program.start(CLI.binary, ["list", "--pin-stdin"], environment: cli.environment, stdin: input)
             input.fileHandleForWriting.write(Data("a-guess\n".utf8))
             Thread.sleep(forTimeInterval: 0.25)  // in Argon2id (512 MiB, 4 passes)
             kill(process.processIdentifier, SIGKILL)
@@ -263,16 +249,9 @@ struct TrustTests {
         let cli = try CLI()
         try cli.initVault()
         let title = "Secret-Title-\(UUID().uuidString.prefix(8))"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "exec \"$0\" note add --title-fd 4 --pin-fd 3 3<<EOF 4<<EOT\n\(cli.pin)\nEOF\n\(title)\nEOT\n", CLI.binary]
-        process.environment = cli.environment
         let input = Pipe()
         let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try Program.start("/bin/sh", ["-c", "exec \"$0\" note add --title-fd 4 --pin-fd 3 3<<EOF 4<<EOT\n\(cli.pin)\nEOF\n\(title)\nEOT\n", CLI.binary], environment: cli.environment, stdin: input, stdout: output)
         Thread.sleep(forTimeInterval: 0.5)  // waiting for the body on stdin
         let cmdline = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(process.processIdentifier)/cmdline"))) ?? Data()
         #expect(!cmdline.isEmpty, "could not read the command line")
@@ -364,17 +343,14 @@ struct TrustTests {
         // A reader keeps the index open, so the next import's frames stay in the WAL (the last
         // connection to close checkpoints them): a copy taken now has them only there.
         let index = cli.vault + "/index.sqlite"
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        holder.arguments = ["-c", """
+        let holder = try Program.start("/usr/bin/python3", ["-c", """
             import os, sqlite3, sys, time
             c = sqlite3.connect(sys.argv[1])
             c.execute("SELECT count(*) FROM item").fetchall()
             open(sys.argv[2], "w").close()
             while not os.path.exists(sys.argv[3]):
                 time.sleep(0.05)
-            """, index, cli.root + "/holding", cli.root + "/release"]
-        try holder.run()
+            """, index, cli.root + "/holding", cli.root + "/release"])
         defer { FileManager.default.createFile(atPath: cli.root + "/release", contents: nil); holder.waitUntilExit() }
         for _ in 0..<200 where !cli.exists(cli.root + "/holding") { Thread.sleep(forTimeInterval: 0.05) }
         let newest = try cli.importIDs([cli.file("b.jpg", [2])])[0]
