@@ -138,12 +138,14 @@ let package = Package(
         .target(name: "Nu11Fuzz", dependencies: ["Nu11Vault", "Nu11Storage", "Nu11Format"], swiftSettings: strict),
         .executableTarget(name: "nu11vlt-fuzz", dependencies: ["Nu11Fuzz"], swiftSettings: strict),
         // The cipher candidates measured side by side (bench/run).
-        .executableTarget(name: "nu11vlt-cipher-bench", dependencies: ["Nu11Format"], swiftSettings: strict),
+        .target(name: "Nu11CipherBench", dependencies: ["Nu11Format", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
+                swiftSettings: strict),
+        .executableTarget(name: "nu11vlt-cipher-bench", dependencies: ["Nu11CipherBench", "Nu11Format"], swiftSettings: strict),
         // zlib is only needed by the tests, to inflate the Wycheproof vectors.
         .systemLibrary(name: "CNu11Zlib", providers: [.apt(["zlib1g-dev"])]),
         .testTarget(
             name: "Nu11FormatTests",
-            dependencies: ["Nu11Format", "CNu11Zlib"],
+            dependencies: ["Nu11Format", "Nu11CipherBench", "CNu11Zlib"],
             resources: [.copy("Vectors")],
             swiftSettings: strict
         ),

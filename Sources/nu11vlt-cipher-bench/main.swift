@@ -3,6 +3,7 @@
 // sealing between reusable buffers, the best of three passes. Prints
 // `candidate<TAB>algorithm<TAB>MB/s`, one line each, and which one the content path uses.
 import Foundation
+import Nu11CipherBench
 import Nu11Format
 
 let megabytes = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 512

@@ -3,6 +3,7 @@ import CNu11Cipher
 import Crypto
 import Foundation
 import Testing
+import Nu11CipherBench
 @testable import Nu11Format
 
 /// The content pipeline (mapped and streamed input, many batches, workers) against the

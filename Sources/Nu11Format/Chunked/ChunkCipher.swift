@@ -91,3 +91,14 @@ final class ChunkCipher {
 
 /// The version of the cipher library, for the benchmark and `nu11vlt --version`-style reports.
 public var cipherBackendDescription: String { String(cString: n11c_version()) }
+
+/// One keyed chunk sealer on the shipped backend, for callers outside this module that seal
+/// chunk by chunk with one key (the cipher benchmark): the key schedule runs once.
+public final class ChunkSealer {
+    private let cipher: ChunkCipher
+    public init(_ algorithm: ChunkAlgorithm, key: SymmetricKey) throws { cipher = try ChunkCipher(algorithm: algorithm, key: key) }
+    /// Seals into exactly `plaintext.count + 16` bytes of `output`.
+    public func seal(_ plaintext: UnsafeRawBufferPointer, nonce: [UInt8], into output: UnsafeMutableRawBufferPointer) throws {
+        try cipher.seal(plaintext, nonce: nonce, into: output)
+    }
+}

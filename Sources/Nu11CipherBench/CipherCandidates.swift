@@ -2,10 +2,12 @@
 import CSodium
 import Crypto
 import Foundation
+import Nu11Format
 
-/// The chunk-cipher implementations this platform offers. The content path runs on OpenSSL's
-/// EVP (ChunkCipher) because it measured fastest here (`bench/run`, cipher rows); the others
-/// stay for the cross-check test (every one must produce the same bytes) and the benchmark.
+/// The chunk-cipher implementations this platform offers, for the benchmark and the
+/// cross-check test only (this target ships in no product). The content path runs on
+/// OpenSSL's EVP (`ChunkSealer` in Nu11Format) because it measured fastest here (`bench/run`,
+/// cipher rows); every candidate must produce the same bytes.
 public enum CipherCandidate: String, CaseIterable, Sendable {
     case openssl = "OpenSSL EVP"
     case swiftCrypto = "swift-crypto (BoringSSL)"
@@ -20,7 +22,7 @@ public enum CipherCandidate: String, CaseIterable, Sendable {
     /// needs AES-NI and CLMUL).
     public func supports(_ algorithm: Algorithm) -> Bool {
         guard self == .libsodium, algorithm == .aes256GCM else { return true }
-        return Sodium.ready && crypto_aead_aes256gcm_is_available() == 1
+        return sodiumReady && crypto_aead_aes256gcm_is_available() == 1
     }
 
     /// A sealer for one key: `seal(nonce, plaintext, output)` writes ciphertext ‖ tag
@@ -34,8 +36,7 @@ public enum CipherCandidate: String, CaseIterable, Sendable {
         let symmetric = SymmetricKey(data: key)
         switch self {
         case .openssl:
-            let cipher = try ChunkCipher(algorithm: algorithm == .aes256GCM ? .aes256GCM : .chacha20Poly1305,
-                                         key: symmetric)
+            let cipher = try ChunkSealer(algorithm == .aes256GCM ? .aes256GCM : .chacha20Poly1305, key: symmetric)
             return { nonce, plaintext, output in try cipher.seal(plaintext, nonce: nonce, into: output) }
         case .swiftCrypto:
             return { nonce, plaintext, output in
@@ -96,3 +97,6 @@ public enum CipherCandidate: String, CaseIterable, Sendable {
         return best
     }
 }
+
+/// sodium_init() is idempotent and thread-safe; a global let runs it once, lazily.
+private let sodiumReady: Bool = sodium_init() >= 0
