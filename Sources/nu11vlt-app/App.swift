@@ -18,6 +18,7 @@ final class App {
     private var cover: Widget?
     private(set) var unlockScreen: UnlockScreen?
     private(set) var main: MainScreen?
+    private(set) lazy var actions = Actions(application)
     private(set) var role: DomainKeys.Role?
     /// Monotonic seconds of the last key press, click or pointer motion in the window.
     private var lastInput = App.monotonic()
@@ -62,12 +63,30 @@ final class App {
         gtk_overlay_add_overlay(op(overlay), cover)
         adw_application_window_set_content(UnsafeMutablePointer(OpaquePointer(win)), overlay)
         on(raw(win), "notify::is-active") { [unowned self] in self.updateCover() }
-        shortcut(win, "<Control>l") { [unowned self] in self.lock(reason: "Locked") }
-        shortcut(win, "<Control>q") { [unowned self] in self.quit() }
+        addActions()
         trackInput(win)
         showUnlock(message: nil)
         gtk_window_present(UnsafeMutablePointer(OpaquePointer(win)))
         every(milliseconds: 1000) { [unowned self] in self.tick(); return true }
+    }
+
+    /// The app's commands (see `Actions`): Ctrl+L locks, Ctrl+Q quits; the header bar's
+    /// buttons run the same actions, disabled while the vault is locked.
+    private func addActions() {
+        actions.add("lock", accels: ["<Control>l"], needsVault: true) { [unowned self] in self.lock(reason: "Locked") }
+        actions.add("quit", accels: ["<Control>q"]) { [unowned self] in self.quit() }
+        actions.add("about") { [unowned self] in self.showAbout() }
+        actions.add("import", needsVault: true) { [unowned self] in self.main?.transfers.chooseImport() }
+        actions.add("export-selected", needsVault: true) { [unowned self] in
+            guard let main = self.main else { return }
+            main.transfers.chooseExport(main.gallery.selectedIDs)
+        }
+        actions.add("delete-selected", needsVault: true) { [unowned self] in
+            guard let main = self.main else { return }
+            main.confirmDelete(main.gallery.selectedIDs)
+        }
+        actions.add("archives", needsVault: true) { [unowned self] in self.main?.transfers.archiveMenu() }
+        actions.vaultOpen(false)
     }
 
     /// The cover is up whenever the window is not the focused one and the vault is open.
@@ -115,6 +134,7 @@ final class App {
 
     func unlocked(role: DomainKeys.Role) {
         self.role = role
+        actions.vaultOpen(true)
         unlockScreen = nil
         lastInput = App.monotonic()
         let screen = MainScreen(app: self)
@@ -144,6 +164,7 @@ final class App {
         main?.tearDown()
         main = nil
         role = nil
+        actions.vaultOpen(false)
         session.lock()
         showUnlock(message: reason)
         updateCover()
@@ -152,7 +173,7 @@ final class App {
     func quit() {
         main?.tearDown()
         main = nil
-        session.lock()
+        session.close()
         g_application_quit(UnsafeMutablePointer(OpaquePointer(application)))
     }
 

@@ -153,21 +153,6 @@ func controller(_ p: OpaquePointer?) -> OpaquePointer? { p }
 
 func string(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
 
-/// A keyboard shortcut (e.g. "<Control>l") on a widget, active anywhere in its window.
-@MainActor
-func shortcut(_ w: Widget?, _ trigger: String, _ body: @escaping MainAction) {
-    let controller = gtk_shortcut_controller_new()
-    gtk_shortcut_controller_set_scope(controller, GTK_SHORTCUT_SCOPE_GLOBAL)
-    let action = gtk_callback_action_new({ _, _, data in
-        guard let data else { return 0 }
-        let body = ClosureBox<MainAction>.body(data)
-        MainActor.assumeIsolated { body() }
-        return 1
-    }, ClosureBox(body).retained, { releaseClosureBox($0) })
-    gtk_shortcut_controller_add_shortcut(controller, gtk_shortcut_new(gtk_shortcut_trigger_parse_string(trigger), action))
-    gtk_widget_add_controller(w, controller)
-}
-
 /// A key-press handler that sees the key value and says whether it handled the key.
 @MainActor
 func onKeyValue(_ controller: OpaquePointer?, _ body: @escaping @MainActor (UInt32) -> Bool) {

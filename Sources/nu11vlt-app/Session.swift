@@ -17,7 +17,7 @@ import Synchronization
 /// never contended), which is what lets a non-`Sendable` `Vault` live in a `Sendable` session.
 final class Session: Sendable {
     let locked: LockedVault
-    private let queue = DispatchQueue(label: "nu11vlt.vault", qos: .userInitiated)
+    fileprivate let queue = DispatchQueue(label: "nu11vlt.vault", qos: .userInitiated)
     private let vault = Mutex<Vault?>(nil)
     /// Raised by `lock()` on the main thread; a job queued before it finds it raised and runs
     /// nothing, so the keys are zeroed right after the operation in flight.
@@ -79,6 +79,15 @@ final class Session: Sendable {
                 vault = nil
             }
         }
+    }
+}
+
+extension Session {
+    /// At quit: locks and waits until the worker has zeroed the keys (the window is gone,
+    /// so waiting blocks nothing a person sees), then the process may exit.
+    func close() {
+        lock()
+        queue.sync {}
     }
 }
 
