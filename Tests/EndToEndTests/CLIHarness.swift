@@ -48,6 +48,12 @@ final class CLI {
     var vault: String { root + "/vault" }
     var keystore: String { root + "/keystore" }
 
+    /// When set (e.g. "+1h"), every later command runs that far ahead under faketime, which
+    /// moves the wall and boot clocks together as a real wait would: the tests' way to let a
+    /// deadline pass without sleeping. Only ever moved forward (a clock that goes back is a
+    /// tamper signal the vault reacts to).
+    var clockAhead: String?
+
     /// Runs `nu11vlt args…`; with `pinStdin` the PIN is written to its stdin.
     @discardableResult
     func run(_ args: [String], stdin: Data? = nil, pinStdin: Bool = false, environment extra: [String: String] = [:]) throws -> Outcome {
@@ -56,6 +62,10 @@ final class CLI {
         if pinStdin {
             arguments.append("--pin-stdin")
             input = Data((pin + "\n").utf8) + input
+        }
+        if let clockAhead {
+            try #require(FileManager.default.isExecutableFile(atPath: ClockTests.faketime), "faketime is not installed (make test installs it)")
+            return try spawn(ClockTests.faketime, ["-f", clockAhead, CLI.binary] + arguments, input: input, environment: extra)
         }
         return try spawn(CLI.binary, arguments, input: input, environment: extra)
     }

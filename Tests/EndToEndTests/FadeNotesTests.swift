@@ -54,7 +54,7 @@ struct FadeNotesTests {
         let file = cli.vault + "/Fade/\(id).n11"
         #expect(cli.exists(file) && cli.exists(cli.keyRecord(id)))
         #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout.count == 40_000, "readable before expiry")
-        Thread.sleep(forTimeInterval: 2.5)
+        cli.clockAhead = "+1h"  // the deadline passes (faketime: no sleep)
         try command(cli, id)
         #expect(!cli.exists(file), "file survived")
         #expect(!cli.exists(cli.keyRecord(id)), "key record survived")
@@ -75,7 +75,7 @@ struct FadeNotesTests {
         }
         try fadeScenario { cli, _ in _ = try cli.run(["status"]) }
         try fadeScenario { cli, _ in _ = try cli.run(["settings", "list"]) }
-        try fadeScenario { cli, _ in _ = try cli.spawn(CLI.binary, ["list", "--pin-stdin"], input: Data("wrong pin\n".utf8)) }
+        try fadeScenario { cli, _ in _ = try cli.run(["list", "--pin-stdin"], stdin: Data("wrong pin\n".utf8)) }
     }
 
     @Test("an expired item never exports, even with its files restored from a copy made before expiry")
@@ -85,7 +85,7 @@ struct FadeNotesTests {
         let id = try cli.importIDs([cli.file("secret.jpg", [7, 7, 7])], extra: ["--fade", "2s"])[0]
         #expect(try cli.spawn("/bin/cp", ["-a", cli.vault, cli.root + "/vault-copy"]).code == 0)
         #expect(try cli.spawn("/bin/cp", ["-a", cli.keystore, cli.root + "/ks-copy"]).code == 0)
-        Thread.sleep(forTimeInterval: 2.5)
+        cli.clockAhead = "+1h"  // the deadline passes (faketime: no sleep)
         let swept = try cli.run(["sweep"])
         #expect(swept.code == 0 && swept.out.contains("1 item(s) destroyed"), "\(swept.out) \(swept.stderr)")
         #expect(!cli.exists(cli.keyRecord(id)))
@@ -137,7 +137,7 @@ struct FadeNotesTests {
         #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == Data(bytes))
         #expect(try cli.listJSON().first { $0["id"] as? String == id }?["fadesAt"] is String, "no deadline listed")
         expectCleanError(try cli.run(["fade", "set", id, "soon"], pinStdin: true), code: 64, mentions: "duration")
-        Thread.sleep(forTimeInterval: 2.5)
+        cli.clockAhead = "+1h"  // the deadline passes (faketime: no sleep)
         expectCleanError(try cli.run(["export", id, "-o", "-"], pinStdin: true), code: 4)
     }
 

@@ -105,8 +105,8 @@ struct ProfileTests {
             try cli.initVault()
             #expect(try cli.run(["skeleton", "enable", "--interval", "2s", "--short-interval"], pinStdin: true).code == 0)
             #expect(try cli.run(["skeleton", "status"]).out.contains("armed"))
-            Thread.sleep(forTimeInterval: 2.6)
-            let r = try cli.spawn(CLI.binary, next, input: Data((cli.pin + "\n").utf8))
+            cli.clockAhead = "+1h"  // the interval passes (faketime: no sleep)
+            let r = try cli.spawn(ClockTests.faketime, ["-f", "+1h", CLI.binary] + next, input: Data((cli.pin + "\n").utf8))
             #expect(r.code != 0 && r.stderr.contains("Skeleton Switch fired"), "\(next): \(r.stderr)")
             #expect(!cli.exists(cli.keystore + "/master.n11k"))
             expectCleanError(try cli.run(["list"], pinStdin: true), code: 4)
@@ -115,13 +115,13 @@ struct ProfileTests {
         let kept = try CLI()
         try kept.initVault()
         #expect(try kept.run(["skeleton", "enable", "--interval", "3s", "--short-interval"], pinStdin: true).code == 0)
-        for _ in 0..<4 {
-            Thread.sleep(forTimeInterval: 1.2)
+        for step in 1...5 {
+            kept.clockAhead = "+\(step)s"  // 1 s (plus the command's own time) between check-ins, 5 s in all: more than the interval
             #expect(try kept.run(["checkin"], pinStdin: true).code == 0)
         }
         #expect(try kept.run(["list"], pinStdin: true).code == 0)
         #expect(try kept.run(["skeleton", "disable"], pinStdin: true).code == 0)
-        Thread.sleep(forTimeInterval: 3.2)
+        kept.clockAhead = "+1h"
         #expect(try kept.run(["list"], pinStdin: true).code == 0, "disarmed switch fired")
         // Editing or deleting the state does not postpone it.
         for tamper in ["delete", "edit"] {
