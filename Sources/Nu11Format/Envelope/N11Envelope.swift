@@ -86,6 +86,14 @@ public enum N11Envelope {
         try check(N11Header.parse(bytes.prefix(n)), expected: expected)
     }
 
+    /// The envelope's ciphertext body in the open file `fd`, its header read and checked
+    /// first: what a caller decrypts with its own decryptor (re-encryption, archive export).
+    public static func body(of fd: Int32, label: String, expected: N11Header) throws -> FileDescriptorStream {
+        var stream = FileDescriptorStream(fd: fd, label: label)
+        try readHeader(from: &stream, expected: expected)
+        return stream
+    }
+
     /// Streams the authenticated plaintext into `sink`. On failure `sink` holds at most the
     /// authenticated prefix; callers that need all-or-nothing write to a temp file first.
     @discardableResult

@@ -103,7 +103,7 @@ extension Archives {
                     try zip.add(entry, size: size, from: PullBuffer(encryptor.next))
                 } else if kind == .portable {
                     let decryptor = try ChunkedDecryptor<N11Envelope.AEAD, FileDescriptorStream>(
-                        source: vault.items.positioned(fd: fd, label: row.id.hex, expected: header), key: itemKey, context: header.context)
+                        source: N11Envelope.body(of: fd, label: row.id.hex, expected: header), key: itemKey, context: header.context)
                     let encryptor = try ChunkedStreamEncryptor<AES256GCMChunks, DecryptingSource<N11Envelope.AEAD, FileDescriptorStream>>(
                         source: DecryptingSource(decryptor: decryptor), key: key, context: ArchiveFormat.itemContext(entry))
                     try zip.add(entry, size: size, from: PullBuffer(encryptor.next))

@@ -67,18 +67,11 @@ extension Items {
         defer { close(fd) }
         let expected = N11Header(kind: row.kind, domain: row.domain, itemID: row.id)
         let decryptor = try ChunkedDecryptor<N11Envelope.AEAD, FileDescriptorStream>(
-            source: try positioned(fd: fd, label: row.id.hex, expected: expected), key: oldKey, context: expected.context)
+            source: try N11Envelope.body(of: fd, label: row.id.hex, expected: expected), key: oldKey, context: expected.context)
         var staged = [try stage(DecryptingSource(decryptor: decryptor), name: meta.name, kind: row.kind, domain: domain, album: album,
                                 fadeDeadline: fadeDeadline, created: meta.created, type: meta.type, modified: meta.modified)]
         try commit(&staged, replacing: [row])
         return staged[0].row.id
-    }
-
-    /// A descriptor positioned after the `.n11` header, which is checked.
-    func positioned(fd: Int32, label: String, expected: N11Header) throws -> FileDescriptorStream {
-        var stream = FileDescriptorStream(fd: fd, label: label)
-        try N11Envelope.readHeader(from: &stream, expected: expected)
-        return stream
     }
 }
 
