@@ -84,6 +84,18 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
     case finishContentRekey
     /// The recovery phrase does not cover new items: make a new one.
     case newRecoveryPhrase
+    /// A newer version wrote this file: upgrade the program.
+    case upgrade
+    /// The key store is gone or damaged: restore it from the user's own copy.
+    case restoreKeyStore
+    /// The PIN is already taken (by another slot) or refused: choose another.
+    case otherPIN
+    /// The PIN or passphrase is shorter than the minimum (4 characters).
+    case longerPIN
+    /// Only the primary PIN may do this.
+    case primaryPINOnly
+    /// The disk is full.
+    case freeDiskSpace
 
     public init(stringLiteral value: String) { self = .advice(value) }
     public init(stringInterpolation: DefaultStringInterpolation) { self = .advice(String(stringInterpolation: stringInterpolation)) }
@@ -127,6 +139,12 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
         case .pipeContentIn: "send the content through standard input"
         case .finishContentRekey: "run the content re-encryption again to finish it"
         case .newRecoveryPhrase: "make a new recovery phrase"
+        case .upgrade: "upgrade to a newer version of Nu11VLT"
+        case .restoreKeyStore: "restore the key store folder from your own copy"
+        case .otherPIN: "choose a different PIN"
+        case .longerPIN: "use at least 4 characters"
+        case .primaryPINOnly: "unlock with the primary PIN"
+        case .freeDiskSpace: "free some disk space and try again"
         case .fadeOrAlbum: "choose an album or a fade time, not both"
         case .portableArchive: "export a portable (password) archive to move items between machines"
         case .importFolderRecursively: "import folders recursively"

@@ -16,7 +16,7 @@ public enum SystemIO {
         let reason = String(cString: strerror(code.rawValue))
         switch code {
         case .noSpace, .diskQuotaExceeded:
-            var error = Nu11Error(.io, "the disk is full (\(operation) failed: \(reason))", remedy: "free some disk space and try again", item: item)
+            var error = Nu11Error(.io, "the disk is full (\(operation) failed: \(reason))", remedy: .freeDiskSpace, item: item)
             error.diskFull = true
             return error
         case .noSuchFileOrDirectory:

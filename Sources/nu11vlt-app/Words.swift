@@ -62,6 +62,12 @@ enum Words {
         case .pipeContentIn: "choose a file to import"
         case .finishContentRekey: "run the content re-encryption again to finish it"
         case .newRecoveryPhrase: "make a new recovery phrase"
+        case .upgrade: "update Nu11VLT: a newer version wrote this file"
+        case .restoreKeyStore: "restore the key store folder from your own copy"
+        case .otherPIN: "choose a different PIN"
+        case .longerPIN: "use at least 4 characters"
+        case .primaryPINOnly: "lock, then unlock with the primary PIN"
+        case .freeDiskSpace: "free some disk space and try again"
         }
     }
 }

@@ -73,7 +73,7 @@ public enum ArchiveFormat {
             guard header.version == ArchiveFormat.version else {
                 throw Nu11Error(.unsupportedVersion,
                                 "archive version \(header.version) is not supported (this version of Nu11VLT reads version \(ArchiveFormat.version))",
-                                remedy: "upgrade nu11vlt")
+                                remedy: .upgrade)
             }
             guard header.items >= 0, header.items <= ArchiveFormat.maxEntries else {
                 throw Nu11Error(.corrupted, "the archive header declares \(header.items) items", remedy: "the file is damaged")

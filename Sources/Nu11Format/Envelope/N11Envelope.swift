@@ -46,7 +46,7 @@ public struct N11Header: Sendable, Equatable {
         guard b[4] == currentVersion else {
             throw Nu11Error(.unsupportedVersion,
                             "item format version \(b[4]) is not supported (this version of Nu11VLT reads version \(currentVersion))",
-                            remedy: "upgrade nu11vlt")
+                            remedy: .upgrade)
         }
         guard let kind = ItemKind(rawValue: b[5]) else {
             throw Nu11Error(.corrupted, "unknown item kind \(b[5])", remedy: "the file is damaged")

@@ -50,7 +50,7 @@ public enum ThumbnailEnvelope {
         let bad = Nu11Error(.corrupted, "the thumbnail file is damaged", remedy: .check(reason: nil))
         guard plain.count >= 6, Array(plain[0..<4]) == magic else { throw bad }
         guard plain[4] == 1 else {
-            throw Nu11Error(.unsupportedVersion, "thumbnail format version \(plain[4]) is not supported", remedy: "upgrade nu11vlt")
+            throw Nu11Error(.unsupportedVersion, "thumbnail format version \(plain[4]) is not supported", remedy: .upgrade)
         }
         var images: [Image] = []
         var p = 6

@@ -46,10 +46,10 @@ public enum ForwardRecord {
     /// The new keys, if `old` are the keys this record replaces and it is intact.
     public static func open(_ bytes: [UInt8], old: DomainKeys) throws -> DomainKeys {
         guard bytes.count == byteCount, Array(bytes[0..<4]) == magic else {
-            throw Nu11Error(.corrupted, "a key rotation record is damaged", remedy: "restore the key store from your own backup")
+            throw Nu11Error(.corrupted, "a key rotation record is damaged", remedy: .restoreKeyStore)
         }
         guard bytes[4] == 1 else {
-            throw Nu11Error(.unsupportedVersion, "key rotation record version \(bytes[4]) is not supported", remedy: "upgrade nu11vlt")
+            throw Nu11Error(.unsupportedVersion, "key rotation record version \(bytes[4]) is not supported", remedy: .upgrade)
         }
         let clear = Array(bytes[0..<24])
         let key = Subkey.derive(from: old.main, purpose: "forward wrap")
@@ -57,7 +57,7 @@ public enum ForwardRecord {
             let payload = try KeyWrap.unwrap(bytes[24...], under: key, associatedData: clear + tagBytes(of: old))
             return try DomainKeys.fromPayload(payload)
         } catch {
-            throw Nu11Error(.corrupted, "a key rotation record does not open", remedy: "restore the key store from your own backup")
+            throw Nu11Error(.corrupted, "a key rotation record does not open", remedy: .restoreKeyStore)
         }
     }
 }

@@ -73,7 +73,7 @@ public struct ItemKeyRecord: Sendable, Equatable {
         }
         guard bytes[4] == 1 else {
             throw Nu11Error(.unsupportedVersion, "key record version \(bytes[4]) is not supported",
-                            remedy: "upgrade nu11vlt")
+                            remedy: .upgrade)
         }
         guard let domain = Domain(rawValue: bytes[5]), let kind = ItemKind(rawValue: bytes[6]), bytes[7] == 0 else {
             throw Nu11Error(.corrupted, "key record is damaged", remedy: .check(reason: nil))

@@ -102,7 +102,7 @@ public enum DeviceKeyRecord {
                             remedy: "the vault cannot be opened on this key store; restore the key store")
         }
         guard bytes[4] == 1 else {
-            throw Nu11Error(.unsupportedVersion, "device key version \(bytes[4]) is not supported", remedy: "upgrade nu11vlt")
+            throw Nu11Error(.unsupportedVersion, "device key version \(bytes[4]) is not supported", remedy: .upgrade)
         }
         return bytes.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[5...])) }
     }
@@ -187,15 +187,15 @@ public struct MasterRecord: Sendable {
     public static func parse(_ bytes: [UInt8]) throws -> MasterRecord {
         guard bytes.count >= 5, Array(bytes[0..<4]) == magic else {
             throw Nu11Error(.corrupted, "key store master record is damaged (bad magic)",
-                            remedy: "restore the key store from your own backup")
+                            remedy: .restoreKeyStore)
         }
         guard bytes[4] == 1 || bytes[4] == 2 else {
             throw Nu11Error(.unsupportedVersion, "key store version \(bytes[4]) is not supported",
-                            remedy: "upgrade nu11vlt")
+                            remedy: .upgrade)
         }
         guard bytes[4] == 1 ? bytes.count == byteCount : bytes.count > byteCount, bytes[5] == 1, bytes[6] <= 1, bytes[7] == 0 else {
             throw Nu11Error(.corrupted, "key store master record is damaged",
-                            remedy: "restore the key store from your own backup")
+                            remedy: .restoreKeyStore)
         }
         let params = KDFParameters(iterations: BigEndian.uint32(bytes[8..<12]), memoryKiB: BigEndian.uint32(bytes[12..<16]))
         try params.validateRead()

@@ -148,7 +148,7 @@ public struct RecoveryRecord: Sendable {
                             remedy: "restore recovery.n11r from a backup of the vault folder")
         }
         guard bytes[4] == 1 else {
-            throw Nu11Error(.unsupportedVersion, "recovery data version \(bytes[4]) is not supported", remedy: "upgrade nu11vlt")
+            throw Nu11Error(.unsupportedVersion, "recovery data version \(bytes[4]) is not supported", remedy: .upgrade)
         }
         let n = Int(bytes[5])
         guard (1...maxSets).contains(n), bytes[6] == 0, bytes[7] == 0, bytes.count == 56 + n * setByteCount,

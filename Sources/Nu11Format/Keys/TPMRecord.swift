@@ -95,7 +95,7 @@ public struct TPMRecord: Sendable, Equatable {
         }
         guard bytes.count >= 124, Array(bytes[0..<4]) == magic else { throw damaged() }
         guard bytes[4] == 1 || bytes[4] == 2 else {
-            throw Nu11Error(.unsupportedVersion, "TPM record version \(bytes[4]) is not supported", remedy: "upgrade nu11vlt")
+            throw Nu11Error(.unsupportedVersion, "TPM record version \(bytes[4]) is not supported", remedy: .upgrade)
         }
         let mask = BigEndian.uint32(bytes[8..<12])
         guard mask < 1 << 24 else { throw damaged() }

@@ -106,7 +106,7 @@ public struct AuditLogFile: Sendable {
             throw Nu11Error(.corrupted, "the audit log is damaged (not a log file)", remedy: .check(reason: nil))
         }
         guard bytes[4] == 1 else {
-            throw Nu11Error(.unsupportedVersion, "audit log version \(bytes[4]) is not supported", remedy: "upgrade nu11vlt")
+            throw Nu11Error(.unsupportedVersion, "audit log version \(bytes[4]) is not supported", remedy: .upgrade)
         }
         var records: [Record] = []
         var at = 24

@@ -105,7 +105,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
             throw Nu11Error(.corrupted, "the device state is damaged")
         }
         guard bytes[4] == 1 else {
-            throw Nu11Error(.unsupportedVersion, "device state version \(bytes[4]) is not supported", remedy: "upgrade nu11vlt")
+            throw Nu11Error(.unsupportedVersion, "device state version \(bytes[4]) is not supported", remedy: .upgrade)
         }
         let plain = try SmallSeal.open(Array(bytes[5...]), key: Subkey.derive(from: deviceKey, purpose: "device state"),
                                        associatedData: aad)

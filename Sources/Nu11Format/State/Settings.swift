@@ -220,7 +220,7 @@ public struct Settings: Sendable, Equatable {
             throw Nu11Error(.corrupted, "the settings file is damaged", remedy: .check(reason: nil))
         }
         guard bytes[4] == 1 else {
-            throw Nu11Error(.unsupportedVersion, "settings file version \(bytes[4]) is not supported", remedy: "upgrade nu11vlt")
+            throw Nu11Error(.unsupportedVersion, "settings file version \(bytes[4]) is not supported", remedy: .upgrade)
         }
         let plain = try SmallSeal.open(Array(bytes[5...]), key: Subkey.derive(from: deviceKey, purpose: "settings"),
                                        associatedData: aad)
@@ -236,7 +236,7 @@ public struct Settings: Sendable, Equatable {
         guard document.version <= currentVersion else {
             throw Nu11Error(.unsupportedVersion,
                             "settings version \(document.version) is newer than this version of Nu11VLT (\(currentVersion))",
-                            remedy: "upgrade nu11vlt")
+                            remedy: .upgrade)
         }
         let migrated = document.version < currentVersion
         while document.version < currentVersion {

@@ -20,17 +20,17 @@ public enum VaultIDRecord {
     public static func open(_ bytes: [UInt8], deviceKey: SecretBytes) throws -> ItemID {
         guard bytes.count > 5, Array(bytes[0..<4]) == magic else {
             throw Nu11Error(.corrupted, "the key store's vault ID record is damaged",
-                            remedy: "restore the key store folder from your own copy")
+                            remedy: .restoreKeyStore)
         }
         guard bytes[4] == 1 else {
-            throw Nu11Error(.unsupportedVersion, "vault ID record version \(bytes[4]) is not supported", remedy: "upgrade nu11vlt")
+            throw Nu11Error(.unsupportedVersion, "vault ID record version \(bytes[4]) is not supported", remedy: .upgrade)
         }
         let plain: [UInt8]
         do {
             plain = try SmallSeal.open(Array(bytes[5...]), key: Subkey.derive(from: deviceKey, purpose: "vault id"), associatedData: aad)
         } catch {
             throw Nu11Error(.corrupted, "the key store's vault ID record does not authenticate",
-                            remedy: "restore the key store folder from your own copy")
+                            remedy: .restoreKeyStore)
         }
         return try ItemID(bytes: plain)
     }

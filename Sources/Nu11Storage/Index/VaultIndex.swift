@@ -121,7 +121,7 @@ public final class VaultIndex: Sendable {
         // SQLite reports a full disk under several names (a failed write of the WAL's shared
         // memory reads "locking protocol"); the file system says what it is.
         if error.resultCode == .SQLITE_FULL || ([.SQLITE_PROTOCOL, .SQLITE_IOERR, .SQLITE_CANTOPEN].contains(error.resultCode) && diskFull(path)) {
-            var full = Nu11Error(.io, "the disk holding the vault is full; nothing was changed in the index", remedy: "free some disk space and try again", item: path)
+            var full = Nu11Error(.io, "the disk holding the vault is full; nothing was changed in the index", remedy: .freeDiskSpace, item: path)
             full.diskFull = true
             return full
         }

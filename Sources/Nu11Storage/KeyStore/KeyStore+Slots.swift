@@ -12,7 +12,7 @@ extension KeyStore {
         }
         let kek = try record.deriveKEK(pin: pin, deviceKey: deviceKey())
         if let (slot, _) = try? record.open(kek: kek), slot != index {
-            throw Nu11Error(.invalidArgument, "that PIN is already in use in this key store", remedy: "choose a different PIN")
+            throw Nu11Error(.invalidArgument, "that PIN is already in use in this key store", remedy: .otherPIN)
         }
         try record.seal(keys, slot: index, kek: kek)
         for other in clearing where other != index { record.clear(slot: other) }

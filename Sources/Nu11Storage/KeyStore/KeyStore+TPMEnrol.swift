@@ -44,7 +44,7 @@ extension KeyStore {
             opened.append((slot, keys, pin))
         }
         guard opened.first?.slot == 0 else {
-            throw Nu11Error(.invalidArgument, "enrolling the TPM needs the primary PIN; nothing was changed", remedy: "unlock with the primary PIN")
+            throw Nu11Error(.invalidArgument, "enrolling the TPM needs the primary PIN; nothing was changed", remedy: .primaryPINOnly)
         }
         let connection = try TPMConnection()
         let recoveryKey = given ?? RecoveryKey.generate()
@@ -147,7 +147,7 @@ extension KeyStore {
             if unlocked.slot == 0 { primary = UnlockedKeys(slot: 0, keys: unlocked.keys, kek: kek) }
         }
         guard let primary else {
-            throw Nu11Error(.invalidArgument, "removing the TPM needs the primary PIN; nothing was changed", remedy: "unlock with the primary PIN")
+            throw Nu11Error(.invalidArgument, "removing the TPM needs the primary PIN; nothing was changed", remedy: .primaryPINOnly)
         }
         let connection = try openTPM(tpm)
         try ProtectedFiles.writeAtomically(tpm.encoded(), to: tpmAsidePath)

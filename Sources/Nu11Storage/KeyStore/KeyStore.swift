@@ -122,12 +122,12 @@ public final class KeyStore: Sendable {
         let newKEK = try record.deriveKEK(pin: new, deviceKey: device)
         if let (s, _) = try? record.open(kek: newKEK), s != slot {
             throw Nu11Error(.invalidArgument, "the new PIN is already in use in this key store",
-                            remedy: "choose a different PIN")
+                            remedy: .otherPIN)
         }
         for entry in reseal {
             let kek = entry.pin === new ? newKEK : try record.deriveKEK(pin: entry.pin, deviceKey: device)
             if entry.slot != slot && kek.constantTimeEquals(newKEK) {
-                throw Nu11Error(.invalidArgument, "the new PIN is already in use in this key store", remedy: "choose a different PIN")
+                throw Nu11Error(.invalidArgument, "the new PIN is already in use in this key store", remedy: .otherPIN)
             }
             try record.seal(entry.keys, slot: entry.slot, kek: kek)
         }
@@ -137,7 +137,7 @@ public final class KeyStore: Sendable {
 
     static let pinInUse = Nu11Error(
         .invalidArgument, "that PIN cannot be used: it is another PIN of this key store, or (with a TPM) it would share a TPM entry with one",
-        remedy: "choose a different PIN")
+        remedy: .otherPIN)
 
     /// Whether `parameters` differ from the key store's current KDF cost.
     public func kdfDiffers(_ parameters: KDFParameters) throws -> Bool { try readMaster().parameters != parameters }

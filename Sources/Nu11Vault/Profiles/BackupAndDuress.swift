@@ -20,7 +20,7 @@ extension Profiles {
     public func setBackupPIN(_ pin: SecretBytes) throws {
         guard vault.isPrimary else { throw Nu11Error.wrongPIN }
         guard pin.count >= 4 else {
-            throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: "use at least 4 characters")
+            throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: .longerPIN)
         }
         let backup = DomainKeys.generate(role: .backup, created: UInt64(max(0, now)))
         let primary = try keys
@@ -56,7 +56,7 @@ extension Profiles {
                             remedy: .duressNeedsBackupPIN)
         }
         guard pin.count >= 4 else {
-            throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: "use at least 4 characters")
+            throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: .longerPIN)
         }
         if let until = state.duressLockedUntil, now < until {
             try Gate.checkLockout(DeviceState.lockout(failures: state.duressAttempts ?? 0, until: until), now: now)

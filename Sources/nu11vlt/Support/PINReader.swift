@@ -52,7 +52,7 @@ enum PINReader {
     static func readNew(prompt: String, from source: Source) throws -> SecretBytes {
         let first = try read(prompt: prompt, from: source)
         guard first.count >= 4 else {
-            throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: "use at least 4 characters")
+            throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: .longerPIN)
         }
         if case .terminal = source {
             let second = try read(prompt: "Repeat to confirm: ", from: source)
