@@ -11,32 +11,16 @@ struct ItemJSON: Encodable {
 
     init(_ item: ItemSummary) { self.item = item }
 
-    enum CodingKeys: String, CodingKey {
-        case id, name, size, type, album, albumID, domain, kind, created, fadesAt, modified
-        case width, height, taken, camera, gps, thumbnail
-    }
-
     static func name(_ kind: ItemKind) -> String { kind == .note ? "note" : "file" }
 
     func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(item.id.hex, forKey: .id)
-        try c.encode(item.name, forKey: .name)
-        try c.encode(item.size, forKey: .size)
-        try c.encode(item.type, forKey: .type)
-        try c.encode(item.album, forKey: .album)
-        try c.encode(item.albumID?.hex, forKey: .albumID)
-        try c.encode("\(item.domain)", forKey: .domain)
-        try c.encode(Self.name(item.kind), forKey: .kind)
-        try c.encode(item.created, forKey: .created)
-        try c.encode(item.fadesAt, forKey: .fadesAt)
-        try c.encode(item.modified, forKey: .modified)
-        try c.encode(item.width, forKey: .width)
-        try c.encode(item.height, forKey: .height)
-        try c.encode(item.taken, forKey: .taken)
-        try c.encode(item.camera, forKey: .camera)
-        try c.encode(item.gps, forKey: .gps)
-        try c.encode(item.thumbnail, forKey: .thumbnail)
+        try JSONObject([
+            ("id", item.id.hex), ("name", item.name), ("size", item.size), ("type", item.type), ("album", item.album),
+            ("albumID", item.albumID?.hex), ("domain", "\(item.domain)"), ("kind", Self.name(item.kind)),
+            ("created", item.created), ("fadesAt", item.fadesAt), ("modified", item.modified), ("width", item.width),
+            ("height", item.height), ("taken", item.taken), ("camera", item.camera), ("gps", item.gps),
+            ("thumbnail", item.thumbnail),
+        ]).encode(to: encoder)
     }
 
     static func all(_ items: [ItemSummary]) -> [ItemJSON] { items.map(ItemJSON.init) }
@@ -49,15 +33,9 @@ struct NoteJSON: Encodable {
 
     init(_ note: NoteSummary) { self.note = note }
 
-    enum CodingKeys: String, CodingKey { case id, name, size, created, fadesAt }
-
     func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(note.id.hex, forKey: .id)
-        try c.encode(note.title, forKey: .name)
-        try c.encode(note.size, forKey: .size)
-        try c.encode(note.created, forKey: .created)
-        try c.encode(note.fadesAt, forKey: .fadesAt)
+        try JSONObject([("id", note.id.hex), ("name", note.title), ("size", note.size), ("created", note.created),
+                        ("fadesAt", note.fadesAt)]).encode(to: encoder)
     }
 
     static func all(_ notes: [NoteSummary]) -> [NoteJSON] { notes.map(NoteJSON.init) }
