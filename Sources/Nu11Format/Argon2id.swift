@@ -33,7 +33,7 @@ public struct KDFParameters: Sendable, Equatable, Hashable, Codable {
             throw Nu11Error(
                 .invalidArgument,
                 "KDF cost \(iterations) passes / \(memoryMiB) MiB is below the floor",
-                remedy: "use at least \(Self.floor.iterations) passes and \(Self.floor.memoryMiB) MiB")
+                remedy: .advice(.kdfFloor(passes: Int(Self.floor.iterations), memoryMiB: Int(Self.floor.memoryMiB))))
         }
         try validateRead()
     }
@@ -42,13 +42,13 @@ public struct KDFParameters: Sendable, Equatable, Hashable, Codable {
     public func validateRead() throws {
         guard iterations >= 1, memoryKiB >= 8 else {
             throw Nu11Error(.corrupted, "KDF cost \(iterations) passes / \(memoryKiB) KiB is invalid",
-                            remedy: "the file is damaged")
+                            remedy: .advice(.damaged))
         }
         guard iterations <= Self.cap.iterations, memoryKiB <= Self.cap.memoryKiB else {
             throw Nu11Error(
                 .costTooHigh,
                 "KDF cost \(iterations) passes / \(memoryMiB) MiB exceeds the cap of \(Self.cap.iterations) passes / \(Self.cap.memoryMiB) MiB",
-                remedy: "the file may be hostile; do not use it")
+                remedy: .advice(.untrusted))
         }
     }
 }

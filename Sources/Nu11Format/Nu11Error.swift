@@ -76,5 +76,5 @@ public struct Nu11Error: Error, Sendable, Equatable, CustomStringConvertible {
     /// The generic answer to a wrong PIN. A corrupted key slot gives exactly the same one.
     public static let wrongPIN = Nu11Error(
         .authenticationFailed, "the PIN or passphrase is wrong",
-        remedy: "try again")
+        remedy: .advice(.tryAgain))
 }

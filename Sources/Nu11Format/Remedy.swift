@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /// How to remedy an error, typed so that each front end (the command line, the desktop
 /// app) words it in its own terms: the core names no command and no flag. `advice` is
-/// for remedies that need no front end's words ("wait", "check the path").
-public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByStringInterpolation {
-    case advice(String)
+/// for remedies that need no front end's words ("wait", "check the path"), themselves a
+/// closed set (`Advice`): the core writes no free text.
+public enum Remedy: Sendable, Equatable, CustomStringConvertible {
+    case advice(Advice)
+    /// A front end's own words for its own error (the command line naming its flags). The
+    /// core never builds one: `SourceHygieneTests` rejects it in Format, Storage, Media and Vault.
+    case frontEnd(String)
     /// No vault here yet: create one.
     case createVault
     /// The vault's folders were probably given wrongly, or it was never created.
@@ -68,6 +72,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
     case tpmStatus
     /// Enrolling a TPM while the Skeleton Switch is armed: disarm, enrol, arm again.
     case disarmSkeletonToEnrol
+    /// The Skeleton Switch is off: arm it first.
+    case armSkeletonFirst
     /// The Skeleton Switch is armed: disarm it first.
     case disarmSkeletonFirst
     /// Two PINs fall in the same TPM bucket: change one of them, then enrol again.
@@ -97,13 +103,11 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
     /// The disk is full.
     case freeDiskSpace
 
-    public init(stringLiteral value: String) { self = .advice(value) }
-    public init(stringInterpolation: DefaultStringInterpolation) { self = .advice(String(stringInterpolation: stringInterpolation)) }
-
     /// Plain words, for front ends that have no names of their own.
     public var description: String {
         switch self {
-        case .advice(let text): text
+        case .advice(let advice): advice.description
+        case .frontEnd(let text): text
         case .createVault: "create a vault first"
         case .createVaultOrPointAtIt: "create a vault, or give the right vault and key store folders"
         case .createVaultOrPointAtKeyStore: "create a vault, or give the right key store folder"
@@ -131,6 +135,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible, ExpressibleByS
             (first.map { $0 + "; or " } ?? "") + "open the vault with your recovery key and the primary PIN (TPM recovery), which enrols this machine's TPM again"
         case .tpmStatus: "see the TPM's status"
         case .disarmSkeletonToEnrol: "disarm the Skeleton Switch, enrol the TPM, then arm it again: the TPM then enforces it too"
+        case .armSkeletonFirst: "arm the Skeleton Switch first"
         case .disarmSkeletonFirst: "disarm the Skeleton Switch first"
         case .changeOnePINThenEnrol: "change one of them, then enrol again"
         case .removeTPMToChangeCost: "remove the TPM enrolment, change the cost, then enrol again"

@@ -10,7 +10,7 @@ enum Sodium {
     static func ensureReady() throws {
         guard ready else {
             throw Nu11Error(.internalError, "libsodium failed to initialise",
-                            remedy: "check that libsodium is installed correctly")
+                            remedy: .advice(.reinstallSodium))
         }
     }
 
@@ -50,7 +50,7 @@ enum Sodium {
             throw Nu11Error(.internalError, "Argon2id output buffer is empty")
         }
         guard let pw = password.baseAddress?.assumingMemoryBound(to: CChar.self), password.count > 0 else {
-            throw Nu11Error(.invalidArgument, "the PIN or passphrase is empty", remedy: "type at least one character")
+            throw Nu11Error(.invalidArgument, "the PIN or passphrase is empty", remedy: .longerPIN)
         }
         let status = salt.withUnsafeBytes { saltBuffer -> Int32 in
             guard let s = saltBuffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return -1 }

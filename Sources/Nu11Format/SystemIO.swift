@@ -20,13 +20,13 @@ public enum SystemIO {
             error.diskFull = true
             return error
         case .noSuchFileOrDirectory:
-            return Nu11Error(.notFound, "\(item): \(operation) failed: \(reason)", remedy: "check the path", item: item)
+            return Nu11Error(.notFound, "\(item): \(operation) failed: \(reason)", remedy: .advice(.checkPath), item: item)
         case .permissionDenied, .notPermitted, .readOnlyFileSystem:
-            return Nu11Error(.io, "\(item): \(operation) failed: \(reason)", remedy: "check the permissions of the file and its folder", item: item)
+            return Nu11Error(.io, "\(item): \(operation) failed: \(reason)", remedy: .advice(.checkPermissions), item: item)
         case .fileExists:
             return Nu11Error(.alreadyExists, "\(item): \(operation) failed: \(reason)", item: item)
         default:
-            return Nu11Error(.io, "\(item): \(operation) failed: \(reason)", remedy: "check the file system", item: item)
+            return Nu11Error(.io, "\(item): \(operation) failed: \(reason)", remedy: .advice(.checkFileSystem), item: item)
         }
     }
 

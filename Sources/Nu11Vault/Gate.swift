@@ -225,6 +225,6 @@ enum Gate {
         let wait = Int((state.lockedUntil - now).rounded(.up))
         let text = wait >= 120 ? "\((wait + 59) / 60) minutes" : "\(wait) seconds"
         throw Nu11Error(.lockedOut, "too many wrong PINs (\(state.failures)); try again in \(text)",
-                        remedy: "wait; the delay grows with every wrong PIN")
+                        remedy: .advice(.waitGrowingDelay))
     }
 }

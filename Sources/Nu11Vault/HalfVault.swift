@@ -58,7 +58,7 @@ extension LockedVault {
         }
         var st = stat()
         guard stat(folder, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else {
-            throw Nu11Error(.notFound, "\(folder) is not a folder", remedy: "search a folder you may have moved it into, e.g. your home folder")
+            throw Nu11Error(.notFound, "\(folder) is not a folder", remedy: .advice(.searchOtherFolder))
         }
         walk(folder, depth: 0)
         return found

@@ -58,7 +58,7 @@ public struct LockedVault: Sendable {
         let characters = pin.withUnsafeBytes { String(decoding: $0, as: UTF8.self).count }
         guard characters >= minimumPINLength else {
             throw Nu11Error(.invalidArgument, "the PIN is too short (at least \(minimumPINLength) characters)",
-                            remedy: "choose a longer PIN or a passphrase")
+                            remedy: .longerPIN)
         }
     }
 
@@ -321,7 +321,7 @@ public struct LockedVault: Sendable {
                 try Wipe.run(location, secure: settings.deletionMode == .secure)
                 throw Nu11Error(.authenticationFailed,
                                 "the PIN or passphrase is wrong; after \(counted.failures) wrong PINs the vault was erased",
-                                remedy: "the erase-after setting was \(settings.eraseAfterFailures)")
+                                remedy: .advice(.eraseAfter(failures: settings.eraseAfterFailures)))
             }
             throw error
         } catch let error as Nu11Error where recorded && (error.code == .lockedOut || error.code == .tpm) {

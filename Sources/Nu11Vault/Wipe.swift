@@ -69,7 +69,7 @@ enum Wipe {
         guard failures.isEmpty else {
             throw Nu11Error(.io, "the wipe destroyed every key it could, but \(failures.count) thing(s) could not be removed: "
                                 + failures.prefix(5).joined(separator: "; ") + (failures.count > 5 ? "; …" : ""),
-                            remedy: "remove what is left by hand; the keys are gone, so what is left cannot be decrypted")
+                            remedy: .advice(.removeLeftovers))
         }
     }
 }

@@ -14,7 +14,8 @@ enum Words {
 
     static func remedy(_ remedy: Remedy) -> String {
         switch remedy {
-        case .advice(let text): text
+        case .advice(let advice): Words.advice(advice)
+        case .frontEnd(let text): text
         case .createVault: "create a vault first"
         case .createVaultOrPointAtIt: "create a vault, or open the folders where yours is"
         case .createVaultOrPointAtKeyStore: "create a vault, or open it with the right key store folder"
@@ -54,6 +55,7 @@ enum Words {
             (first.map { $0 + "; or " } ?? "") + "open the vault with your recovery key and the primary PIN (TPM recovery), which enrols this machine's TPM again"
         case .tpmStatus: "see the TPM's status"
         case .disarmSkeletonToEnrol: "turn the Skeleton Switch off, enrol the TPM, then turn it on again: the TPM then enforces it too"
+        case .armSkeletonFirst: "turn the Skeleton Switch on first (Settings)"
         case .disarmSkeletonFirst: "turn the Skeleton Switch off first (Settings)"
         case .changeOnePINThenEnrol: "change one of the PINs, then enrol again"
         case .removeTPMToChangeCost: "remove the TPM enrolment, change the cost, then enrol again"
@@ -68,6 +70,66 @@ enum Words {
         case .longerPIN: "use at least 4 characters"
         case .primaryPINOnly: "lock, then unlock with the primary PIN"
         case .freeDiskSpace: "free some disk space and try again"
+        }
+    }
+
+    /// The core's plain advice, as this app says it to someone who uses no terminal.
+    static func advice(_ advice: Advice) -> String {
+        switch advice {
+        case .damaged: "the file was altered or damaged; restore it from your own copy"
+        case .damagedOrForeign: "the file is damaged, or Nu11VLT did not make it"
+        case .truncated: "the file is incomplete; restore it from your own copy"
+        case .wrongFile: "the file belongs to another vault or was altered"
+        case .changedWhileReading: "the file changed while it was being read; try again"
+        case .untrusted: "the file may be hostile; do not open files from people you do not trust"
+        case .keepLogAsEvidence: "keep this copy of the activity log as evidence; it cannot vouch for what it holds"
+        case .keepLogAsEvidenceNewLogStarts: "keep this copy of the activity log as evidence; a new log starts now"
+        case .restoreRecoveryRecord: "restore the file recovery.n11r from a backup of the vault folder"
+        case .checkPath: "choose the file or folder again; it is not where it was"
+        case .checkFolder: "choose another folder, or check that you may write to it"
+        case .checkPermissions: "check that you may read and write the file and its folder"
+        case .checkFileSystem: "check the disk the vault is on"
+        case .checkDisk: "free some disk space, check the disk, and try again"
+        case .moveAway: "move the file away, then try again"
+        case .writableVault: "open the vault from a folder you may write to"
+        case .removeLeftovers: "delete what is left in the folders yourself; without the keys it cannot be decrypted"
+        case .tryAgain: "try again"
+        case .waitForOtherProgram: "wait until the other Nu11VLT window or program is done"
+        case .waitForWriter: "try again once nothing else is writing the file"
+        case .waitGrowingDelay: "wait; each wrong PIN makes the wait longer"
+        case .waitTPMCounts: "wait; the computer's security chip counts wrong PINs itself"
+        case .reinstallOpenSSL: "reinstall Nu11VLT: its encryption library (OpenSSL 3) is missing or broken"
+        case .reinstallSodium: "reinstall Nu11VLT: its key library (libsodium) is missing or broken"
+        case .nothingToDo: "nothing needs to be done"
+        case .hardwareSwitchIsFinal: "nothing else can open it; that is what the Skeleton Switch is for"
+        case .otherPINsOnce: "type each other PIN (backup, duress) once, exactly as it is"
+        case .unlockWithPIN: "unlock with the PIN as usual"
+        case .unlockWithBackupPIN: "lock, then unlock with the backup PIN"
+        case .otherVaultsPIN: "open the vault these items came from"
+        case .exportPassword: "try again with the password the archive was made with"
+        case .typeRecoveryPhrase: "type the recovery phrase shown when the vault was made (8 groups of 4 letters)"
+        case .typeTPMRecoveryKey: "type the recovery key shown when the security chip was set up (8 groups of 4 letters)"
+        case .tpmLockoutRecoveryKey: "type the recovery key of the vault that set up this security chip; if another program set it, ask its owner"
+        case .tpmLockoutOwnedElsewhere: "use a passphrase of 4 or more random words instead of a PIN, or ask whoever set up the security chip to clear it"
+        case .eraseAfter(let failures): "the vault is set to erase itself after \(failures) wrong PINs"
+        case .kdfFloor(let passes, let memoryMiB): "choose at least \(passes) passes and \(memoryMiB) MiB"
+        case .durationFormat: "write a number and a unit: 30s, 10m, 24h, 7d or 2w"
+        case .shorterDuration: "choose a shorter time"
+        case .positiveNumber: "choose a number of 1 or more"
+        case .allowedValues(let allowed): "choose one of: \(allowed)"
+        case .knownSettings(let keys): "settings are: " + keys.joined(separator: ", ")
+        case .splitInput: "split it into smaller files"
+        case .importAsFile: "import it as a file instead"
+        case .validTitle: "use a title of up to 1024 bytes, on one line"
+        case .validAlbumName: "use a name of 1 to 255 bytes, on one line, without spaces at either end"
+        case .otherName: "choose another name"
+        case .idFromPreviousPage: "scroll back and pick the item again"
+        case .longerIDPrefix: "pick the item in the gallery"
+        case .nothingToCancel: "it is already kept for good"
+        case .searchOtherFolder: "look in a folder you may have moved it to, such as your home folder"
+        case .logStartsAtUnlock: "it starts with the next unlock"
+        case .tctiSyntax: "use the computer's own security chip"
+        case .localTPMOnly: "use the computer's own security chip"
         }
     }
 }

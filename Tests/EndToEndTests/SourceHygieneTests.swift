@@ -126,6 +126,27 @@ extension SourceHygieneTests {
         }
         #expect(checked > 100, "only \(checked) remedies found")
     }
+
+    /// `Remedy` is a closed set: the core builds typed cases (`Advice` for the plain ones), and
+    /// `.frontEnd(text)` is for a front end's own errors only. The compiler refuses a string
+    /// where a remedy goes; this refuses the one case that carries text, in the core.
+    @Test("the core's remedies are typed: no layer under the front ends builds a .frontEnd remedy")
+    func coreRemediesAreClosed() throws {
+        func builds(_ line: Substring) -> Bool { line.contains(".frontEnd(") && !line.contains("case .frontEnd(let ") }
+        #expect(builds("throw Nu11Error(.io, \"x\", remedy: .frontEnd(\"pass --force\"))") && !builds("        case .frontEnd(let text): text"))
+        var found: [String] = []
+        var typed = 0
+        for target in ["Nu11Format", "Nu11Storage", "Nu11Vault", "Nu11Media"] {
+            for (name, text) in try Self.swiftFiles(target) {
+                for line in text.split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                    if builds(line) { found.append("\(name): \(line.trimmingCharacters(in: .whitespaces))") }
+                    if line.contains("remedy: .") { typed += 1 }
+                }
+            }
+        }
+        #expect(typed > 150, "only \(typed) typed remedies found")
+        #expect(found.isEmpty, "free-text remedies in the core: \(found.joined(separator: "; "))")
+    }
 }
 
 extension SourceHygieneTests {

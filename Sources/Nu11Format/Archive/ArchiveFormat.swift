@@ -68,7 +68,7 @@ public enum ArchiveFormat {
         /// Parses and checks the clear header; KDF cost is capped before anything is allocated.
         public static func parse(_ bytes: [UInt8]) throws -> Header {
             guard let header = try? JSONDecoder().decode(Header.self, from: Data(bytes)), header.format == "nu11vlt-archive" else {
-                throw Nu11Error(.corrupted, "the archive header is not valid", remedy: "the file is damaged or not a Nu11VLT archive")
+                throw Nu11Error(.corrupted, "the archive header is not valid", remedy: .advice(.damagedOrForeign))
             }
             guard header.version == ArchiveFormat.version else {
                 throw Nu11Error(.unsupportedVersion,
@@ -76,18 +76,18 @@ public enum ArchiveFormat {
                                 remedy: .upgrade)
             }
             guard header.items >= 0, header.items <= ArchiveFormat.maxEntries else {
-                throw Nu11Error(.corrupted, "the archive header declares \(header.items) items", remedy: "the file is damaged")
+                throw Nu11Error(.corrupted, "the archive header declares \(header.items) items", remedy: .advice(.damaged))
             }
             switch header.kind {
             case .portable:
                 guard let kdf = header.kdf, kdf.algorithm == "argon2id", kdf.parallelism == 1,
                       Hex.decode(kdf.salt)?.count == Argon2id.saltByteCount else {
-                    throw Nu11Error(.corrupted, "the archive's KDF parameters are not valid", remedy: "the file is damaged")
+                    throw Nu11Error(.corrupted, "the archive's KDF parameters are not valid", remedy: .advice(.damaged))
                 }
                 try kdf.parameters.validateRead()
             case .secure:
                 guard header.keyID?.count == 32 else {
-                    throw Nu11Error(.corrupted, "the archive's key ID is missing", remedy: "the file is damaged")
+                    throw Nu11Error(.corrupted, "the archive's key ID is missing", remedy: .advice(.damaged))
                 }
             }
             return header

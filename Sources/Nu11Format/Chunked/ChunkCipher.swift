@@ -18,7 +18,7 @@ final class ChunkCipher {
         }
         guard let made else {
             throw Nu11Error(.internalError, "OpenSSL could not make a cipher context",
-                            remedy: "check that OpenSSL 3 (libcrypto) is installed correctly")
+                            remedy: .advice(.reinstallOpenSSL))
         }
         ctx = made
     }
@@ -58,7 +58,7 @@ final class ChunkCipher {
     }
 
     static let fileChanged = Nu11Error(.io, "the file changed size while it was being read",
-                                       remedy: "try again once nothing else is writing the file")
+                                       remedy: .advice(.waitForWriter))
 
     /// Seals one chunk (plaintext ‖ tag into `output`).
     func seal(_ plaintext: UnsafeRawBufferPointer, nonce: [UInt8], into output: UnsafeMutableRawBufferPointer) throws {

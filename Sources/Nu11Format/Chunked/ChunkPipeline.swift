@@ -277,7 +277,7 @@ final class ChunkPipeline: @unchecked Sendable {
                 if count > 0 {
                     guard let address = n11c_map(fd, offset + start, count) else {
                         throw Nu11Error(.io, "cannot map the input: \(String(cString: strerror(errno)))",
-                                        remedy: "check the file and its permissions")
+                                        remedy: .advice(.checkPermissions))
                     }
                     mapping = (address, offset + start, count)
                     data = UnsafeRawBufferPointer(start: address, count: count)
@@ -300,7 +300,7 @@ final class ChunkPipeline: @unchecked Sendable {
     private func seal(_ data: UnsafeRawBufferPointer, slot: Slot, first: UInt64, cipher: ChunkCipher) throws {
         let count = data.count / ChunkedScheme.chunkSize + (slot.final ? 1 : 0)
         guard first + UInt64(count) <= ChunkedScheme.maxChunks else {
-            throw Nu11Error(.invalidArgument, "message exceeds 2^38 chunks", remedy: "split the input into smaller items")
+            throw Nu11Error(.invalidArgument, "message exceeds 2^38 chunks", remedy: .advice(.splitInput))
         }
         try cipher.sealChunks(baseNonce: baseNonce, first: first, input: data, final: slot.final, output: slot.output)
         slot.outLength = data.count + count * 16

@@ -49,7 +49,7 @@ public final class ChunkedDecryptor<AEAD: ChunkAEAD, Source: ByteSource> {
             throw error
         } catch {
             let wrapped = Nu11Error(.corrupted, "ciphertext failed authentication",
-                                    remedy: "the file was altered or damaged")
+                                    remedy: .advice(.damaged))
             failure = wrapped
             throw wrapped
         }

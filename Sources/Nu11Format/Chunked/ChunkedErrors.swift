@@ -4,26 +4,26 @@
 /// alike), worded once, and the one append-or-roll-back helper of the one-chunk calls.
 extension ChunkedScheme {
     static func shortHeader() -> Nu11Error {
-        Nu11Error(.truncated, "ciphertext is shorter than its \(headerByteCount)-byte header", remedy: "the file was cut short")
+        Nu11Error(.truncated, "ciphertext is shorter than its \(headerByteCount)-byte header", remedy: .advice(.truncated))
     }
 
     static func commitmentMismatch() -> Nu11Error {
         Nu11Error(.corrupted, "key commitment does not match (wrong key, wrong context, or altered header)",
-                  remedy: "the file belongs elsewhere or was altered")
+                  remedy: .advice(.wrongFile))
     }
 
     static func noFinalChunk() -> Nu11Error {
-        Nu11Error(.truncated, "ciphertext is truncated (no final chunk)", remedy: "the file was cut short; restore it from an archive")
+        Nu11Error(.truncated, "ciphertext is truncated (no final chunk)", remedy: .advice(.truncated))
     }
 
     static func endsInsideTag() -> Nu11Error {
-        Nu11Error(.truncated, "ciphertext ends inside a chunk tag", remedy: "the file was cut short; restore it from an archive")
+        Nu11Error(.truncated, "ciphertext ends inside a chunk tag", remedy: .advice(.truncated))
     }
 
     static func tooManyChunks() -> Nu11Error { Nu11Error(.corrupted, "ciphertext exceeds 2^38 chunks") }
 
     static func chunkFailed(_ index: UInt64) -> Nu11Error {
-        Nu11Error(.corrupted, "chunk \(index) failed authentication", remedy: "the file was altered, reordered or damaged")
+        Nu11Error(.corrupted, "chunk \(index) failed authentication", remedy: .advice(.damaged))
     }
 
     static func shortChunk() -> Nu11Error { Nu11Error(.corrupted, "chunk shorter than its tag") }

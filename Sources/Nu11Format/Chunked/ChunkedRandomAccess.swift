@@ -101,7 +101,7 @@ public final class ChunkedRandomAccessReader<AEAD: ChunkAEAD, Source: RandomAcce
         let offset = bodyOffset + index * UInt64(ChunkedScheme.encryptedChunkSize(AEAD.self))
         let n = try sealed.withUnsafeMutableBytes { try source.read(at: offset, into: $0) }
         guard n == encryptedLength else {
-            throw Nu11Error(.truncated, "chunk \(index) is cut short", remedy: "the file changed while being read")
+            throw Nu11Error(.truncated, "chunk \(index) is cut short", remedy: .advice(.changedWhileReading))
         }
         do {
             try sealed.withUnsafeBytes { raw in

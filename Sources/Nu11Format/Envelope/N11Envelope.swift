@@ -38,10 +38,10 @@ public struct N11Header: Sendable, Equatable {
         let b = Array(bytes.prefix(byteCount))
         guard b.count == byteCount else {
             throw Nu11Error(.truncated, "file is shorter than the \(byteCount)-byte .n11 header",
-                            remedy: "the file was cut short")
+                            remedy: .advice(.truncated))
         }
         guard Array(b[0..<4]) == magic else {
-            throw Nu11Error(.corrupted, "not a Nu11VLT item (bad magic)", remedy: "the file is damaged or foreign")
+            throw Nu11Error(.corrupted, "not a Nu11VLT item (bad magic)", remedy: .advice(.damagedOrForeign))
         }
         guard b[4] == currentVersion else {
             throw Nu11Error(.unsupportedVersion,
@@ -49,13 +49,13 @@ public struct N11Header: Sendable, Equatable {
                             remedy: .upgrade)
         }
         guard let kind = ItemKind(rawValue: b[5]) else {
-            throw Nu11Error(.corrupted, "unknown item kind \(b[5])", remedy: "the file is damaged")
+            throw Nu11Error(.corrupted, "unknown item kind \(b[5])", remedy: .advice(.damaged))
         }
         guard let domain = Domain(rawValue: b[6]) else {
-            throw Nu11Error(.corrupted, "unknown domain \(b[6])", remedy: "the file is damaged")
+            throw Nu11Error(.corrupted, "unknown domain \(b[6])", remedy: .advice(.damaged))
         }
         guard b[7] == 0 else {
-            throw Nu11Error(.corrupted, "reserved header flags are set", remedy: "the file is damaged")
+            throw Nu11Error(.corrupted, "reserved header flags are set", remedy: .advice(.damaged))
         }
         var header = N11Header(kind: kind, domain: domain, itemID: try ItemID(bytes: Array(b[8..<24])))
         header.version = b[4]

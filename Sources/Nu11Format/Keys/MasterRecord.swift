@@ -99,7 +99,7 @@ public enum DeviceKeyRecord {
     public static func parse(_ bytes: [UInt8]) throws -> SecretBytes {
         guard bytes.count == byteCount, Array(bytes[0..<4]) == magic else {
             throw Nu11Error(.corrupted, "the device key record is damaged",
-                            remedy: "the vault cannot be opened on this key store; restore the key store")
+                            remedy: .restoreKeyStore)
         }
         guard bytes[4] == 1 else {
             throw Nu11Error(.unsupportedVersion, "device key version \(bytes[4]) is not supported", remedy: .upgrade)

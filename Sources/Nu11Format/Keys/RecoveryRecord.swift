@@ -50,7 +50,7 @@ public enum RecoverySeal {
 
     public static let wrongPhrase = Nu11Error(
         .authenticationFailed, "the recovery phrase does not open this vault's recovery data",
-        remedy: "type the phrase printed when this vault was made (8 groups of 4 letters); dashes and spaces do not matter")
+        remedy: .advice(.typeRecoveryPhrase))
 
     private static func wrappingKey(_ shared: SharedSecret, salt: [UInt8]) -> SecretBytes {
         let key = shared.hkdfDerivedSymmetricKey(using: SHA256.self, salt: salt,
@@ -145,7 +145,7 @@ public struct RecoveryRecord: Sendable {
     public static func parse(_ bytes: [UInt8]) throws -> RecoveryRecord {
         guard bytes.count >= 56, Array(bytes[0..<4]) == magic else {
             throw Nu11Error(.corrupted, "the vault's recovery data (recovery.n11r) is damaged",
-                            remedy: "restore recovery.n11r from a backup of the vault folder")
+                            remedy: .advice(.restoreRecoveryRecord))
         }
         guard bytes[4] == 1 else {
             throw Nu11Error(.unsupportedVersion, "recovery data version \(bytes[4]) is not supported", remedy: .upgrade)
@@ -154,7 +154,7 @@ public struct RecoveryRecord: Sendable {
         guard (1...maxSets).contains(n), bytes[6] == 0, bytes[7] == 0, bytes.count == 56 + n * setByteCount,
               let id = try? ItemID(bytes: Array(bytes[8..<24])) else {
             throw Nu11Error(.corrupted, "the vault's recovery data (recovery.n11r) is damaged",
-                            remedy: "restore recovery.n11r from a backup of the vault folder")
+                            remedy: .advice(.restoreRecoveryRecord))
         }
         let sets = (0..<n).map { i -> (sealed: [UInt8], binding: [UInt8]) in
             let start = 56 + i * setByteCount

@@ -158,7 +158,7 @@ public struct TPMRecord: Sendable, Equatable {
                                       associatedData: Self.recoveryAAD)
         } catch {
             throw Nu11Error(.authenticationFailed, "that recovery key does not open this key store",
-                            remedy: "type the recovery key printed when the TPM was enrolled (8 groups of 4 letters)")
+                            remedy: .advice(.typeTPMRecoveryKey))
         }
     }
 
@@ -210,7 +210,7 @@ public enum RecoveryKey {
         }
         guard valid else {
             throw Nu11Error(.invalidArgument, "that is not a recovery key (32 letters in 8 groups of 4, from c b d e f g h i j k l n r t u v)",
-                            remedy: "type the recovery key exactly as it was printed; dashes and spaces do not matter")
+                            remedy: .advice(.typeTPMRecoveryKey))
         }
         var bytes = (0..<16).map { nibbles[2 * $0] << 4 | nibbles[2 * $0 + 1] }
         return SecretBytes(consuming: &bytes)

@@ -10,7 +10,7 @@ public struct AuditLogContents: Sendable {
 
 extension AuditLogFile {
     static func damaged(_ what: String) -> Nu11Error {
-        Nu11Error(.corrupted, "audit log: \(what)", remedy: "keep this copy as evidence; the log cannot vouch for what it holds")
+        Nu11Error(.corrupted, "audit log: \(what)", remedy: .advice(.keepLogAsEvidence))
     }
 
     static func sealed<T: Encodable>(_ value: T, pad: Int, aad: [UInt8], key: SecretBytes) throws -> [UInt8] {

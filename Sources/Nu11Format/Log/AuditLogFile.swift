@@ -124,6 +124,6 @@ public struct AuditLogFile: Sendable {
     static func cutShort(after records: [Record]) -> Nu11Error {
         let last = records.last { $0.type == RecordType.entry.rawValue }?.seq ?? 0
         return Nu11Error(.corrupted, "the audit log ends inside the record after entry \(last): it was cut off or damaged there",
-                         remedy: "keep this copy as evidence; the next entry starts a new log")
+                         remedy: .advice(.keepLogAsEvidenceNewLogStarts))
     }
 }

@@ -146,11 +146,11 @@ public enum DurationText {
         guard let unit = text.last, let factor = units[unit], let value = Double(text.dropLast()),
               value.isFinite, value > 0, value == value.rounded() else {
             throw Nu11Error(.invalidArgument, "'\(text)' is not a duration",
-                            remedy: "write a whole number and a unit: 30s, 10m, 24h, 7d or 2w")
+                            remedy: .advice(.durationFormat))
         }
         let seconds = value * factor
         guard seconds <= maximum else {
-            throw Nu11Error(.invalidArgument, "'\(text)' is longer than 10 years", remedy: "choose a shorter duration")
+            throw Nu11Error(.invalidArgument, "'\(text)' is longer than 10 years", remedy: .advice(.shorterDuration))
         }
         return seconds
     }

@@ -89,7 +89,7 @@ public struct Settings: Sendable, Equatable {
     public mutating func set(_ key: String, _ text: String) throws {
         guard let definition = Self.definitions.first(where: { $0.key == key }) else { throw Self.unknown(key) }
         func bad() -> Nu11Error {
-            Nu11Error(.invalidArgument, "'\(text)' is not allowed for \(key)", remedy: "allowed: \(definition.allowed)")
+            Nu11Error(.invalidArgument, "'\(text)' is not allowed for \(key)", remedy: .advice(.allowedValues(definition.allowed)))
         }
         func int(_ range: ClosedRange<Int>) throws -> Int {
             guard let v = Int(text), range.contains(v) else { throw bad() }
@@ -133,7 +133,7 @@ public struct Settings: Sendable, Equatable {
 
     static func unknown(_ key: String) -> Nu11Error {
         Nu11Error(.invalidArgument, "unknown setting '\(key)'",
-                  remedy: .advice("known: " + definitions.map(\.key).joined(separator: ", ")))
+                  remedy: .advice(.knownSettings(definitions.map(\.key))))
     }
 
     // MARK: storage

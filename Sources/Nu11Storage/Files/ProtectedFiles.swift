@@ -29,7 +29,7 @@ public enum ProtectedFiles {
             break
         default:
             throw Nu11Error(.io, "\(path) should be a folder but is a symlink or a file; nothing was written there",
-                            remedy: "move it away and try again", item: path)
+                            remedy: .advice(.moveAway), item: path)
         }
         let parent = POSIX.parent(of: path)
         if parent != path && !POSIX.exists(parent) { try makeDirectory(parent) }

@@ -15,7 +15,7 @@ public final class ZipWriter {
         do {
             archive = try Archive(url: URL(fileURLWithPath: temporaryPath), accessMode: .create, pathEncoding: nil)
         } catch {
-            throw Nu11Error(.io, "\(destination): cannot create the archive: \(error)", remedy: "check the folder", item: destination)
+            throw Nu11Error(.io, "\(destination): cannot create the archive: \(error)", remedy: .advice(.checkFolder), item: destination)
         }
         // Still empty here; from now on 0600 whatever the umask.
         guard chmod(temporaryPath, 0o600) == 0 else {
@@ -36,7 +36,7 @@ public final class ZipWriter {
         } catch let error as Nu11Error {
             throw error
         } catch {
-            throw Nu11Error(.io, "\(destination): cannot write the archive: \(error)", remedy: "check free disk space", item: destination)
+            throw Nu11Error(.io, "\(destination): cannot write the archive: \(error)", remedy: .freeDiskSpace, item: destination)
         }
     }
 
@@ -68,7 +68,7 @@ public final class ZipReader {
     public init(path: String) throws {
         self.path = path
         guard FileManager.default.fileExists(atPath: path) else {
-            throw Nu11Error(.notFound, "\(path): no such file", remedy: "check the path", item: path)
+            throw Nu11Error(.notFound, "\(path): no such file", remedy: .advice(.checkPath), item: path)
         }
         do {
             archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .read, pathEncoding: nil)
@@ -80,7 +80,7 @@ public final class ZipReader {
                                 remedy: .giveArchiveFile, item: path)
             }
             throw Nu11Error(.corrupted, "\(path) is not a readable archive (damaged or truncated ZIP)",
-                            remedy: "check the file; it may have been cut short", item: path)
+                            remedy: .advice(.truncated), item: path)
         }
         var seen: [String: Entry] = [:]
         var total: UInt64 = 0
@@ -120,7 +120,7 @@ public final class ZipReader {
     }
 
     public static func reject(_ path: String, _ why: String) -> Nu11Error {
-        Nu11Error(.corrupted, "\(path) is rejected: \(why)", remedy: "do not import archives from untrusted sources", item: path)
+        Nu11Error(.corrupted, "\(path) is rejected: \(why)", remedy: .advice(.untrusted), item: path)
     }
 
     /// A small entry, whole (at most `limit` bytes).
@@ -149,7 +149,7 @@ public final class ZipReader {
         } catch let error as Nu11Error {
             throw error
         } catch {
-            throw Nu11Error(.corrupted, "\(path): entry \(name) cannot be read (damaged or truncated)", remedy: "check the file", item: path)
+            throw Nu11Error(.corrupted, "\(path): entry \(name) cannot be read (damaged or truncated)", remedy: .advice(.damaged), item: path)
         }
     }
 }

@@ -128,11 +128,11 @@ public final class VaultIndex: Sendable {
         switch error.resultCode {
         case .SQLITE_PROTOCOL, .SQLITE_IOERR:
             return Nu11Error(.io, "the index could not be written (\(error.message ?? "I/O error"); a full disk or a failing one)",
-                             remedy: "free some disk space, check the disk, and try again", item: path)
+                             remedy: .advice(.checkDisk), item: path)
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
             return Nu11Error(.corrupted, "the index \(path) is damaged", remedy: .repair, item: path)
         case .SQLITE_BUSY, .SQLITE_LOCKED:
-            return Nu11Error(.busy, "the index is busy", remedy: "wait for the other Nu11VLT program to finish", item: path)
+            return Nu11Error(.busy, "the index is busy", remedy: .advice(.waitForOtherProgram), item: path)
         case .SQLITE_CONSTRAINT:
             return Nu11Error(.invalidArgument, "the index refused the change (\(error.message ?? "constraint"))", item: path)
         default:

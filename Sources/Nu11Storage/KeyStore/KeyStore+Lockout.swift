@@ -17,7 +17,7 @@ extension KeyStore {
 
     static let foreignLockout = Nu11Error(
         .tpm, "the TPM's lockout authorization is already set by someone else (another vault on this machine, or the system's owner): whoever holds it can reset the TPM's count of wrong PINs, so a short PIN is not safe with this TPM; nothing was changed",
-                  remedy: "use a passphrase of 4 or more random words instead of a PIN, or ask whoever set the TPM's lockout authorization to clear it (tpm2_changeauth -c lockout -p <theirs>)")
+                  remedy: .advice(.tpmLockoutOwnedElsewhere))
 
     /// Takes the lockout authorization when it is empty. When it is set and `mayBeOurs` (a
     /// recovery on the machine whose TPM this recovery key already holds), checks it with one
@@ -55,13 +55,13 @@ extension KeyStore {
     public static func releaseLockout(recoveryKey: SecretBytes) throws {
         let connection = try TPMConnection()
         guard try connection.lockoutAuthSet() else {
-            throw Nu11Error(.notFound, "the TPM's lockout authorization is already empty", remedy: "nothing to release")
+            throw Nu11Error(.notFound, "the TPM's lockout authorization is already empty", remedy: .advice(.nothingToDo))
         }
         do {
             try connection.changeLockoutAuth(old: TPMRecord.lockoutAuth(recoveryKey: recoveryKey), new: nil)
         } catch is TPMRefusal {
             throw Nu11Error(.authenticationFailed, "that recovery key did not set this TPM's lockout authorization (the TPM now refuses lockout commands for its recovery time)",
-                            remedy: "type the recovery key of the vault that was bound to this TPM; if it was set by another program, that program's owner must clear it")
+                            remedy: .advice(.tpmLockoutRecoveryKey))
         }
     }
 

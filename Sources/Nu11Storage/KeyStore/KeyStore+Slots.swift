@@ -101,7 +101,7 @@ extension KeyStore {
         var record = try readMaster()
         let (slot, keys) = try record.open(kek: unlocked.kek)
         guard slot == 0 else {
-            throw Nu11Error(.authenticationFailed, "the Skeleton Switch needs the primary PIN", remedy: "use the primary PIN")
+            throw Nu11Error(.authenticationFailed, "the Skeleton Switch needs the primary PIN", remedy: .primaryPINOnly)
         }
         guard var tpm = record.tpm, let held = unlocked.tpm else {
             try record.setSkeletonArmed(armed, primary: keys, kek: unlocked.kek)

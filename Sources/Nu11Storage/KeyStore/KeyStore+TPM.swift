@@ -37,7 +37,7 @@ extension KeyStore {
                 : tpm.lockoutHeld ? "it stays locked until it is cleared with your recovery key"
                 : "it stays locked until its owner clears it with the TPM's lockout authorization"
             return Nu11Error(.lockedOut, "the TPM is locked out after too many wrong PINs\(tries); \(when)",
-                             remedy: tpm.lockoutHeld ? .clearTPMLockout : "wait; the TPM counts wrong PINs itself, across programs and restarts")
+                             remedy: tpm.lockoutHeld ? .clearTPMLockout : .advice(.waitTPMCounts))
         case .pcrMismatch:
             let now = (try? connection.pcrValues(tpm.pcrMask)) ?? []
             let pcrs = TPMRecord.pcrs(in: tpm.pcrMask)
@@ -52,10 +52,10 @@ extension KeyStore {
             if let now = try? connection.clockInfo(), now.clock < tpm.skeletonDeadline,
                let limit = tpm.skeletonResetLimit, now.resetCount > limit {
                 return Nu11Error(.authenticationFailed, "the PIN opens nothing: the TPM was restarted more times since the last check-in than the Skeleton Switch allows (each power cut may set its clock back)",
-                                 remedy: "nothing can be recovered")
+                                 remedy: .nothingRecoverable)
             }
             return Nu11Error(.authenticationFailed, "the PIN opens nothing: the Skeleton Switch's deadline on the TPM's clock has passed",
-                             remedy: "nothing can be recovered")
+                             remedy: .nothingRecoverable)
         case .notThisTPM:
             return Self.otherMachine
         }

@@ -39,7 +39,7 @@ extension KeyStore {
             let kek = MasterRecord.kek(stretched: stretched, deviceKey: device, tpmSecret: nil)
             guard let (slot, keys) = try? record.open(kek: kek), !opened.contains(where: { $0.slot == slot }) else {
                 throw Nu11Error(.invalidArgument, "one of the PINs given opens no other slot of this key store; nothing was changed",
-                                remedy: "give each other PIN (backup, duress) once, exactly as it is")
+                                remedy: .advice(.otherPINsOnce))
             }
             opened.append((slot, keys, pin))
         }
@@ -127,7 +127,7 @@ extension KeyStore {
     public func removeTPM(pins: [SecretBytes], state: DeviceState) throws -> (unlocked: UnlockedKeys, late: String?) {
         let record = try readMaster()
         guard let tpm = record.tpm else {
-            throw Nu11Error(.notFound, "this key store is not bound to a TPM", remedy: "nothing to remove")
+            throw Nu11Error(.notFound, "this key store is not bound to a TPM", remedy: .advice(.nothingToDo))
         }
         guard tpm.skeletonDeadline == 0 else {
             throw Nu11Error(.invalidArgument, "the Skeleton Switch is armed in the TPM; nothing was changed",
@@ -140,7 +140,7 @@ extension KeyStore {
         for pin in pins {
             let unlocked = try unlockTPM(record, tpm: tpm, pin: pin)
             guard done.insert(unlocked.slot).inserted else {
-                throw Nu11Error(.invalidArgument, "a PIN was given twice; nothing was changed", remedy: "give each PIN once")
+                throw Nu11Error(.invalidArgument, "a PIN was given twice; nothing was changed", remedy: .advice(.otherPINsOnce))
             }
             let kek = MasterRecord.kek(stretched: try record.stretch(pin: pin), deviceKey: device, tpmSecret: nil)
             try unbound.seal(unlocked.keys, slot: unlocked.slot, kek: kek)
@@ -177,11 +177,11 @@ extension KeyStore {
         let record = try readMaster()
         guard let old = record.tpm else {
             throw Nu11Error(.notFound, "this key store is not bound to a TPM: there is nothing to recover",
-                            remedy: "unlock with the PIN as usual")
+                            remedy: .advice(.unlockWithPIN))
         }
         guard old.skeletonDeadline == 0 else {
             throw Nu11Error(.tpm, "the Skeleton Switch is armed in the TPM this key store was enrolled with: only that TPM, before its deadline, opens the primary vault",
-                            remedy: "nothing else can open it; that is what the hardware switch is for")
+                            remedy: .advice(.hardwareSwitchIsFinal))
         }
         let device = try deviceKey()
         let secret = try old.recoverSecret(recoveryKey, deviceKey: device)

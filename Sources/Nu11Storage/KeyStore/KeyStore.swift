@@ -109,7 +109,7 @@ public final class KeyStore: Sendable {
                 guard let (s, k, _) = try? record.open(pin: other, deviceKey: device),
                       !reseal.contains(where: { $0.slot == s }) else {
                     throw Nu11Error(.invalidArgument, "one of the other PINs given opens no other slot of this key store; nothing was changed",
-                                    remedy: "give each other PIN (backup, duress) once, exactly as it is")
+                                    remedy: .advice(.otherPINsOnce))
                 }
                 reseal.append((s, k, other))
             }
@@ -147,7 +147,7 @@ public final class KeyStore: Sendable {
         if !POSIX.exists(devicePath) {
             guard createIfMissing else {
                 throw Nu11Error(.notFound, "the device key is missing from \(root)",
-                                remedy: "restore the key store folder; without it the vault cannot open", item: devicePath)
+                                remedy: .restoreKeyStore, item: devicePath)
             }
             let key = SecretBytes(randomCount: 32)
             var bytes = DeviceKeyRecord.encode(key)

@@ -55,14 +55,14 @@ public final class TPMConnection {
             // cmd would start a program, pcap would record the traffic to a file.
             guard ["device", "swtpm", "mssim", "tabrmd"].contains(name) else {
                 throw Nu11Error(.invalidArgument, "NU11VLT_TPM_TCTI names the TCTI '\(name)', which Nu11VLT does not use",
-                                remedy: "use device:/dev/tpmrm0, swtpm:…, mssim:… or tabrmd:…, or unset it")
+                                remedy: .advice(.tctiSyntax))
             }
             // No network, ever: a TCP TCTI (a simulator) only on this machine's loopback.
             let options = conf.split(separator: ":", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
             for option in options.split(separator: ",") where option.hasPrefix("host=") {
                 guard ["host=127.0.0.1", "host=localhost", "host=::1"].contains(String(option)) else {
                     throw Nu11Error(.invalidArgument, "NU11VLT_TPM_TCTI names a TPM on another host (\(option.dropFirst(5))); Nu11VLT uses no network",
-                                    remedy: "use the local TPM (unset NU11VLT_TPM_TCTI), a Unix socket (swtpm:path=…) or a loopback simulator")
+                                    remedy: .advice(.localTPMOnly))
                 }
             }
             return conf

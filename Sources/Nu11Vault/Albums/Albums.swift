@@ -51,7 +51,7 @@ extension Albums {
         guard !trimmed.isEmpty, trimmed == name, name.utf8.count <= 255,
               !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw Nu11Error(.invalidArgument, "'\(name.prefix(40))' is not a valid album name",
-                            remedy: "use 1–255 bytes of text without control characters or surrounding spaces")
+                            remedy: .advice(.validAlbumName))
         }
     }
 
@@ -59,7 +59,7 @@ extension Albums {
     public func createAlbum(_ name: String) throws -> AlbumSummary {
         try Self.validateAlbumName(name)
         guard try !albumNames().values.contains(name) else {
-            throw Nu11Error(.alreadyExists, "an album named '\(name)' already exists", remedy: "choose another name", item: name)
+            throw Nu11Error(.alreadyExists, "an album named '\(name)' already exists", remedy: .advice(.otherName), item: name)
         }
         let id = ItemID()
         let sealed = try sealAlbumName(name, id: id)
@@ -72,7 +72,7 @@ extension Albums {
         try Self.validateAlbumName(newName)
         let id = try albumID(named: name)
         guard try !albumNames().values.contains(newName) else {
-            throw Nu11Error(.alreadyExists, "an album named '\(newName)' already exists", remedy: "choose another name", item: newName)
+            throw Nu11Error(.alreadyExists, "an album named '\(newName)' already exists", remedy: .advice(.otherName), item: newName)
         }
         try index.renameAlbum(id, name: sealAlbumName(newName, id: id))
     }

@@ -15,7 +15,7 @@ extension Archives {
                               progress: (Int, Int) -> Void = { _, _ in }) throws -> [ItemSummary] {
         if let target, target != mainDomain {
             throw Nu11Error(.invalidArgument, "the target \(target) does not match the vault this PIN opens",
-                            remedy: "unlock with the \(target == .backup ? "backup" : "primary") PIN")
+                            remedy: target == .backup ? .advice(.unlockWithBackupPIN) : .primaryPINOnly)
         }
         let zip = try ZipReader(path: path)
         let header = try ArchiveFormat.Header.parse(zip.read(ArchiveFormat.headerName, limit: ArchiveFormat.maxHeaderBytes))
@@ -100,7 +100,7 @@ extension Archives {
             try decryptor.finish { plain += $0 }
         } catch let error as Nu11Error where error.message.contains("commitment") && portable {
             throw Nu11Error(.authenticationFailed, "the archive password is wrong (or the archive was altered)",
-                            remedy: "try again with the password used for the export")
+                            remedy: .advice(.exportPassword))
         }
         guard let manifest = try? JSONDecoder().decode(ArchiveFormat.Manifest.self, from: Data(plain)),
               manifest.version == ArchiveFormat.version else {
@@ -128,7 +128,7 @@ extension Archives {
                 throw ZipReader.reject(zip.path, "its manifest lacks an item's key")
             }
             guard visibleDomains.contains(domain) else {
-                throw Nu11Error(.invalidArgument, "this archive holds items of another vault", remedy: "unlock with that vault's PIN")
+                throw Nu11Error(.invalidArgument, "this archive holds items of another vault", remedy: .advice(.otherVaultsPIN))
             }
             if try index.item(id) != nil { return nil }  // already here
             let itemKey = try KeyWrap.unwrap(wrapped, under: key, associatedData: Self.archivedKeyAAD(id, domain: domain, kind: kind))
@@ -180,7 +180,7 @@ extension Archives {
                 try encryptor.finish { try sink.write($0) }
             } catch let error as Nu11Error {
                 throw error.code == .io ? error : Nu11Error(.corrupted, "\(zip.path): item '\(item.name)' failed authentication: \(error.message)",
-                                                            remedy: "the archive was altered or damaged; nothing was imported", item: zip.path)
+                                                            remedy: .advice(.damaged), item: zip.path)
             }
             guard encryptor.plaintextLength == item.size else {
                 throw ZipReader.reject(zip.path, "item '\(item.name)' has another size than its manifest declares")

@@ -93,7 +93,7 @@ extension Vault {
         let keys = try keys
         let name = AuditTrail.name(keys)
         guard let bytes = try keyStore.readLog(name) else {
-            throw Nu11Error(.notFound, "this vault has no audit log yet", remedy: "it starts with the next command that unlocks the vault")
+            throw Nu11Error(.notFound, "this vault has no audit log yet", remedy: .advice(.logStartsAtUnlock))
         }
         let contents = try AuditLogFile.parse(bytes).open(key: AuditTrail.key(keys))
         var setAside: [(String, String)] = []

@@ -50,7 +50,7 @@ extension Items {
     public func cancelFade(_ ref: ItemRef) throws -> ItemID {
         let row = try row(ref)
         guard row.domain == .fade else {
-            throw Nu11Error(.invalidArgument, "item \(ref) does not fade", remedy: .advice("nothing to cancel"), item: ref.digits)
+            throw Nu11Error(.invalidArgument, "item \(ref) does not fade", remedy: .advice(.nothingToCancel), item: ref.digits)
         }
         try checkFade(row)
         let id = try reencrypt(row, into: mainDomain, fadeDeadline: nil)

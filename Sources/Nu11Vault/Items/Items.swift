@@ -60,12 +60,12 @@ extension Items {
                      kind: ItemKind = .file, order: ItemOrder = .imported) throws -> ItemPage {
         let limit = min(max(limit, 0), Int.max - 1)  // a caller's Int.max means "all"
         guard limit > 0 else {
-            throw Nu11Error(.invalidArgument, "the page size must be at least 1", remedy: "pass a positive number")
+            throw Nu11Error(.invalidArgument, "the page size must be at least 1", remedy: .advice(.positiveNumber))
         }
         var afterRow: ItemRow?
         if let after {
             guard let row = try index.item(after), isVisible(row) else {
-                throw Nu11Error(.notFound, "no item \(after) to continue after", remedy: "copy the ID from the previous page")
+                throw Nu11Error(.notFound, "no item \(after) to continue after", remedy: .advice(.idFromPreviousPage))
             }
             afterRow = row
         }
@@ -91,7 +91,7 @@ extension Items {
             var start = 0
             if let afterRow {
                 guard let i = all.firstIndex(where: { $0.row.id == afterRow.id }) else {
-                    throw Nu11Error(.notFound, "no item \(afterRow.id) to continue after", remedy: "copy the ID from the previous page")
+                    throw Nu11Error(.notFound, "no item \(afterRow.id) to continue after", remedy: .advice(.idFromPreviousPage))
                 }
                 start = i + 1
             }
@@ -220,7 +220,7 @@ extension Items {
         guard visible.count == 1 else {
             let shown = visible.prefix(5).map(\.id.hex).joined(separator: ", ") + (visible.count > 5 ? ", …" : "")
             throw Nu11Error(.invalidArgument, "the ID prefix \(ref) is ambiguous: it matches \(visible.count) items (\(shown))",
-                            remedy: "give more digits of the ID", item: ref.digits)
+                            remedy: .advice(.longerIDPrefix), item: ref.digits)
         }
         return first
     }
@@ -347,7 +347,7 @@ public enum ImportSource {
             if path == "-" { out.append(path); continue }
             var isDir: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
-                throw Nu11Error(.notFound, "\(path): no such file", remedy: "check the path", item: path)
+                throw Nu11Error(.notFound, "\(path): no such file", remedy: .advice(.checkPath), item: path)
             }
             if isDir.boolValue {
                 guard recursive else {

@@ -57,7 +57,7 @@ extension Maintenance {
                 commit: (DomainKeys) throws -> UnlockedKeys) throws -> RekeyReport {
         guard !index.isReadOnly else {
             throw Nu11Error(.io, "the vault cannot be written here, so its keys cannot be rotated",
-                            remedy: "run this where the vault folder is writable")
+                            remedy: .advice(.writableVault))
         }
         let current = try held
         try keyStore.writeForward(from: current.keys, to: new)

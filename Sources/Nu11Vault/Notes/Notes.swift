@@ -20,7 +20,7 @@ extension Notes {
     public func addNote(title: String, body: [UInt8], fade: Double? = nil) throws -> NoteSummary {
         try Self.validateTitle(title)
         guard body.count <= Self.maxNoteBytes else {
-            throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
+            throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: .advice(.importAsFile))
         }
         let item = try vault.items.store(MemorySource(body), name: title, kind: .note, album: nil, fade: fade)
         audit("note add", ids: [item.id])
@@ -55,7 +55,7 @@ extension Notes {
         let row = try noteRow(ref)
         try vault.items.checkFade(row)
         guard body.count <= Self.maxNoteBytes else {
-            throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
+            throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: .advice(.importAsFile))
         }
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         if let title { try Self.validateTitle(title) }
@@ -83,7 +83,7 @@ extension Notes {
     static func validateTitle(_ title: String) throws {
         guard title.utf8.count <= 1024, !title.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw Nu11Error(.invalidArgument, "the title is not valid",
-                            remedy: "use up to 1024 bytes of text without control characters")
+                            remedy: .advice(.validTitle))
         }
     }
 }

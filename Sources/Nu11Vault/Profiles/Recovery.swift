@@ -81,11 +81,11 @@ extension Profiles {
     public func setUpRecovery(phrase given: SecretBytes? = nil) throws -> RecoverySetup {
         guard role == .primary else {
             throw Nu11Error(.invalidArgument, "a recovery phrase is made with the primary PIN",
-                            remedy: "run this again and type the primary PIN")
+                            remedy: .primaryPINOnly)
         }
         guard !index.isReadOnly, let vaultID = try index.vaultID() else {
             throw Nu11Error(.io, "the vault folder cannot be written here, so it cannot take recovery data",
-                            remedy: "run this where the vault folder is writable")
+                            remedy: .advice(.writableVault))
         }
         let phrase = given ?? RecoveryKey.generate()
         let publicKey = try RecoverySeal.publicKey(phrase: phrase, vaultID: vaultID)

@@ -20,7 +20,7 @@ extension Profiles {
     public func enableSkeleton(interval: Double, secure: Bool) throws {
         guard vault.isPrimary else { throw Nu11Error.wrongPIN }
         guard interval >= 1 else {
-            throw Nu11Error(.invalidArgument, "the interval must be at least 1 second", remedy: "choose e.g. 7d")
+            throw Nu11Error(.invalidArgument, "the interval must be at least 1 second", remedy: .advice(.durationFormat))
         }
         // The state (with its deadline) first, then the master record's flag: the commit
         // point. A failure before it leaves the switch off (the gate ignores a deadline the
@@ -74,7 +74,7 @@ extension Profiles {
     /// now (as an unlock with the primary PIN does).
     public func skeletonCheckIn() throws {
         guard let s = state.skeleton else {
-            throw Nu11Error(.invalidArgument, "the Skeleton Switch is off", remedy: "arm it first")
+            throw Nu11Error(.invalidArgument, "the Skeleton Switch is off", remedy: .armSkeletonFirst)
         }
         try enableSkeleton(interval: s.interval, secure: s.secure)
     }

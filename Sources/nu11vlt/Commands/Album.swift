@@ -85,12 +85,12 @@ struct Album: ParsableCommand {
                 if choice == nil {
                     guard isatty(0) == 1 else {
                         throw Nu11Error(.invalidArgument, "album delete needs to know what to do with the items",
-                                        remedy: "pass --items photos or --items delete")
+                                        remedy: .frontEnd("pass --items photos or --items delete"))
                     }
                     Output.stderr("Move the items of '\(name)' back to Photos, or delete them? [photos/delete] ")
                     choice = readLine().flatMap { Disposition(rawValue: $0.trimmingCharacters(in: .whitespaces).lowercased()) }
                     guard choice != nil else {
-                        throw Nu11Error(.invalidArgument, "no choice made; nothing was changed", remedy: "answer photos or delete")
+                        throw Nu11Error(.invalidArgument, "no choice made; nothing was changed", remedy: .frontEnd("answer photos or delete"))
                     }
                 }
                 try vault.albums.deleteAlbum(name, items: choice == .delete ? .deleteItems : .moveItemsToPhotos)

@@ -109,7 +109,7 @@ struct ArchiveCommand: ParsableCommand {
         guard bits >= Strength.archiveFloor else {
             throw Nu11Error(.invalidArgument,
                             "the archive password is too weak (about \(Int(bits)) bits; an offline guesser needs \(Strength.offlineTime(bits: bits, parameters: parameters))); nothing was written",
-                            remedy: "use 4 or more random words, or pass --generate-password")
+                            remedy: .frontEnd("use 4 or more random words, or pass --generate-password"))
         }
         if bits < 60 {
             Output.note("nu11vlt: warning: the archive password is fair, not strong (about \(Int(bits)) bits): an offline guesser needs \(Strength.offlineTime(bits: bits, parameters: parameters)) on one core")

@@ -38,7 +38,7 @@ struct Check: ParsableCommand {
             }
             if !report.passed {
                 throw Nu11Error(.corrupted, "\(report.failures.filter { $0.repaired == nil }.count) problem(s) found",
-                                remedy: "run `nu11vlt check --repair` to quarantine damaged items")
+                                remedy: .frontEnd("run `nu11vlt check --repair` to quarantine damaged items"))
             }
         }
     }

@@ -53,7 +53,7 @@ struct Init: ParsableCommand {
             if let half = LockedVault(loc).halfVaultError { throw half }
             if LockedVault(loc).isInitialized {
                 throw Nu11Error(.alreadyExists, "a vault already exists at \(loc.vaultRoot)",
-                                remedy: "use another --vault/--keystore")
+                                remedy: .frontEnd("use another --vault/--keystore"))
             }
             let secret = try PINReader.readNew(prompt: "New PIN or passphrase: ", from: pin.source)
             let parameters = try kdf.parameters()
@@ -110,7 +110,7 @@ struct Status: ParsableCommand {
                 if output.json { return try Output.json(found) }
                 guard !found.isEmpty else {
                     throw Nu11Error(.notFound, "no folder under \(search) carries this vault's ID",
-                                    remedy: "search a wider folder (e.g. --search /), or restore the missing half from your own copy")
+                                    remedy: .frontEnd("search a wider folder (e.g. --search /), or restore the missing half from your own copy"))
                 }
                 for half in found {
                     let option = half.kind == "vault" ? "--vault" : "--keystore"

@@ -101,7 +101,7 @@ struct Import: ParsableCommand {
                     if !output.json { for item in batch { print("\(item.id)  \(Output.escaped(item.name))") } }
                     let notImported = regular.count - batch.count - gone.count
                     throw Nu11Error(.io, "the disk is full: \(stop.at) did not fit; \(batch.count) file(s) imported, \(notImported) not imported",
-                                    remedy: .advice("free some disk space, then import the rest again (--skip-duplicates skips what is already in)"),
+                                    remedy: .frontEnd("free some disk space, then import the rest again (--skip-duplicates skips what is already in)"),
                                     item: stop.at)
                 }
             }
@@ -111,7 +111,7 @@ struct Import: ParsableCommand {
             if output.json { try Output.json(ItemJSON.all(imported)) }
             if !gone.isEmpty {
                 throw Nu11Error(.notFound, "\(gone.count) of \(regular.count) file(s) vanished during the import; the other \(batch.count) were imported",
-                                remedy: .advice("check what moved or deleted them, and import them again"))
+                                remedy: .frontEnd("check what moved or deleted them, and import them again"))
             }
         }
     }

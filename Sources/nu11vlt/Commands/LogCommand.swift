@@ -53,7 +53,7 @@ struct LogCommand: ParsableCommand {
             let (log, setAside) = try vault.auditLog()
             if verify, let rollback = vault.logRollback {
                 throw Nu11Error(.corrupted, "audit log: " + rollback,
-                                remedy: "compare it with your own copies; the log now says so in an entry of its own")
+                                remedy: .frontEnd("compare it with your own copies; the log now says so in an entry of its own"))
             }
             let cutoff = try since.map { vault.now - (try DurationText.parse($0)) } ?? -Double.infinity
             let entries = log.entries.filter { $0.time >= cutoff }.map {
@@ -61,7 +61,7 @@ struct LogCommand: ParsableCommand {
             }
             if verify, let first = setAside.first {
                 throw Nu11Error(.corrupted, "audit log: the log was restarted; the earlier one \(first.problem.hasPrefix("audit log: ") ? String(first.problem.dropFirst(11)) : first.problem)",
-                                remedy: "keep \(first.name) as evidence; once reviewed, remove it from the key store's log/ folder")
+                                remedy: .frontEnd("keep \(first.name) as evidence; once reviewed, remove it from the key store's log/ folder"))
             }
             for (name, problem) in setAside {
                 Output.note("an earlier log of this vault was set aside as damaged (\(problem)); it is kept as \(name) in the key store's log/ folder")

@@ -90,7 +90,7 @@ struct WipeCommand: ParsableCommand {
             if iKnow == nil { try locked.checkHalf() }
             if !yes {
                 try Confirm.typed("wipe", question: "This destroys every item in \(loc.vaultRoot) and every key in \(loc.keyStoreRoot) for good.",
-                                  offTerminal: Nu11Error(.invalidArgument, "wipe needs a confirmation", remedy: "pass --yes in scripts"),
+                                  offTerminal: Nu11Error(.invalidArgument, "wipe needs a confirmation", remedy: .frontEnd("pass --yes in scripts")),
                                   notConfirmed: "type wipe, or pass --yes")
             }
             var line: ProgressLine?

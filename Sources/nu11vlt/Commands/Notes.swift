@@ -167,10 +167,10 @@ enum NoteEditor {
         let status = try Child.run(shellCommand: editor, argument: file.path, label: "editor")
         guard status == 0 else {
             throw Nu11Error(.io, "the editor exited with status \(status); nothing was saved",
-                            remedy: "save and quit the editor normally")
+                            remedy: .frontEnd("save and quit the editor normally"))
         }
         let fd = open(file.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { throw Nu11Error(.io, "the editor's file disappeared; nothing was saved", remedy: "try again") }
+        guard fd >= 0 else { throw Nu11Error(.io, "the editor's file disappeared; nothing was saved", remedy: .frontEnd("try again")) }
         defer { close(fd) }
         return try readBounded(fd: fd, label: file.path)
     }
@@ -186,7 +186,7 @@ enum NoteEditor {
             if n == 0 { break }
             try buffer.withUnsafeBytes { try sink.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             guard sink.bytes.count <= Notes.maxNoteBytes else {
-                throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: "import it as a file instead")
+                throw Nu11Error(.invalidArgument, "the note is larger than 16 MiB", remedy: .frontEnd("import it as a file instead"))
             }
         }
         return sink.bytes

@@ -39,7 +39,7 @@ extension Pin {
                 if held > 0 && !replace {
                     try Confirm.typed("replace", question: "The backup vault holds \(held) item(s); a new backup PIN destroys them.",
                                       offTerminal: Nu11Error(.invalidArgument, "the backup vault holds \(held) item(s), which a new backup PIN destroys; nothing was changed",
-                                                             remedy: "pass --replace to destroy them and set the new backup PIN"),
+                                                             remedy: .frontEnd("pass --replace to destroy them and set the new backup PIN")),
                                       notConfirmed: "type replace, or pass --replace")
                 }
                 try vault.profiles.setBackupPIN(try newPIN.read("New backup PIN or passphrase: "))
@@ -100,7 +100,7 @@ struct Skeleton: ParsableCommand {
             guard seconds < 3600, !shortInterval else { return }
             try Confirm.typed("yes", question: "An interval of \(interval) wipes the vault \(interval) after the last check-in.",
                               offTerminal: Nu11Error(.invalidArgument, "an interval of \(interval) wipes the vault \(interval) after the last check-in; nothing was armed",
-                                                     remedy: "pass --short-interval if you mean it, or write e.g. 7d"),
+                                                     remedy: .frontEnd("pass --short-interval if you mean it, or write e.g. 7d")),
                               notConfirmed: "type yes, or choose a longer interval such as 7d")
         }
 

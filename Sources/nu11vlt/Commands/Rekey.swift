@@ -56,7 +56,7 @@ struct Rekey: ParsableCommand {
                 }
                 if !failed.isEmpty {
                     throw Nu11Error(.corrupted, "\(failed.count) damaged item(s) could not be re-encrypted (e.g. \(failed[0])); they are as they were",
-                                    remedy: "run `nu11vlt check` to see what is damaged")
+                                    remedy: .frontEnd("run `nu11vlt check` to see what is damaged"))
                 }
                 return
             }

@@ -64,7 +64,7 @@ enum InlineImage {
             png = try ImageHelper.shared.png(bytes, maxSide: 2048)
         } catch {
             throw Nu11Error(.invalidArgument, "the item is not an image nu11vlt can show inline (\(error.reason))",
-                            remedy: .advice("pass --no-inline to hand it to a viewer"))
+                            remedy: .frontEnd("pass --no-inline to hand it to a viewer"))
         }
         defer { secureZero(&png) }
         Output.stdout(Array((KittyGraphics.escape(png: png, id: imageID, keepCursor: keepCursor) + (keepCursor ? "" : "\n")).utf8))
@@ -97,7 +97,7 @@ enum ShmViewer {
             status = try Child.run(shellCommand: command, argument: file.path, label: "viewer")
         }
         guard status == 0 else {
-            throw Nu11Error(.io, "the viewer '\(command)' exited with status \(status)", remedy: "check NU11VLT_VIEWER")
+            throw Nu11Error(.io, "the viewer '\(command)' exited with status \(status)", remedy: .frontEnd("check NU11VLT_VIEWER"))
         }
     }
 }

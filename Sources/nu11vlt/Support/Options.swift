@@ -93,7 +93,7 @@ func readOtherPINs(fd: Int32?, why: String, refusal: String) throws -> [SecretBy
     }
     guard PINReader.hasTerminal else {
         throw Nu11Error(.invalidArgument, refusal,
-                        remedy: "pass the other PINs (backup, duress) with --other-pins-fd N, an empty line if there are none")
+                        remedy: .frontEnd("pass the other PINs (backup, duress) with --other-pins-fd N, an empty line if there are none"))
     }
     Output.note(why + " Type each other PIN (backup, duress; the primary one if this is not it) so it keeps working.")
     while out.count < 2, let next = try PINReader.readOptionalFromTerminal(prompt: "Another PIN that must keep working (Enter if none): ") {

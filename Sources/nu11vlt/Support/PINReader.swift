@@ -26,7 +26,7 @@ enum PINReader {
             let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
             guard tty >= 0 else {
                 throw Nu11Error(.invalidArgument, "no terminal to ask for the PIN",
-                                remedy: "pass it on a file descriptor with --pin-fd N or on stdin with --pin-stdin")
+                                remedy: .frontEnd("pass it on a file descriptor with --pin-fd N or on stdin with --pin-stdin"))
             }
             defer { close(tty) }
             _ = prompt.withCString { write(tty, $0, strlen($0)) }
@@ -57,7 +57,7 @@ enum PINReader {
         if case .terminal = source {
             let second = try read(prompt: "Repeat to confirm: ", from: source)
             guard first.constantTimeEquals(second) else {
-                throw Nu11Error(.invalidArgument, "the two entries differ", remedy: "type the same PIN twice")
+                throw Nu11Error(.invalidArgument, "the two entries differ", remedy: .frontEnd("type the same PIN twice"))
             }
         }
         return first
@@ -69,7 +69,7 @@ enum PINReader {
         defer { Descriptors.finished(fd) }
         let line = try readLine(fd: fd, label: "file descriptor \(fd)")
         guard let text = line.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else {
-            throw Nu11Error(.invalidArgument, "the \(what) on file descriptor \(fd) is not UTF-8 text", remedy: "write it as UTF-8")
+            throw Nu11Error(.invalidArgument, "the \(what) on file descriptor \(fd) is not UTF-8 text", remedy: .frontEnd("write it as UTF-8"))
         }
         return text
     }
@@ -104,7 +104,7 @@ enum PINReader {
         while true {
             let n: Int
             do { n = try withUnsafeMutableBytes(of: &byte) { one in try SystemIO.read(fd, into: one) } } catch {
-                throw Nu11Error(.io, "cannot read the PIN from \(label)", remedy: "check the descriptor is open for reading")
+                throw Nu11Error(.io, "cannot read the PIN from \(label)", remedy: .frontEnd("check the descriptor is open for reading"))
             }
             if n == 0 || byte == UInt8(ascii: "\n") { break }
             guard count < maxLength else {
@@ -116,7 +116,7 @@ enum PINReader {
         byte = 0
         if count > 0 && buffer[count - 1] == UInt8(ascii: "\r") { count -= 1 }
         guard count > 0 else {
-            throw Nu11Error(.invalidArgument, "no PIN or passphrase was given on \(label)", remedy: "write it followed by a newline")
+            throw Nu11Error(.invalidArgument, "no PIN or passphrase was given on \(label)", remedy: .frontEnd("write it followed by a newline"))
         }
         return buffer.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
     }

@@ -16,7 +16,7 @@ enum Child {
         let rc = nu11_spawn_wait(&cArgs, keeping, &status)
         guard rc == 0 else {
             throw Nu11Error(.notFound, "cannot start the \(label) '\(shellCommand)': \(String(cString: strerror(rc)))",
-                            remedy: label == "editor" ? "set EDITOR" : "set NU11VLT_VIEWER to an image viewer, e.g. feh")
+                            remedy: .frontEnd(label == "editor" ? "set EDITOR" : "set NU11VLT_VIEWER to an image viewer, e.g. feh"))
         }
         if status & 0x7f != 0 { return 128 + (status & 0x7f) }  // killed by a signal
         return (status >> 8) & 0xff
@@ -38,18 +38,18 @@ enum PlaintextSpool {
             path = "/dev/shm/nu11vlt-\(getuid())"
         } else {
             throw Nu11Error(.io, "no RAM-backed folder ($XDG_RUNTIME_DIR or /dev/shm) for the plaintext, and nu11vlt never writes plaintext to persistent disk",
-                            remedy: "pipe the note through stdin, or export to a folder of your choice")
+                            remedy: .frontEnd("pipe the note through stdin, or export to a folder of your choice"))
         }
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
-            throw Nu11Error(.io, "cannot create \(path): \(String(cString: strerror(errno)))", remedy: "check $XDG_RUNTIME_DIR")
+            throw Nu11Error(.io, "cannot create \(path): \(String(cString: strerror(errno)))", remedy: .frontEnd("check $XDG_RUNTIME_DIR"))
         }
         var st = stat()
         guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR, st.st_uid == getuid() else {
             throw Nu11Error(.io, "\(path) is not a private folder of yours (a symlink, or someone else's)",
-                            remedy: "remove it and try again")
+                            remedy: .frontEnd("remove it and try again"))
         }
         guard chmod(path, 0o700) == 0 else {
-            throw Nu11Error(.io, "cannot make \(path) private: \(String(cString: strerror(errno)))", remedy: "check its owner")
+            throw Nu11Error(.io, "cannot make \(path) private: \(String(cString: strerror(errno)))", remedy: .frontEnd("check its owner"))
         }
         return path
     }
@@ -80,7 +80,7 @@ enum PlaintextSpool {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             nu11_cleanup_unregister(slot)
-            throw Nu11Error(.io, "cannot create \(path): \(String(cString: strerror(errno)))", remedy: "check the folder's space")
+            throw Nu11Error(.io, "cannot create \(path): \(String(cString: strerror(errno)))", remedy: .frontEnd("check the folder's space"))
         }
         defer { close(fd) }
         let file = File(path: path, slot: slot)

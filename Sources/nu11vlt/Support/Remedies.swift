@@ -7,7 +7,8 @@ import Nu11Vault
 enum Remedies {
     static func text(_ remedy: Remedy) -> String {
         switch remedy {
-        case .advice(let text): text
+        case .advice(let advice): advice.description
+        case .frontEnd(let text): text
         case .createVault: "run `nu11vlt init`"
         case .createVaultOrPointAtIt: "run `nu11vlt init`, or pass --vault/--keystore with the right folders"
         case .createVaultOrPointAtKeyStore: "run `nu11vlt init`, or point --keystore at the right folder"
@@ -40,6 +41,7 @@ enum Remedies {
             (first.map { $0 + "; or " } ?? "") + "open the vault with your recovery key and the primary PIN: `nu11vlt tpm recover` (it enrols this machine's TPM again)"
         case .tpmStatus: "see `nu11vlt tpm status`"
         case .disarmSkeletonToEnrol: "disarm it (`nu11vlt skeleton disable`), enrol the TPM, then arm it again: the TPM then enforces it too"
+        case .armSkeletonFirst: "arm it first (`nu11vlt skeleton enable`)"
         case .disarmSkeletonFirst: "disarm it first (`nu11vlt skeleton disable`)"
         case .changeOnePINThenEnrol: "change one of them (`nu11vlt pin change`), then enrol again"
         case .removeTPMToChangeCost: "remove the TPM enrolment (`nu11vlt tpm remove`), change the cost, then enrol again"

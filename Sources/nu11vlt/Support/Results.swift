@@ -105,7 +105,7 @@ enum Confirm {
         guard isatty(0) == 1 else { throw offTerminal }
         Output.stderr("\(question) Type \(word) to go on: ")
         guard readLine()?.trimmingCharacters(in: .whitespaces) == word else {
-            throw Nu11Error(.invalidArgument, "not confirmed; nothing was changed", remedy: .advice(remedy))
+            throw Nu11Error(.invalidArgument, "not confirmed; nothing was changed", remedy: .frontEnd(remedy))
         }
     }
 }
