@@ -56,6 +56,10 @@ struct SourceHygieneTests {
                 for module in banned { #expect(!text.contains("import \(module)"), "\(name) imports \(module)") }
             }
         }
+        // The chunk cipher's backend stays behind one folder: OpenSSL's C face is imported there only.
+        var backend: [String] = []
+        for (name, text) in try Self.swiftFiles("Nu11Format") where text.contains("import CNu11Cipher") { backend.append(name) }
+        #expect(!backend.isEmpty && backend.allSatisfy { $0.contains("/Chunked/OpenSSL/") }, "CNu11Cipher imported outside Chunked/OpenSSL: \(backend)")
     }
 
     @Test("the binary links no networking library")

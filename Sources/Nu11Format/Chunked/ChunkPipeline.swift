@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CNu11Cipher
 import Crypto
 import Foundation
 
@@ -259,9 +258,9 @@ final class ChunkPipeline: @unchecked Sendable {
 
     /// Runs the cipher over one batch; the outcome is left in the slot.
     private func process(_ slot: Slot, cipher given: ChunkCipher?) {
-        var mapping: (address: UnsafePointer<UInt8>, offset: UInt64, length: Int)?
+        var mapping: MappedInput?
         defer {
-            if let m = mapping { n11c_unmap(m.address, m.offset, m.length) }
+            mapping?.unmap()
             slot.used = max(slot.used, slot.outLength)
         }
         do {
@@ -275,12 +274,9 @@ final class ChunkPipeline: @unchecked Sendable {
                 slot.final = slot.seq == mappedBatches - 1
                 slot.inputLength = count
                 if count > 0 {
-                    guard let address = n11c_map(fd, offset + start, count) else {
-                        throw Nu11Error(.io, "cannot map the input: \(String(cString: strerror(errno)))",
-                                        remedy: .advice(.checkPermissions))
-                    }
-                    mapping = (address, offset + start, count)
-                    data = UnsafeRawBufferPointer(start: address, count: count)
+                    let mapped = try MappedInput(fd: fd, offset: offset + start, count: count)
+                    mapping = mapped
+                    data = mapped.bytes
                 } else {
                     data = UnsafeRawBufferPointer(start: nil, count: 0)
                 }

@@ -2,6 +2,12 @@
 import CNu11Cipher
 import Crypto
 
+/// The chunk cipher's backend: the only Swift file that imports `CNu11Cipher` (OpenSSL's EVP
+/// and the fault-safe input mapping), as swift-crypto keeps BoringSSL behind its `_boring`
+/// files. Everything above it (`ChunkAEAD`, the pipeline, the readers) speaks Swift types:
+/// `ChunkAlgorithm`, `SymmetricKey`, buffers and `Nu11Error`. SourceHygieneTests checks that
+/// no other file imports the C module.
+///
 /// A keyed OpenSSL EVP context for one message (the key schedule runs once; each chunk sets
 /// only its nonce). One thread uses it at a time; freeing it cleanses the key schedule.
 final class ChunkCipher {
@@ -101,4 +107,24 @@ public final class ChunkSealer {
     public func seal(_ plaintext: UnsafeRawBufferPointer, nonce: [UInt8], into output: UnsafeMutableRawBufferPointer) throws {
         try cipher.seal(plaintext, nonce: nonce, into: output)
     }
+}
+
+/// A read-only mapping of part of a regular file, populated up front, so that a file cut short
+/// while it is read faults inside the backend (reported as `ChunkCipher.fileChanged`) rather
+/// than in Swift.
+struct MappedInput {
+    let bytes: UnsafeRawBufferPointer
+    private let address: UnsafePointer<UInt8>
+    private let offset: UInt64
+
+    init(fd: Int32, offset: UInt64, count: Int) throws {
+        guard let address = n11c_map(fd, offset, count) else {
+            throw SystemIO.error("mmap", item: "the input")
+        }
+        self.address = address
+        self.offset = offset
+        bytes = UnsafeRawBufferPointer(start: address, count: count)
+    }
+
+    func unmap() { n11c_unmap(address, offset, bytes.count) }
 }
