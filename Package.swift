@@ -141,6 +141,9 @@ let package = Package(
         .target(name: "Nu11CipherBench", dependencies: ["Nu11Format", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
                 swiftSettings: strict),
         .executableTarget(name: "nu11vlt-cipher-bench", dependencies: ["Nu11CipherBench", "Nu11Format"], swiftSettings: strict),
+        // What several test targets share (the one helper that starts a program); under Tests/,
+        // as nothing in Sources may spawn with Foundation's Process.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         // zlib is only needed by the tests, to inflate the Wycheproof vectors.
         .systemLibrary(name: "CNu11Zlib", providers: [.apt(["zlib1g-dev"])]),
         .testTarget(
@@ -156,7 +159,7 @@ let package = Package(
         ),
         .testTarget(
             name: "Nu11VaultTests",
-            dependencies: ["Nu11Vault"],
+            dependencies: ["Nu11Vault", "TestSupport"],
             resources: [.copy("Vectors")],
             swiftSettings: strict
         ),
@@ -172,7 +175,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["nu11vlt"],
+            dependencies: ["nu11vlt", "TestSupport"],
             swiftSettings: strict
         ),
     ]

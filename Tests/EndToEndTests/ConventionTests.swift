@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Testing
 
 /// Issue 17 (part): discovery and safety rails.
@@ -144,7 +145,7 @@ struct ConventionTests {
         // nu11vlt checks the paths, then waits for the PIN on stdin: the file goes meanwhile.
         let input = Pipe(), errors = Pipe()
         let process = try Program.start(CLI.binary, ["import", "--pin-stdin"] + files, environment: cli.environment, stdin: input, stderr: errors)
-        Thread.sleep(forTimeInterval: 1.0)
+        #expect(Wait.untilReading(process.processIdentifier, fd: 0, executable: CLI.binary), "nu11vlt never waited for the PIN")
         try FileManager.default.removeItem(atPath: files[1])
         input.fileHandleForWriting.write(Data((cli.pin + "\n").utf8))
         try input.fileHandleForWriting.close()

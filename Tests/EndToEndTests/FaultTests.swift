@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Testing
 
 /// The LD_PRELOAD shim (Tests/Fixtures/faultshim.c), built once per test run with the

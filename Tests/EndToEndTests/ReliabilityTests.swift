@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("check, tamper, zero network, process hygiene")
@@ -160,7 +161,7 @@ struct ReliabilityTests {
             let process = try Program.start("/bin/sh", ["-c", command, CLI.binary], environment: cli.environment, stdin: stdin)
             // Half the PIN, so the process waits for the rest with part of the secret read.
             stdin.fileHandleForWriting.write(Data(cli.pin.prefix(5).utf8))
-            Thread.sleep(forTimeInterval: 0.5)
+            #expect(Wait.untilReading(process.processIdentifier, fd: label == "stdin" ? 0 : 3, executable: CLI.binary), "\(label): nu11vlt never waited for the rest of the PIN")
             let pid = process.processIdentifier
             let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
             let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") } ?? ""

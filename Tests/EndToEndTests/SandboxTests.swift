@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Testing
 
 /// The image helper treated as already compromised: from inside its lock-down it tries what

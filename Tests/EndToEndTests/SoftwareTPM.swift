@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Testing
 
 /// A software TPM (Debian swtpm) on a Unix socket in a folder of its own, started and stopped

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Testing
 
 /// The bus between nu11vlt and the TPM, as someone who can watch it would see it (an

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Testing
 
 /// Issue 29: rollback detection never destroys data on an unauthenticated signal. The key
@@ -17,7 +18,7 @@ struct TPMCounterTests {
         let kept = try cli.importIDs([cli.file("kept.bin", [1, 2, 3])])[0]
         let fading = try cli.importIDs([cli.file("fading.bin", [4, 5])], extra: ["--fade", "2s"])[0]
         #expect(try cli.run(["skeleton", "enable", "--interval", "1h"], pinStdin: true).code == 0)
-        Thread.sleep(forTimeInterval: 2.5)  // the fade item's deadline passes
+        cli.clockAhead = "+3s"  // the fade item's deadline passes (faketime, for every later command)
 
         // Another user who may use the TPM but cannot read the key store: the counter's auth
         // value is not theirs, so tpm2_nvincrement is refused.

@@ -54,6 +54,8 @@ struct TPMLimitAttackTests {
         #expect(status["wrongPINsLeft"] as? Int == 0, "\(status)")
 
         // The recovery key (and the PIN) clears the count and opens the vault.
+        // The attacker's refused lockout commands above locked lockout use for the TPM's 1 s: a
+        // wait on the TPM's own clock, which no property shows and nothing but time moves.
         usleep(1_500_000)
         let recovered = try cli.runPinFD(["tpm", "recover", "--recovery-key-fd", "0"], stdin: Data((recoveryKey + "\n").utf8))
         #expect(recovered.code == 0, "tpm recover: \(recovered.stderr)")
@@ -69,7 +71,7 @@ struct TPMLimitAttackTests {
         wrong[0] = wrong[0] == "c" ? "b" : "c"
         expectCleanError(try cli.run(["tpm", "release-lockout", "--recovery-key-fd", "0"], stdin: Data((String(wrong) + "\n").utf8)),
                          code: 3, mentions: "did not set")
-        usleep(1_500_000)
+        usleep(1_500_000)  // the wrong key's lockout use locked it for 1 s, as above
         let released = try cli.run(["tpm", "release-lockout", "--recovery-key-fd", "0"], stdin: Data((recoveryKey + "\n").utf8))
         #expect(released.code == 0, "\(released.stderr)")
         #expect(try tpm.tool("tpm2_dictionarylockout", ["-c"]).code == 0)

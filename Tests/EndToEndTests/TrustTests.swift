@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Testing
 
 /// The independent review's data-loss and loosening cases (issue 11), end to end.
@@ -173,7 +174,8 @@ struct TrustTests {
             let input = Pipe()
             let process = try Program.start(CLI.binary, ["list", "--pin-stdin"], environment: cli.environment, stdin: input)
             input.fileHandleForWriting.write(Data("a-guess\n".utf8))
-            Thread.sleep(forTimeInterval: 0.25)  // in Argon2id (512 MiB, 4 passes)
+            // In Argon2id (512 MiB, 4 passes): its memory is filling.
+            #expect(Wait.untilResident(process.processIdentifier, mebibytes: 160), "nu11vlt never reached Argon2id")
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
@@ -252,7 +254,7 @@ struct TrustTests {
         let input = Pipe()
         let output = Pipe()
         let process = try Program.start("/bin/sh", ["-c", "exec \"$0\" note add --title-fd 4 --pin-fd 3 3<<EOF 4<<EOT\n\(cli.pin)\nEOF\n\(title)\nEOT\n", CLI.binary], environment: cli.environment, stdin: input, stdout: output)
-        Thread.sleep(forTimeInterval: 0.5)  // waiting for the body on stdin
+        #expect(Wait.untilReading(process.processIdentifier, fd: 0, executable: CLI.binary), "nu11vlt never waited for the body on stdin")
         let cmdline = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(process.processIdentifier)/cmdline"))) ?? Data()
         #expect(!cmdline.isEmpty, "could not read the command line")
         #expect(!String(decoding: cmdline, as: UTF8.self).contains(title), "the title is in argv")

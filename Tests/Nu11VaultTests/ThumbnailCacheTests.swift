@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Nu11Format
+import TestSupport
 import Testing
 @testable import Nu11Vault
 
@@ -11,12 +12,8 @@ struct ThumbnailCacheTests {
     /// A real JPEG, made by ImageMagick for the test.
     func jpeg(_ t: TestVault, _ name: String) throws -> String {
         let path = t.root + "/" + name
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/convert")
-        process.arguments = ["-size", "640x480", "plasma:fractal", "-quality", "80", path]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "ImageMagick could not make \(name)")
+        let status = Program.run("/usr/bin/convert", ["-size", "640x480", "plasma:fractal", "-quality", "80", path])
+        try #require(status == 0, "ImageMagick could not make \(name)")
         return path
     }
 
