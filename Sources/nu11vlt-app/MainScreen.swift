@@ -62,12 +62,12 @@ final class MainScreen {
         gtk_stack_add_named(op(content), notes.root, "notes")
         gtk_stack_add_named(op(content), settings.root, "settings")
         gtk_stack_add_named(op(content), viewer.root, "viewer")
-        adw_header_bar_pack_start(op(header), actionButton("list-add-symbolic", name: "Import", action: "import"))
-        adw_header_bar_pack_start(op(header), actionButton("document-save-symbolic", name: "Export selected", action: "export-selected"))
-        adw_header_bar_pack_start(op(header), actionButton("user-trash-symbolic", name: "Delete selected", action: "delete-selected"))
+        adw_header_bar_pack_start(op(header), app.actions.iconButton("list-add-symbolic", name: "Import", action: "import"))
+        adw_header_bar_pack_start(op(header), app.actions.iconButton("document-save-symbolic", name: "Export selected", action: "export-selected"))
+        adw_header_bar_pack_start(op(header), app.actions.iconButton("user-trash-symbolic", name: "Delete selected", action: "delete-selected"))
         adw_header_bar_pack_end(op(header), mainMenuButton(app))
-        adw_header_bar_pack_end(op(header), actionButton("system-lock-screen-symbolic", name: "Lock", action: "lock"))
-        adw_header_bar_pack_end(op(header), actionButton("package-x-generic-symbolic", name: "Archives", action: "archives"))
+        adw_header_bar_pack_end(op(header), app.actions.iconButton("system-lock-screen-symbolic", name: "Lock", action: "lock"))
+        adw_header_bar_pack_end(op(header), app.actions.iconButton("package-x-generic-symbolic", name: "Archives", action: "archives"))
         on1(raw(sidebar), "row-activated") { [unowned self] row in
             guard let entry = self.sectionRows.first(where: { raw($0.row) == row }) else { return }
             self.select(entry.section)

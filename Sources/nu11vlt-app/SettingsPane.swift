@@ -16,6 +16,9 @@ final class SettingsPane {
     private let skeleton: Widget
     private let tpm: Widget
     private var entries: [String: Widget] = [:]
+    /// settings.apply(KEY), .set-backup-pin, .set-duress-pin, .arm, .check-in, .disarm: the
+    /// switch's actions follow its state (a switch that is off has nothing to check in or disarm).
+    private let actions: Actions
 
     init(screen: MainScreen) {
         self.screen = screen
@@ -38,6 +41,16 @@ final class SettingsPane {
         gtk_scrolled_window_set_child(op(scroll), page)
         gtk_widget_set_vexpand(scroll, 1)
         root = scroll
+        actions = Actions(on: scroll, prefix: "settings")
+        actions.add("apply") { [unowned self] key in self.apply(key) }
+        actions.add("set-backup-pin") { [unowned self] in self.setPIN(backup: true) }
+        actions.add("set-duress-pin") { [unowned self] in self.setPIN(backup: false) }
+        actions.add("arm") { [unowned self] in self.arm() }
+        actions.add("check-in") { [unowned self] in self.checkIn() }
+        actions.add("disarm") { [unowned self] in
+            self.run("Skeleton Switch disarmed") { try $0.profiles.disableSkeleton() }
+        }
+        for name in ["arm", "check-in", "disarm"] { actions.setEnabled(name, false) }  // until the status is read
         for definition in Settings.definitions {
             let entry = must(gtk_entry_new())
             n11g_set_label(entry, definition.key)
@@ -49,7 +62,7 @@ final class SettingsPane {
             let summary = label(definition.summary, style: "dim-label", wrap: true)
             gtk_label_set_xalign(op(summary), 0)
             gtk_widget_set_hexpand(summary, 1)
-            let apply = button("Apply", name: "Apply \(definition.key)") { [unowned self] in self.apply(definition.key) }
+            let apply = actions.button("Apply", name: "Apply \(definition.key)", action: "apply", target: definition.key)
             on(raw(entry), "activate") { [unowned self] in self.apply(definition.key) }
             append(list, box(false, spacing: 8, [name, entry, apply, summary]))
             entries[definition.key] = entry
@@ -57,15 +70,13 @@ final class SettingsPane {
         // What each PIN may set (as in the CLI): the primary PIN sets the backup PIN, the
         // backup PIN sets the duress PIN. A duress session looks like a backup session.
         if screen.app.role == .primary {
-            append(pins, button("Set backup PIN…", name: "Set backup PIN") { [unowned self] in self.setPIN(backup: true) })
+            append(pins, actions.button("Set backup PIN…", name: "Set backup PIN", action: "set-backup-pin"))
         } else {
-            append(pins, button("Set duress PIN…", name: "Set duress PIN") { [unowned self] in self.setPIN(backup: false) })
+            append(pins, actions.button("Set duress PIN…", name: "Set duress PIN", action: "set-duress-pin"))
         }
-        append(switchRow, button("Arm…", name: "Arm Skeleton Switch") { [unowned self] in self.arm() })
-        append(switchRow, button("Check in", name: "Skeleton check-in") { [unowned self] in self.checkIn() })
-        append(switchRow, button("Disarm", name: "Disarm Skeleton Switch") { [unowned self] in
-            self.run("Skeleton Switch disarmed") { try $0.profiles.disableSkeleton() }
-        })
+        append(switchRow, actions.button("Arm…", name: "Arm Skeleton Switch", action: "arm"))
+        append(switchRow, actions.button("Check in", name: "Skeleton check-in", action: "check-in"))
+        append(switchRow, actions.button("Disarm", name: "Disarm Skeleton Switch", action: "disarm"))
     }
 
     func reload() {
@@ -75,7 +86,7 @@ final class SettingsPane {
             let tpm: String
             do {
                 let s = try vault.profiles.keyStoreTPMStatus()
-                tpm = !s.enrolled ? "Not bound to a TPM (nu11vlt tpm enroll binds it)"
+                tpm = !s.enrolled ? "Not bound to a TPM"
                     : "Bound to \(s.thisTPM == false ? "another" : "this") TPM" + (s.pcrs.map { ", PCRs \($0.map(String.init).joined(separator: ","))" } ?? "")
                         + (s.lockoutFailures.map { "; lockout failures \($0)/\(s.lockoutMaxTries ?? 0)" } ?? "")
                         + (s.problem.map { "; \($0)" } ?? "")
@@ -89,6 +100,9 @@ final class SettingsPane {
                 setText(skeleton, switchStatus.enabled
                         ? "Armed: wipes\(switchStatus.secure == true ? " (secure)" : "") after \(switchStatus.interval ?? "?") without a check-in; \(Countdown.text(Double(switchStatus.secondsLeft ?? 0))) left"
                         : "Off")
+                actions.setEnabled("arm", !switchStatus.enabled)
+                actions.setEnabled("check-in", switchStatus.enabled)
+                actions.setEnabled("disarm", switchStatus.enabled)
                 setText(tpm, tpmText)
             case .failure(let error): setText(status, describe(error))
             }
@@ -125,7 +139,7 @@ final class SettingsPane {
     private func arm() {
         screen.transfers.askText("Arm the Skeleton Switch", "Wipe the vault unless the primary PIN unlocks it within (e.g. 7d):",
                                  initial: "7d") { [unowned self] text in
-            screen.confirm("Arm the Skeleton Switch?", "Without a check-in within \(text), the next start of nu11vlt wipes the vault. There is no undo.",
+            screen.confirm("Arm the Skeleton Switch?", "Without a check-in within \(text), the next unlock or start of Nu11VLT wipes the vault. There is no undo.",
                            action: "Arm") { [unowned self] in
                 run("Skeleton Switch armed") { vault in try vault.profiles.enableSkeleton(interval: DurationText.parse(text), secure: false) }
             }

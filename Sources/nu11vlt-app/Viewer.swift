@@ -22,6 +22,8 @@ final class Viewer {
     private var zoomed = false
     /// Bumped on every step, so a late decode of the previous item is dropped.
     private var generation = 0
+    /// viewer.back, .previous, .next, .zoom, .export, .move, .fade, .delete (see `updateActions`).
+    private let actions: Actions
 
     init(screen: MainScreen) {
         self.screen = screen
@@ -36,25 +38,33 @@ final class Viewer {
         let bar = box(false, spacing: 6)
         root = box(true, spacing: 6, [bar, picture, caption, badge])
         margins(root, 6)
-        append(bar, button("Back", name: "Back to gallery") { [unowned self] in self.close() })
-        append(bar, button("Previous", name: "Previous item") { [unowned self] in self.step(-1) })
-        append(bar, button("Next", name: "Next item") { [unowned self] in self.step(1) })
-        append(bar, button("Full size", name: "Full size") { [unowned self] in self.zoom() })
-        append(bar, button("Export", name: "Export item") { [unowned self] in
+        actions = Actions(on: root, prefix: "viewer")
+        actions.add("back") { [unowned self] in self.close() }
+        actions.add("previous") { [unowned self] in self.step(-1) }
+        actions.add("next") { [unowned self] in self.step(1) }
+        actions.add("zoom") { [unowned self] in self.zoom() }
+        actions.add("export") { [unowned self] in
             guard let item = self.current else { return }
             self.screen.transfers.chooseExport([item.id])
-        })
-        append(bar, button("Move to album", name: "Move to album") { [unowned self] in self.moveToAlbum() })
-        append(bar, button("Fade", name: "Fade item") { [unowned self] in self.fade() })
-        append(bar, button("Delete", name: "Delete item", style: "destructive-action") { [unowned self] in
+        }
+        actions.add("move") { [unowned self] in self.moveToAlbum() }
+        actions.add("fade") { [unowned self] in self.fade() }
+        actions.add("delete") { [unowned self] in
             guard let item = self.current else { return }
             self.screen.confirmDelete([item.id]) { [weak self] in self?.close() }
-        })
+        }
+        for (text, name, action) in [("Back", "Back to gallery", "back"), ("Previous", "Previous item", "previous"),
+                                     ("Next", "Next item", "next"), ("Full size", "Full size", "zoom"),
+                                     ("Export", "Export item", "export"), ("Move to album", "Move to album", "move"),
+                                     ("Fade", "Fade item", "fade")] {
+            append(bar, actions.button(text, name: name, action: action))
+        }
+        append(bar, actions.button("Delete", name: "Delete item", action: "delete", style: "destructive-action"))
         let keys = controller(gtk_event_controller_key_new())
         onKeyValue(keys) { [unowned self] key in
             switch Int32(key) {
-            case GDK_KEY_Left: self.step(-1); return true
-            case GDK_KEY_Right: self.step(1); return true
+            case GDK_KEY_Left: self.actions.activate("previous"); return true
+            case GDK_KEY_Right: self.actions.activate("next"); return true
             case GDK_KEY_Escape: self.close(); return true
             default: return false
             }
@@ -112,6 +122,7 @@ final class Viewer {
         n11g_set_label(picture, item.name)
         setText(badge, item.fadesAt.map { "⏳ fades in " + Countdown.text($0.timeIntervalSinceNow) } ?? "")
         gtk_picture_set_paintable(op(picture), nil)
+        updateActions()
         guard item.thumbnail else { return }
         screen.app.session.run({ vault in TextureBox(try Texture.decode(vault.photos.thumbnail(ItemRef(item.id), size: .preview))) }) { [weak self] result in
             self?.show(result, generation: mine)
@@ -122,6 +133,7 @@ final class Viewer {
     private func zoom() {
         guard let item = current, item.isImage || item.thumbnail, !zoomed else { return }
         zoomed = true
+        updateActions()
         let mine = generation
         screen.app.session.run({ vault -> TextureBox in
             var sink = MemorySink(capacity: Int(min(item.size, 1 << 30)))
@@ -133,6 +145,17 @@ final class Viewer {
         }) { [weak self] result in
             self?.show(result, generation: mine)
         }
+    }
+
+    /// What the current item allows: stepping needs another item, "Full size" an image not yet
+    /// shown at full size, an album a permanent item (a fading one stays out of albums).
+    private func updateActions() {
+        let item = current
+        actions.setEnabled("previous", items.count > 1)
+        actions.setEnabled("next", items.count > 1)
+        actions.setEnabled("zoom", item.map { ($0.isImage || $0.thumbnail) && !zoomed } ?? false)
+        actions.setEnabled("move", item.map { $0.fadesAt == nil } ?? false)
+        for name in ["export", "fade", "delete"] { actions.setEnabled(name, item != nil) }
     }
 
     private func show(_ result: Result<TextureBox, any Error>, generation mine: Int) {

@@ -79,8 +79,20 @@ def gone(name, role=None, timeout=30.0, exact=True):
     wait_for(lambda: not [a for a in named(name, role, exact) if showing(a)], f"{name!r} to disappear", timeout)
 
 
+def enabled(acc):
+    """Whether the control can be used now: a button bound to a disabled GAction is insensitive."""
+    try:
+        return acc.getState().contains(pyatspi.STATE_SENSITIVE)
+    except Exception:
+        return False
+
+
 def press(name, role="push button", timeout=30.0):
-    acc = find(name, role, timeout)
+    """Presses the control once it is shown and enabled (its action may wait for a state)."""
+    def look():
+        hits = [a for a in named(name, role) if showing(a) and enabled(a)]
+        return hits[0] if hits else None
+    acc = wait_for(look, f"an enabled {role} named {name!r}", timeout)
     acc.queryAction().doAction(0)
     return acc
 

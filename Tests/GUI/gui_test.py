@@ -26,7 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from atspi_driver import (Timeout, double_click, click, find, focus_window, gone, key, named, press,  # noqa: E402
+from atspi_driver import (Timeout, double_click, click, enabled, find, focus_window, gone, key, named, press,  # noqa: E402
                           screenshot, texts, type_text, wait_for)
 
 BIN, SHOTS, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -164,6 +164,10 @@ def scenario():
     find("Back to gallery", "push button")
     time.sleep(1.0)
     screenshot(os.path.join(SHOTS, "viewer.png"))
+    # The viewer's buttons are GActions (viewer.*): "Full size" runs once, then greys out.
+    assert enabled(find("Next item", "push button")) and enabled(find("Previous item", "push button"))
+    press("Full size")
+    wait_for(lambda: not enabled(find("Full size", "push button")), "Full size to grey out once shown", 30)
 
     step("export it through the file chooser: the original's bytes, where the user chose, 0600")
     press("Export item")
@@ -260,6 +264,10 @@ def scenario():
     press("Disarm Skeleton Switch")
     wait_label("Skeleton Switch disarmed", timeout=30)
     wait_label("Off", timeout=30)
+    # The switch's GActions follow its state: off, there is nothing to check in or disarm.
+    for name in ("Skeleton check-in", "Disarm Skeleton Switch"):
+        assert not enabled(find(name, "push button")), f"{name} is clickable while the switch is off"
+    assert enabled(find("Arm Skeleton Switch", "push button")), "Arm is greyed while the switch is off"
     assert not named("Set duress PIN", "push button"), "the primary session offers to set the duress PIN"
     find("Set backup PIN", "push button")
 
