@@ -170,7 +170,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FuzzReplayTests",
-            dependencies: ["Nu11Fuzz"],
+            dependencies: ["Nu11Fuzz", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Nu11Fuzz
 import Testing
 
@@ -7,8 +8,7 @@ import Testing
 /// regression tests: every input must run through its harness without a crash.
 @Suite("fuzz corpus replay")
 struct FuzzReplayTests {
-    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus").path
+    static let corpus = Repo.path("Fuzz/corpus")
 
     @Test("every corpus input of every harness", arguments: FuzzEntries.harnesses)
     func replay(_ harness: String) {

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Testing
 
 /// Library code: no force unwrap, `try!`, `as!`, implicitly unwrapped optionals, and no
 /// network code at all; layers import only the layers below them.
 @Suite("source hygiene")
 struct SourceHygieneTests {
-    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let repo = Repo.root
 
     static func swiftFiles(_ target: String) throws -> [(String, String)] {
         let dir = repo.appendingPathComponent("Sources/\(target)")

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Testing
 
 /// docs/JSON.md is the contract: every command's `--json` output has exactly the keys its
@@ -13,8 +14,7 @@ struct JSONShapeTests {
 
     /// command ("note delete") → shape, read from docs/JSON.md.
     static func documented() throws -> [String: Shape] {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("docs/JSON.md")
+        let url = Repo.root.appendingPathComponent("docs/JSON.md")
         let lines = try String(contentsOf: url, encoding: .utf8).components(separatedBy: "\n")
         var sections: [(heading: String, block: String)] = []
         for line in lines {

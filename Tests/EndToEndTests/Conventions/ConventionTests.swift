@@ -85,7 +85,7 @@ struct ConventionTests {
 
     @Test("the man page generated from the command definitions (make test and make install make it) renders with man -l")
     func manPage() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = Repo.root
         let page = root.appendingPathComponent(".build/plugins/GenerateManual/outputs/nu11vlt/nu11vlt.1").path
         try #require(FileManager.default.fileExists(atPath: page), "no generated man page at \(page): run the tests with `make test`")
         let cli = try CLI()

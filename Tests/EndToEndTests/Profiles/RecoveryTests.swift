@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Testing
 
 extension CLI {
@@ -39,8 +40,7 @@ extension CLI {
 @Suite("recovery phrase")
 struct RecoveryTests {
     static var tool: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("tools/nu11vlt_decrypt.py").path
+        Repo.path("tools/nu11vlt_decrypt.py")
     }
 
     static func phraseBytes(_ phrase: String) -> Data {

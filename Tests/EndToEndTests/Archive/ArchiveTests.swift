@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Testing
 
 extension CLI {
@@ -111,8 +112,7 @@ struct ArchiveTests {
         #expect(try target.run(["album", "list"], pinStdin: true).out.split(separator: "\n").count == 3)
 
         // The independent decrypter, written from docs/FORMAT.md, recovers every item.
-        let tool = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("tools/nu11vlt_decrypt.py").path
+        let tool = Repo.path("tools/nu11vlt_decrypt.py")
         let out = source.root + "/py-out"
         let py = try source.spawn("/usr/bin/python3", [tool, file, out], input: Data("violet quartz tulip orbit canyon\n".utf8))
         #expect(py.code == 0, "\(py.stderr)")

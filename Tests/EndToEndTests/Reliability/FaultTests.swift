@@ -6,8 +6,7 @@ import Testing
 /// The LD_PRELOAD shim (Tests/Fixtures/faultshim.c), built once per test run with the
 /// system C compiler.
 enum FaultShim {
-    static let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/faultshim.c").path
+    static let source = Repo.path("Tests/Fixtures/faultshim.c")
 
     static let library: String? = {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("nu11-faultshim-\(getpid()).so").path

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Testing
 
 /// The desktop app, driven for real: Tests/GUI/run.sh starts a private X server (Xvfb) and
@@ -8,8 +9,7 @@ import Testing
 /// docs/screenshots (copied from .build/<config>/gui-screenshots after a run).
 @Suite("desktop app")
 struct GUITests {
-    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
+    static let repo = Repo.root.path
     static var binDir: String { URL(fileURLWithPath: CLI.binary).deletingLastPathComponent().path }
 
     @Test("unlock, import three photos, named tiles, viewer, export, archive, notes, fade, lock, Skeleton Switch, duress PIN, settings, idle lock, backup PIN, wrong-PIN countdown; no plaintext left, no recent files, AF_UNIX only",
