@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", exact: "0.9.20"),
         .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
     ],
     targets: [
         .systemLibrary(
@@ -67,6 +68,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
             ],
             exclude: ["mutants.txt"],
             swiftSettings: strict

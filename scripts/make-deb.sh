@@ -41,7 +41,7 @@ License: Apache-2.0 WITH Swift-exception
 Comment: The Swift standard library, Foundation and Dispatch, linked statically into the
  binaries (docs/DEPENDENCIES.md lists every library and its license).
 
-Files: swift-crypto/* swift-argument-parser/*
+Files: swift-crypto/* swift-argument-parser/* swift-system/* swift-collections/*
 Copyright: Apple Inc. and the project authors
 License: Apache-2.0
 Comment: Linked statically.

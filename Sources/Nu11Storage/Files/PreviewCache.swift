@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Nu11Format
+import OrderedCollections
 
 /// A byte-bounded, in-memory LRU cache for decrypted previews (the seed's thumbnail cache).
 /// Nothing decrypted is ever written to disk; evicted and removed values are zeroed.
 /// Thread-safe; the total size of the values never exceeds `capacity` bytes.
 public final class PreviewCache<Key: Hashable & Sendable>: @unchecked Sendable {
     public let capacity: Int
-    private var values: [Key: [UInt8]] = [:]
-    private var order: [Key] = []  // least recently used first
+    /// In recency order, least recently used first (swift-collections' OrderedDictionary).
+    private var values: OrderedDictionary<Key, [UInt8]> = [:]
     private var bytes = 0
     private let lock = NSLock()
     /// Test seam: sees each evicted or removed value once it has been zeroed.
@@ -21,8 +22,9 @@ public final class PreviewCache<Key: Hashable & Sendable>: @unchecked Sendable {
 
     public func get(_ key: Key) -> [UInt8]? {
         lock.withLock {
-            guard let value = values[key] else { return nil }
-            touch(key)
+            // Used now: it moves to the end.
+            guard let value = values.removeValue(forKey: key) else { return nil }
+            values[key] = value
             return value
         }
     }
@@ -32,9 +34,8 @@ public final class PreviewCache<Key: Hashable & Sendable>: @unchecked Sendable {
         lock.withLock {
             removeLocked(key)
             guard value.count <= capacity else { return }
-            while bytes + value.count > capacity, let oldest = order.first { removeLocked(oldest) }
+            while bytes + value.count > capacity, let oldest = values.keys.first { removeLocked(oldest) }
             values[key] = value
-            order.append(key)
             bytes += value.count
         }
     }
@@ -43,13 +44,8 @@ public final class PreviewCache<Key: Hashable & Sendable>: @unchecked Sendable {
 
     public func removeAll() {
         lock.withLock {
-            for key in order { removeLocked(key) }
+            for key in values.keys { removeLocked(key) }
         }
-    }
-
-    private func touch(_ key: Key) {
-        if let i = order.firstIndex(of: key) { order.remove(at: i) }
-        order.append(key)
     }
 
     private func removeLocked(_ key: Key) {
@@ -57,7 +53,6 @@ public final class PreviewCache<Key: Hashable & Sendable>: @unchecked Sendable {
         bytes -= value.count
         secureZero(&value)
         zeroedWitness?(value)
-        if let i = order.firstIndex(of: key) { order.remove(at: i) }
     }
 
     deinit { removeAll() }
