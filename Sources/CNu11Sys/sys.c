@@ -271,3 +271,17 @@ int nu11_landlock_abi(void) {
     return 0;
 #endif
 }
+
+#include <stdio.h>
+
+/// rename(2) that never replaces: fails with EEXIST when `to` exists (renameat2's
+/// RENAME_NOREPLACE; where the file system cannot do that, link(2) then unlink(2), which is
+/// just as exclusive).
+int nu11_rename_noreplace(const char *from, const char *to) {
+#if defined(__linux__) && defined(RENAME_NOREPLACE)
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS) return -1;
+#endif
+    if (link(from, to) != 0) return -1;
+    return unlink(from);
+}

@@ -49,6 +49,7 @@ public enum Advice: Sendable, Equatable, CustomStringConvertible {
     // Values.
     case kdfFloor(passes: Int, memoryMiB: Int)
     case durationFormat
+    case validDateRange
     case shorterDuration
     case positiveNumber
     case allowedValues(String)
@@ -107,6 +108,7 @@ public enum Advice: Sendable, Equatable, CustomStringConvertible {
         case .eraseAfter(let failures): "the erase-after setting was \(failures)"
         case .kdfFloor(let passes, let memoryMiB): "use at least \(passes) passes and \(memoryMiB) MiB"
         case .durationFormat: "write a whole number and a unit: 30s, 10m, 24h, 7d or 2w"
+        case .validDateRange: "give the earlier date first"
         case .shorterDuration: "choose a shorter duration"
         case .positiveNumber: "give a positive number"
         case .allowedValues(let allowed): "allowed: \(allowed)"

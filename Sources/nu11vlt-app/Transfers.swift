@@ -106,18 +106,33 @@ final class Transfers {
                multiple: false, name: single?.name) { [unowned self] paths in
             guard let target = paths.first else { return }
             screen.progress(0, "Exporting")
-            screen.app.session.run({ vault -> Int in
-                var done = 0
-                for id in ids {
-                    let item = try vault.items.item(ItemRef(id))
-                    let path = single == nil ? target + "/" + item.name : target
-                    _ = try vault.items.export(ItemRef(id), toFile: path, overwrite: false, stripLocation: vault.photos.stripsLocationByDefault)
-                    done += 1
+            if let single {
+                screen.app.session.run({ vault in
+                    _ = try vault.items.export(ItemRef(single.id), toFile: target, overwrite: false, stripLocation: vault.photos.stripsLocationByDefault)
+                }) { [weak self] result in
+                    self?.screen.progress(nil, "")
+                    if case .failure(let error) = result { self?.screen.app.tell("Export failed", describe(error)) }
                 }
-                return done
+                return
+            }
+            // Several items: the library's plan names each file (a taken name gets " (2)", nothing
+            // there is replaced), and a damaged item is reported while the others are written.
+            screen.app.session.run({ vault -> (written: Int, renamed: Int, failed: [String]) in
+                let plan = try ExportPlan(items: try vault.items.select(.items(ids.map { ItemRef($0) })), folder: target)
+                let report = try vault.items.export(plan, stripLocation: vault.photos.stripsLocationByDefault)
+                return (report.written.count, report.written.filter(\.renamed).count, report.failed.map(\.entry.item.name))
             }) { [weak self] result in
-                self?.screen.progress(nil, "")
-                if case .failure(let error) = result { self?.screen.app.tell("Export failed", describe(error)) }
+                guard let self else { return }
+                screen.progress(nil, "")
+                switch result {
+                case .success(let done):
+                    var text = "\(done.written) item\(done.written == 1 ? "" : "s") written to \(target)."
+                    if done.renamed > 0 { text += " \(done.renamed) got a new name, as a file of that name was already there." }
+                    if !done.failed.isEmpty { text += " Not exported (damaged): " + done.failed.joined(separator: ", ") + "." }
+                    screen.app.tell(done.failed.isEmpty ? "Exported" : "Exported, with problems", text)
+                case .failure(let error):
+                    screen.app.tell("Export failed", describe(error))
+                }
             }
         }
     }

@@ -114,6 +114,7 @@ enum Words {
         case .eraseAfter(let failures): "the vault is set to erase itself after \(failures) wrong PINs"
         case .kdfFloor(let passes, let memoryMiB): "choose at least \(passes) passes and \(memoryMiB) MiB"
         case .durationFormat: "write a number and a unit: 30s, 10m, 24h, 7d or 2w"
+        case .validDateRange: "choose a start date before the end date"
         case .shorterDuration: "choose a shorter time"
         case .positiveNumber: "choose a number of 1 or more"
         case .allowedValues(let allowed): "choose one of: \(allowed)"

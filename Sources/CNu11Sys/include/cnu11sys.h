@@ -16,6 +16,8 @@ int nu11_has_nodump(const char *path);
 /// syncfs(2) on the file system holding `path`: flushes every dirty page of it at once
 /// (group commit for many small files). Returns 0 on success, -1 with errno set.
 int nu11_syncfs(const char *path);
+/// rename(2) that fails with EEXIST instead of replacing an existing `to`.
+int nu11_rename_noreplace(const char *from, const char *to);
 
 #include <sys/types.h>
 /// Cleanup on SIGINT, SIGTERM and SIGHUP: paths registered here (temp files being written,

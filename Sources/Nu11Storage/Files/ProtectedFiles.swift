@@ -242,6 +242,9 @@ public final class AtomicFileWriter {
     /// Set before `prepare` to give the file this modification time (an export restores
     /// the original's).
     public var modificationTime: Double?  // seconds since 1970
+    /// False: `publish` refuses (`.alreadyExists`) when the destination exists by then,
+    /// without touching it; the check and the rename are one step (RENAME_NOREPLACE).
+    public var replaceExisting = true
     /// How `prepare` made the file durable (fixed there; `publish` follows it).
     public private(set) var durability: Durability = .immediate
 
@@ -314,7 +317,8 @@ public final class AtomicFileWriter {
         try prepare(.immediate)
         done = true
         defer { nu11_cleanup_unregister(cleanupSlot) }
-        guard rename(temporaryPath, destination) == 0 else {
+        let moved = replaceExisting ? rename(temporaryPath, destination) : nu11_rename_noreplace(temporaryPath, destination)
+        guard moved == 0 else {
             let error = POSIX.error("rename", destination)
             unlink(temporaryPath)
             throw error

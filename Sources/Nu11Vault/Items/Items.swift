@@ -55,9 +55,11 @@ extension Items {
 
     /// One page of items, in import order, or by capture date (`.taken`: photos by EXIF
     /// date, other items by import time; the sealed metadata of every matching item is
-    /// opened to sort them).
+    /// opened to sort them). `taken` keeps the items taken in that range (either end open),
+    /// in capture-date order.
     public func list(album: String? = nil, photosOnly: Bool = false, limit: Int = 100, after: ItemID? = nil,
-                     kind: ItemKind = .file, order: ItemOrder = .imported) throws -> ItemPage {
+                     kind: ItemKind = .file, order: ItemOrder = .imported,
+                     taken: (from: Date?, to: Date?)? = nil) throws -> ItemPage {
         let limit = min(max(limit, 0), Int.max - 1)  // a caller's Int.max means "all"
         guard limit > 0 else {
             throw Nu11Error(.invalidArgument, "the page size must be at least 1", remedy: .advice(.positiveNumber))
@@ -76,7 +78,10 @@ extension Items {
             let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
             return summary(row: row, meta: meta, albumName: row.album.flatMap { names[$0] })
         }
-        if order == .taken {
+        if let taken, let from = taken.from, let to = taken.to, from > to {
+            throw Nu11Error(.invalidArgument, "the date range ends before it starts", remedy: .advice(.validDateRange))
+        }
+        if order == .taken || taken != nil {
             let rows = try visibleRows(kind: kind, album: filter, afterSeq: 0, limit: Int.max)
             var keys: [Domain: SecretBytes] = [:]
             for domain in Set(rows.map(\.domain)) { keys[domain] = try metadataKey(domain) }
@@ -87,6 +92,12 @@ extension Items {
             all.sort { a, b in
                 let (x, y) = (a.item.taken ?? a.item.created, b.item.taken ?? b.item.created)
                 return x != y ? x < y : a.row.seq < b.row.seq
+            }
+            if let taken {
+                all.removeAll { entry in
+                    let when = entry.item.taken ?? entry.item.created
+                    return (taken.from.map { when < $0 } ?? false) || (taken.to.map { when > $0 } ?? false)
+                }
             }
             var start = 0
             if let afterRow {
@@ -108,59 +119,6 @@ extension Items {
         let row = try row(ref)
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         return summary(row: row, meta: meta, albumName: try row.album.flatMap { try vault.albums.albumNames()[$0] })
-    }
-
-    /// Streams an item's plaintext into `sink`. Only authenticated bytes are written; if the
-    /// item is damaged the error names it (and the sink may hold an authenticated prefix).
-    @discardableResult
-    public func export(_ ref: ItemRef, to sink: inout some ByteSink) throws -> UInt64 {
-        let row = try row(ref)
-        let n = try export(row, to: &sink)
-        audit("export", count: 1, items: [row.id])
-        return n
-    }
-
-    /// Streams an item's plaintext, without its location when `stripLocation`.
-    @discardableResult
-    public func export(_ ref: ItemRef, to sink: inout some ByteSink, stripLocation: Bool) throws -> UInt64 {
-        guard stripLocation else { return try export(ref, to: &sink) }
-        let row = try row(ref)
-        return try vault.photos.exportStripped(row, meta: try ItemMetadata.open(row, key: metadataKey(row.domain)), to: &sink)
-    }
-
-    func export(_ row: ItemRow, to sink: inout some ByteSink) throws -> UInt64 {
-        let (fd, key) = try openItem(row)
-        defer { close(fd) }
-        do {
-            return try N11Envelope.open(from: FileDescriptorStream(fd: fd, label: row.id.hex), to: &sink,
-                                        expected: N11Header(kind: row.kind, domain: row.domain, itemID: row.id), itemKey: key)
-        } catch let error as Nu11Error {
-            throw error.code == .io ? error : error.about("item \(row.id.hex)")
-        }
-    }
-
-    /// Exports to a new file, all or nothing: a damaged item leaves no partial file. The
-    /// file gets the source's modification time back, when the import recorded it.
-    /// `stripLocation` removes the photo's location first (see `exportStripped`).
-    public func export(_ ref: ItemRef, toFile path: String, overwrite: Bool = false, stripLocation: Bool = false,
-                       progress: ((UInt64, UInt64) -> Void)? = nil) throws -> UInt64 {
-        if !overwrite && FileManager.default.fileExists(atPath: path) {
-            throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
-        }
-        let row = try row(ref)
-        let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
-        let writer = try AtomicFileWriter(destination: path)
-        do {
-            var sink = CountingSink(inner: writer.sink, total: meta.size, report: progress)
-            let n = stripLocation ? try vault.photos.exportStripped(row, meta: meta, to: &sink) : try export(row, to: &sink)
-            writer.modificationTime = meta.modified?.timeIntervalSince1970
-            try writer.commit()
-            audit("export", count: 1, items: [row.id])
-            return n
-        } catch {
-            writer.abort()
-            throw error
-        }
     }
 
     /// Crypto-shredding: the item's key record is destroyed first (that is what makes the

@@ -178,6 +178,10 @@ struct List: ParsableCommand {
     var after: ItemID?
     @Option(name: .long, help: "imported (import order) or taken (capture date: EXIF, else the file's mtime).")
     var sort: ItemOrder = .imported
+    @Option(name: .customLong("taken-from"), help: ArgumentHelp("Only items taken on or after this day or time (2024-07-31, 2024-07-31T18:30); sorted by capture date.", valueName: "date"))
+    var takenFrom: TakenDate?
+    @Option(name: .customLong("taken-to"), help: ArgumentHelp("Only items taken on or before this day or time; sorted by capture date.", valueName: "date"))
+    var takenTo: TakenDate?
     @Flag(name: .long, help: "Draw the photos' grid tiles inline (terminals that speak the kitty graphics protocol).")
     var thumbnails = false
     @OptionGroup var output: JSONOption
@@ -187,13 +191,18 @@ struct List: ParsableCommand {
         if all && limit != 100 && limit != 0 { throw ValidationError("use either --all or --limit") }
         if album != nil && photos { throw ValidationError("use either --album or --photos") }
         if thumbnails && output.json { throw ValidationError("use either --thumbnails or --json") }
+        if let from = takenFrom, let to = takenTo, from.start > to.end {
+            throw ValidationError("--taken-to is before --taken-from; give the earlier date first")
+        }
     }
 
     func run() throws {
         try Failure.run {
             let vault = try openVault(location, pin)
             let everything = all || limit == 0
-            let page = try vault.items.list(album: album, photosOnly: photos, limit: everything ? Int.max / 2 : limit, after: after, order: sort)
+            let taken = takenFrom == nil && takenTo == nil ? nil : (from: takenFrom?.start, to: takenTo?.end)
+            let page = try vault.items.list(album: album, photosOnly: photos, limit: everything ? Int.max / 2 : limit, after: after,
+                                            order: sort, taken: taken)
             if thumbnails && KittyGraphics.terminalSpeaksIt {
                 var size = winsize()
                 let columns = ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
@@ -211,7 +220,7 @@ struct List: ParsableCommand {
                     print("\(item.id)  \(Output.size(item.size).padding(toLength: 10, withPad: " ", startingAt: 0))  \(formatter.string(from: item.created))  \(Output.escaped(item.name + " " + where_).trimmingTrailingSpaces)")
                 }
             }
-            if let next = page.next { Output.note("more items: nu11vlt list --after \(next)") }
+            if let next = page.next { Output.note("more items: run the same command with --after \(next)") }
         }
     }
 }
@@ -228,68 +237,6 @@ struct ListDocument: Encodable {
     }
 
     enum CodingKeys: String, CodingKey { case items, next }
-}
-
-struct Export: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Decrypt an item to a file, or to stdout with -o -.",
-        discussion: "A file is written atomically (0600): a damaged item leaves no partial file.")
-
-    @OptionGroup var location: LocationOptions
-    @OptionGroup var pin: PINOptions
-    @Option(name: .short, help: ArgumentHelp("Where to write: a path, or - for stdout.", valueName: "path"), completion: .file())
-    var output: String
-    @Flag(name: .long, help: "Replace the output file if it exists.")
-    var force = false
-    @Flag(name: .customLong("strip-location"), help: "Remove the photo's location (EXIF GPS, XMP) without re-encoding it; refused when it cannot be removed.")
-    var stripLocation = false
-    @Flag(name: .customLong("keep-location"), help: "Keep the location even when the export.strip_location setting is on.")
-    var keepLocation = false
-    @Argument(help: "The item ID (see `nu11vlt list`), or a unique prefix of 4+ hex digits.", transform: ItemRef.parse)
-    var id: ItemRef
-    @OptionGroup var json: JSONOption
-    @OptionGroup var quiet: QuietOption
-
-    /// What needs no PIN is checked before the prompt.
-    func validate() throws {
-        if stripLocation && keepLocation { throw ValidationError("use either --strip-location or --keep-location") }
-        if json.json && output == "-" { throw ValidationError("--json describes an export to a file; with -o - stdout carries the item itself") }
-        if output == "-" {
-            if isatty(1) == 1 { throw ValidationError("refusing to write an item's bytes to the terminal; redirect stdout or pass -o FILE") }
-            return
-        }
-        var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: output, isDirectory: &isFolder) {
-            if isFolder.boolValue { throw ValidationError("\(output) is a folder; give a file path (e.g. \(output)/photo.jpg)") }
-            if !force { throw ValidationError("\(output) already exists; choose another -o path or pass --force") }
-        }
-        let parent = (output as NSString).deletingLastPathComponent
-        if !parent.isEmpty && !FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder) {
-            throw ValidationError("the folder \(parent) does not exist; create it first or choose another -o path")
-        }
-    }
-
-    func run() throws {
-        try Failure.run {
-            let vault = try openVault(location, pin)
-            let strip = stripLocation || (vault.photos.stripsLocationByDefault && !keepLocation)
-            if output == "-" {
-                var sink = FileDescriptorStream(fd: 1, label: "stdout")
-                try vault.items.export(id, to: &sink, stripLocation: strip)
-            } else {
-                var line: ProgressLine?
-                let bytes = try vault.items.export(id, toFile: output, overwrite: force, stripLocation: strip) { done, total in
-                    if line == nil { line = ProgressLine("exporting", items: 1, bytes: total, quiet: quiet.quiet || json.json) }
-                    line?.update(bytes: done)
-                }
-                line?.finish()
-                if json.json {
-                    let item = try vault.items.item(id)
-                    try Output.json(Results.Exported(id: item.id.hex, name: item.name, bytes: bytes, output: output, strippedLocation: strip))
-                }
-            }
-        }
-    }
 }
 
 struct Delete: ParsableCommand {

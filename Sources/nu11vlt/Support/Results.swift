@@ -19,6 +19,34 @@ enum Results {
         var strippedLocation: Bool
     }
 
+    /// `export -o FOLDER --json`: what was written where, and what could not be read.
+    struct ExportedFolder: Encodable {
+        struct Written: Encodable {
+            var id: String
+            var name: String
+            var file: String
+            var bytes: UInt64
+        }
+        struct Failed: Encodable {
+            var id: String
+            var name: String
+            var error: String
+        }
+        var folder: String
+        var exported: [Written]
+        var failed: [Failed]
+        var bytes: UInt64
+        var strippedLocation: Bool
+
+        init(report: ExportReport, folder: String, strippedLocation: Bool) {
+            self.folder = folder
+            exported = report.written.map { Written(id: $0.item.id.hex, name: $0.item.name, file: $0.fileName, bytes: $0.item.size) }
+            failed = report.failed.map { Failed(id: $0.entry.item.id.hex, name: $0.entry.item.name, error: Remedies.line($0.error)) }
+            bytes = report.bytes
+            self.strippedLocation = strippedLocation
+        }
+    }
+
     struct NoteBody: Encodable {
         var id: String
         var name: String

@@ -115,6 +115,7 @@ struct JSONShapeTests {
         let id = try #require((try JSONSerialization.jsonObject(with: imported.stdout) as? [[String: Any]])?.first?["id"] as? String)
         try check("list", ["list"])
         try check("export", ["export", id, "-o", cli.root + "/out.jpg"])
+        try check("export -o FOLDER", ["export", "--all", "-o", cli.root + "/out-folder"])
         try check("album create", ["album", "create", "Trip"])
         try check("album list", ["album", "list"])
         try check("album move", ["album", "move", "--to", "Trip", id])

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// Reading an item out: to a stream, or to a new file (all or nothing). A multi-item export
+/// into a folder is planned and run in ExportPlan.swift.
+extension Items {
+    /// Streams an item's plaintext into `sink`. Only authenticated bytes are written; if the
+    /// item is damaged the error names it (and the sink may hold an authenticated prefix).
+    @discardableResult
+    public func export(_ ref: ItemRef, to sink: inout some ByteSink) throws -> UInt64 {
+        let row = try row(ref)
+        let n = try export(row, to: &sink)
+        audit("export", count: 1, items: [row.id])
+        return n
+    }
+
+    /// Streams an item's plaintext, without its location when `stripLocation`.
+    @discardableResult
+    public func export(_ ref: ItemRef, to sink: inout some ByteSink, stripLocation: Bool) throws -> UInt64 {
+        guard stripLocation else { return try export(ref, to: &sink) }
+        let row = try row(ref)
+        return try vault.photos.exportStripped(row, meta: try ItemMetadata.open(row, key: metadataKey(row.domain)), to: &sink)
+    }
+
+    func export(_ row: ItemRow, to sink: inout some ByteSink) throws -> UInt64 {
+        let (fd, key) = try openItem(row)
+        defer { close(fd) }
+        do {
+            return try N11Envelope.open(from: FileDescriptorStream(fd: fd, label: row.id.hex), to: &sink,
+                                        expected: N11Header(kind: row.kind, domain: row.domain, itemID: row.id), itemKey: key)
+        } catch let error as Nu11Error {
+            throw error.code == .io ? error : error.about("item \(row.id.hex)")
+        }
+    }
+
+    /// Exports to a new file, all or nothing: a damaged item leaves no partial file. The
+    /// file gets the source's modification time back, when the import recorded it.
+    /// `stripLocation` removes the photo's location first (see `exportStripped`).
+    public func export(_ ref: ItemRef, toFile path: String, overwrite: Bool = false, stripLocation: Bool = false,
+                       progress: ((UInt64, UInt64) -> Void)? = nil) throws -> UInt64 {
+        let (n, id) = try exportUnaudited(ref, toFile: path, overwrite: overwrite, stripLocation: stripLocation, progress: progress)
+        audit("export", count: 1, items: [id])
+        return n
+    }
+
+    /// The same, for a caller that audits a whole batch once (`export(_ plan:)`).
+    func exportUnaudited(_ ref: ItemRef, toFile path: String, overwrite: Bool = false, stripLocation: Bool = false,
+                         progress: ((UInt64, UInt64) -> Void)? = nil) throws -> (bytes: UInt64, id: ItemID) {
+        if !overwrite && FileManager.default.fileExists(atPath: path) {
+            throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
+        }
+        let row = try row(ref)
+        let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
+        let writer = try AtomicFileWriter(destination: path)
+        writer.replaceExisting = overwrite  // a file that appeared meanwhile is not replaced either
+        do {
+            var sink = CountingSink(inner: writer.sink, total: meta.size, report: progress)
+            let n = stripLocation ? try vault.photos.exportStripped(row, meta: meta, to: &sink) : try export(row, to: &sink)
+            writer.modificationTime = meta.modified?.timeIntervalSince1970
+            try writer.commit()
+            return (n, row.id)
+        } catch {
+            writer.abort()
+            throw error
+        }
+    }
+}
