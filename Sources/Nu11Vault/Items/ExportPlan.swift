@@ -97,7 +97,7 @@ public struct ExportPlan: Sendable {
 public struct ExportReport: Sendable {
     /// The items written, with their file names.
     public var written: [ExportPlan.Entry] = []
-    /// The items that could not be read (damaged, or gone meanwhile), with why.
+    /// The items that could not be read (damaged or cut short), with why.
     public var failed: [(entry: ExportPlan.Entry, error: Nu11Error)] = []
     public var bytes: UInt64 = 0
 }
