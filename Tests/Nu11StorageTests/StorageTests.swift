@@ -51,6 +51,27 @@ struct ProtectedFileTests {
         #expect(try ProtectedFiles.list(root) == ["f"])
     }
 
+    @Test("a write told not to replace refuses a destination that appeared after it began, and leaves it as it was")
+    func noReplace() throws {
+        let root = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let writer = try AtomicFileWriter(destination: root + "/f")
+        writer.replaceExisting = false
+        var sink = writer.sink
+        try sink.write([9, 9, 9])
+        try ProtectedFiles.writeAtomically([7], to: root + "/f")  // someone else's file, meanwhile
+        #expect { try writer.commit() } throws: { ($0 as? Nu11Error)?.code == .alreadyExists }
+        #expect(try ProtectedFiles.read(root + "/f") == [7])
+        #expect(try ProtectedFiles.list(root) == ["f"], "the temp file was left")
+        // Where nothing is in the way, it writes as usual.
+        let fresh = try AtomicFileWriter(destination: root + "/g")
+        fresh.replaceExisting = false
+        var freshSink = fresh.sink
+        try freshSink.write([1])
+        try fresh.commit()
+        #expect(try ProtectedFiles.read(root + "/g") == [1])
+    }
+
     @Test("overwrite-and-remove destroys the file; reading errors are clear")
     func secureRemove() throws {
         let root = try scratchDirectory()
