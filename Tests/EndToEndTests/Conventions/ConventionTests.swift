@@ -18,13 +18,12 @@ struct ConventionTests {
         #expect(try cli.run(["help", "import"]).code == 0)
     }
 
-    @Test("export refuses a terminal, a folder, a missing folder and an existing file before the PIN prompt")
+    @Test("export refuses a terminal, a missing folder and an existing file before the PIN prompt; into a folder it never replaces")
     func exportRails() throws {
         let cli = try CLI()
         try cli.initVault()
         let id = try cli.importIDs([cli.file("a.bin", [1, 2, 3])])[0]
         // No PIN on stdin: each refusal must come before the prompt.
-        expectCleanError(try cli.run(["export", id, "-o", cli.root]), code: 64, mentions: "is a folder")
         expectCleanError(try cli.run(["export", id, "-o", cli.root + "/missing/a.bin"]), code: 64, mentions: "does not exist")
         expectCleanError(try cli.run(["export", id, "-o", cli.root + "/a.bin"]), code: 64, mentions: "--force")
         // A terminal on stdout (script(1) gives it a pty).
@@ -32,6 +31,11 @@ struct ConventionTests {
         let tty = try cli.spawn(script, ["-qec", "\(CLI.binary) export \(id) -o -", "/dev/null"])
         #expect(tty.code == 64 && tty.out.contains("refusing to write"), "export to a terminal: \(tty.out)")
         #expect(try cli.run(["export", id, "-o", cli.root + "/a.bin", "--force"], pinStdin: true).code == 0)
+        // -o a folder: the item goes into it under its name, and a file of that name stays as it is.
+        try Data([9]).write(to: URL(fileURLWithPath: cli.root + "/a.bin"))
+        #expect(try cli.run(["export", id, "-o", cli.root], pinStdin: true).code == 0)
+        #expect(FileManager.default.contents(atPath: cli.root + "/a.bin") == Data([9]))
+        #expect(FileManager.default.contents(atPath: cli.root + "/a (2).bin") == Data([1, 2, 3]))
     }
 
     @Test("`fade set ID off` makes a fade item permanent again; a permanent item has nothing to cancel")
