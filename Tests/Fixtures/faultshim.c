@@ -154,6 +154,9 @@ int rename(const char *a, const char *b) { REAL(rename); if (fault(path_in_scope
 int renameat(int da, const char *a, int db, const char *b) {
     REAL(renameat); if (fault(path_in_scope(b))) return -1; return real_renameat(da, a, db, b);
 }
+int renameat2(int da, const char *a, int db, const char *b, unsigned int flags) {
+    REAL(renameat2); if (fault(path_in_scope(b))) return -1; return real_renameat2(da, a, db, b, flags);
+}
 int unlink(const char *p) { REAL(unlink); if (fault(path_in_scope(p))) return -1; return real_unlink(p); }
 int unlinkat(int d, const char *p, int f) { REAL(unlinkat); if (fault(path_in_scope(p))) return -1; return real_unlinkat(d, p, f); }
 int mkdir(const char *p, mode_t m) { REAL(mkdir); if (fault(path_in_scope(p))) return -1; return real_mkdir(p, m); }
