@@ -28,10 +28,7 @@ struct Export: ParsableCommand {
     var keepLocation = false
     @Option(name: .long, help: ArgumentHelp("Every item of this album.", valueName: "name"))
     var album: String?
-    @Option(name: .customLong("taken-from"), help: ArgumentHelp("Items taken on or after this day or time (2024-07-31, 2024-07-31T18:30).", valueName: "date"))
-    var takenFrom: TakenDate?
-    @Option(name: .customLong("taken-to"), help: ArgumentHelp("Items taken on or before this day or time.", valueName: "date"))
-    var takenTo: TakenDate?
+    @OptionGroup var taken: TakenRangeOptions
     @Flag(name: .long, help: "Every item of the vault.")
     var all = false
     @Argument(help: "Item IDs (see `nu11vlt list`), or unique prefixes of 4+ hex digits.", transform: ItemRef.parse)
@@ -47,13 +44,10 @@ struct Export: ParsableCommand {
 
     /// What needs no PIN is checked before the prompt.
     func validate() throws {
-        let selections = [!ids.isEmpty, album != nil, takenFrom != nil || takenTo != nil, all].filter { $0 }.count
+        let selections = [!ids.isEmpty, album != nil, taken.given, all].filter { $0 }.count
         if selections == 0 { throw ValidationError("give item IDs, --album NAME, --taken-from/--taken-to DATE or --all") }
         if selections > 1 { throw ValidationError("give one of: item IDs, --album, --taken-from/--taken-to, --all") }
         if stripLocation && keepLocation { throw ValidationError("use either --strip-location or --keep-location") }
-        if let from = takenFrom, let to = takenTo, from.start > to.end {
-            throw ValidationError("--taken-to is before --taken-from; give the earlier date first")
-        }
         if intoFolder { return try validateFolder() }
         if json.json && output == "-" { throw ValidationError("--json describes an export to a file; with -o - stdout carries the item itself") }
         if output == "-" {
@@ -112,7 +106,7 @@ struct Export: ParsableCommand {
     private var selection: ExportSelection {
         if let album { return .album(album) }
         if all { return .all }
-        if takenFrom != nil || takenTo != nil { return .taken(from: takenFrom?.start, to: takenTo?.end) }
+        if let range = taken.range { return .taken(from: range.from, to: range.to) }
         return .items(ids)
     }
 

@@ -178,10 +178,7 @@ struct List: ParsableCommand {
     var after: ItemID?
     @Option(name: .long, help: "imported (import order) or taken (capture date: EXIF, else the file's mtime).")
     var sort: ItemOrder = .imported
-    @Option(name: .customLong("taken-from"), help: ArgumentHelp("Only items taken on or after this day or time (2024-07-31, 2024-07-31T18:30); sorted by capture date.", valueName: "date"))
-    var takenFrom: TakenDate?
-    @Option(name: .customLong("taken-to"), help: ArgumentHelp("Only items taken on or before this day or time; sorted by capture date.", valueName: "date"))
-    var takenTo: TakenDate?
+    @OptionGroup var taken: TakenRangeOptions
     @Flag(name: .long, help: "Draw the photos' grid tiles inline (terminals that speak the kitty graphics protocol).")
     var thumbnails = false
     @OptionGroup var output: JSONOption
@@ -191,18 +188,14 @@ struct List: ParsableCommand {
         if all && limit != 100 && limit != 0 { throw ValidationError("use either --all or --limit") }
         if album != nil && photos { throw ValidationError("use either --album or --photos") }
         if thumbnails && output.json { throw ValidationError("use either --thumbnails or --json") }
-        if let from = takenFrom, let to = takenTo, from.start > to.end {
-            throw ValidationError("--taken-to is before --taken-from; give the earlier date first")
-        }
     }
 
     func run() throws {
         try Failure.run {
             let vault = try openVault(location, pin)
             let everything = all || limit == 0
-            let taken = takenFrom == nil && takenTo == nil ? nil : (from: takenFrom?.start, to: takenTo?.end)
             let page = try vault.items.list(album: album, photosOnly: photos, limit: everything ? Int.max / 2 : limit, after: after,
-                                            order: sort, taken: taken)
+                                            order: sort, taken: taken.range)
             if thumbnails && KittyGraphics.terminalSpeaksIt {
                 var size = winsize()
                 let columns = ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80

@@ -29,3 +29,20 @@ struct TakenDate: ExpressibleByArgument {
 
     static var defaultCompletionKind: CompletionKind { .default }
 }
+
+/// `--taken-from` / `--taken-to`, shared by `list` and `export`: either end may be left open;
+/// a reversed range is refused before the PIN.
+struct TakenRangeOptions: ParsableArguments {
+    @Option(name: .customLong("taken-from"), help: ArgumentHelp("Items taken on or after this day or time (2024-07-31, 2024-07-31T18:30); by capture date.", valueName: "date"))
+    var from: TakenDate?
+    @Option(name: .customLong("taken-to"), help: ArgumentHelp("Items taken on or before this day or time.", valueName: "date"))
+    var to: TakenDate?
+
+    var given: Bool { from != nil || to != nil }
+    /// The range for the library (nil when neither end is given).
+    var range: (from: Date?, to: Date?)? { given ? (from?.start, to?.end) : nil }
+
+    func validate() throws {
+        if let from, let to, from.start > to.end { throw ValidationError("--taken-to is before --taken-from; give the earlier date first") }
+    }
+}
