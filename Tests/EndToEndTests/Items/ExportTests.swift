@@ -52,8 +52,10 @@ struct ExportTests {
         let id = try cli.importIDs([cli.file("now.bin", [5])])[0]
         let formatter = DateFormatter()
         formatter.dateFormat = "yyyy-MM-dd"
-        let today = formatter.string(from: Date())
-        let r = try cli.run(["export", "--taken-from", today, "--taken-to", today, "-o", cli.root + "/day"], pinStdin: true)
+        // Yesterday to tomorrow (whole local days), so an import just before midnight is inside too.
+        let today = formatter.string(from: Date().addingTimeInterval(-86_400))
+        let tomorrow = formatter.string(from: Date().addingTimeInterval(86_400))
+        let r = try cli.run(["export", "--taken-from", today, "--taken-to", tomorrow, "-o", cli.root + "/day"], pinStdin: true)
         #expect(r.code == 0 && contents(cli.root + "/day/now.bin") == Data([5]), "\(r.stderr)")
         #expect(try cli.listJSON(["--taken-from", today]).count == 1)
         #expect(try cli.listJSON(["--taken-to", "2001-01-01"]).isEmpty)
