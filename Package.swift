@@ -59,12 +59,20 @@ let package = Package(
             linkerSettings: [.linkedLibrary("tss2-esys"), .linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-mu"),
                              .linkedLibrary("tss2-rc"), .linkedLibrary("tss2-sys")]
         ),
+        // FIDO2 security keys (libfido2, Debian libfido2-dev) behind a small C face. Debug builds add
+        // the AF_UNIX transport to the project's software authenticator (tests only).
+        .target(
+            name: "CNu11Fido",
+            cSettings: [.define("N11FIDO_TEST_TRANSPORT", .when(configuration: .debug))],
+            linkerSettings: [.linkedLibrary("fido2"), .linkedLibrary("crypto")]
+        ),
         .target(
             name: "Nu11Storage",
             dependencies: [
                 "Nu11Format",
                 "CNu11Sys",
                 "CNu11TPM",
+                "CNu11Fido",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -37,6 +37,8 @@ need "zlib1g-dev" "test -f /usr/include/zlib.h"
 need "libvips-dev" "pkg-config --exists vips"
 # TPM 2.0: tpm2-tss (ESAPI).
 need "libtss2-dev" "pkg-config --exists tss2-esys tss2-tctildr tss2-mu tss2-rc"
+# FIDO2 security keys: libfido2.
+need "libfido2-dev" "pkg-config --exists libfido2"
 # The desktop app: GTK 4 + libadwaita.
 need "libgtk-4-dev libadwaita-1-dev" "pkg-config --exists gtk4 libadwaita-1"
 # make demo: it makes its photos with ImageMagick and exiftool, and decrypts an archive with
@@ -62,6 +64,8 @@ if [ "$job" = test ]; then
   # A software TPM and tpm2-tools (the TPM tests attack it as a thief would).
   need "swtpm swtpm-tools" "command -v swtpm"
   need "tpm2-tools" "command -v tpm2_setclock"
+  # The software FIDO2 authenticator (Tests/Tools/soft_fido2.py): CBOR from python3-fido2.
+  need "python3-fido2" "/usr/bin/python3 -c 'import fido2.cbor'"
   # The GUI test: a headless X server, a session bus, the accessibility stack, xdotool; the
   # validators of the desktop files.
   need "xvfb" "command -v Xvfb"

@@ -38,6 +38,10 @@ public enum Advice: Sendable, Equatable, CustomStringConvertible {
     // PINs, phrases and recovery keys.
     case otherPINsOnce
     case unlockWithPIN
+    case otherSecurityKey
+    case touchSecurityKey
+    case securityKeyPIN(triesLeft: Int)
+    case securityKeyPINBlocked
     case unlockWithBackupPIN
     case otherVaultsPIN
     case exportPassword
@@ -97,6 +101,10 @@ public enum Advice: Sendable, Equatable, CustomStringConvertible {
         case .hardwareSwitchIsFinal: "nothing else can open it; that is what the hardware switch is for"
         case .otherPINsOnce: "give each other PIN (backup, duress) once, exactly as it is"
         case .unlockWithPIN: "unlock with the PIN as usual"
+        case .otherSecurityKey: "use another security key"
+        case .touchSecurityKey: "touch the security key when it blinks (within 30 seconds), or unlock with the PIN"
+        case .securityKeyPIN(let left): "type the security key's own PIN (\(left) tries left before the key blocks it), or unlock with the PIN"
+        case .securityKeyPINBlocked: "the key's own PIN is blocked until the key is reset, which ends its enrolment here; unlock with the PIN"
         case .unlockWithBackupPIN: "unlock with the backup PIN"
         case .otherVaultsPIN: "unlock with that vault's PIN"
         case .exportPassword: "try again with the password used for the export"

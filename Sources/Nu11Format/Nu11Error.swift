@@ -77,4 +77,9 @@ public struct Nu11Error: Error, Sendable, Equatable, CustomStringConvertible {
     public static let wrongPIN = Nu11Error(
         .authenticationFailed, "the PIN or passphrase is wrong",
         remedy: .advice(.tryAgain))
+
+    /// A security key that does not open the vault (not enrolled here, or its entry is out of date).
+    public static let wrongSecurityKey = Nu11Error(
+        .authenticationFailed, "this security key does not open the vault",
+        remedy: .useEnrolledSecurityKeyOrPIN)
 }

@@ -80,6 +80,10 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case changeOnePINThenEnrol
     /// The KDF cost of a TPM-bound key store: remove the enrolment, change the cost, enrol again.
     case removeTPMToChangeCost
+    /// Every security-key entry is taken: remove one first.
+    case removeSecurityKeyFirst
+    /// A security key unlock failed: plug in an enrolled key, or unlock with the PIN.
+    case useEnrolledSecurityKeyOrPIN
     /// Not an archive: give a file that an archive export made.
     case giveArchiveFile
     /// A file or symlink where a vault or key store folder should be.
@@ -119,6 +123,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .nothingRecoverable: "nothing can be recovered; create a new vault"
         case .check(let reason): (reason.map { $0 + "; " } ?? "") + "run the integrity check"
         case .repair: "run the integrity check with repair"
+        case .removeSecurityKeyFirst: "remove one of the enrolled security keys first"
+        case .useEnrolledSecurityKeyOrPIN: "use a security key enrolled in this vault, or unlock with the PIN"
         case .listIDs: "copy the ID from the item list"
         case .listAlbums: "see the album list, or create the album"
         case .otherOutputOrForce: "choose another output path, or allow overwriting"

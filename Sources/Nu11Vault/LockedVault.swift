@@ -108,6 +108,7 @@ public struct LockedVault: Sendable {
                               maxBytes: Settings().logMaxKiB << 10, now: state.latestSeen)
         try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
         try store.writeEscrowDecoy()
+        try store.writeSecurityKeyDecoy()
         withExtendedLifetime(lock) {}
         return LockedVault(location, clock: clock)
     }
@@ -201,6 +202,10 @@ public struct LockedVault: Sendable {
         try open(pin: pin, onWait: onWait, reported: [], report: { _ in })
     }
 
+    private func open(pin: SecretBytes, onWait: () -> Void, reported: [String], report: (GateReport) -> Void) throws -> Vault {
+        try open(attempt: { try $0.unlock(pin: pin) }, onWait: onWait, reported: reported, report: report)
+    }
+
     /// Runs the gate, then asks `readPIN` (so no prompt appears while a delay runs or before
     /// expired items are gone), then unlocks. Wrong PINs are counted across processes, and
     /// counted *before* the PIN is tried, so killing the process mid-attempt still counts.
@@ -221,8 +226,9 @@ public struct LockedVault: Sendable {
     }
 
     /// The gate under the vault's lock (what it finds that `reported` already said is left
-    /// out of `report`), then one PIN attempt and the session's start.
-    private func open(pin: SecretBytes, onWait: () -> Void, reported: [String], report: (GateReport) -> Void) throws -> Vault {
+    /// out of `report`), then one attempt (a PIN, a security key) and the session's start.
+    func open(attempt opening: (KeyStore) throws -> UnlockedKeys, bySecurityKey: Bool = false, onWait: () -> Void,
+              reported: [String], report: (GateReport) -> Void) throws -> Vault {
         try gated(onWait: onWait) { lock, keyStore, index, gateState, gateReport in
             var fresh = gateReport
             fresh.warnings.removeAll { reported.contains($0) }
@@ -231,7 +237,7 @@ public struct LockedVault: Sendable {
             let now = gateReport.now
             try Gate.checkLockout(state, now: now)
             let loaded = try keyStore.loadSettings().settings
-            var (unlocked, onDisk) = try attempt(pin: pin, keyStore: keyStore, state: state, now: now, settings: loaded)
+            var (unlocked, onDisk) = try attempt(opening, bySecurityKey: bySecurityKey, keyStore: keyStore, state: state, now: now, settings: loaded)
             // A setting that loosens a protection counts only when this vault saved the file
             // (its tag verifies under this vault's key); a forged or foreign one is not applied.
             var settings = loaded
@@ -296,10 +302,10 @@ public struct LockedVault: Sendable {
         }
     }
 
-    /// One PIN attempt, counted before it is tried. Returns the keys and the state as it is
-    /// on disk now.
-    private func attempt(pin: SecretBytes, keyStore: KeyStore, state: DeviceState, now: Double,
-                         settings: Settings) throws -> (UnlockedKeys, DeviceState) {
+    /// One attempt (a PIN, a security key), counted before it is tried. Returns the keys and
+    /// the state as it is on disk now.
+    private func attempt(_ opening: (KeyStore) throws -> UnlockedKeys, bySecurityKey: Bool, keyStore: KeyStore, state: DeviceState,
+                         now: Double, settings: Settings) throws -> (UnlockedKeys, DeviceState) {
         var counted = state
         counted.failures += 1
         counted.lockedUntil = now + DeviceState.delay(afterFailures: counted.failures)
@@ -314,19 +320,21 @@ public struct LockedVault: Sendable {
             recorded = false
         }
         do {
-            return (try keyStore.unlock(pin: pin), recorded ? counted : state)
-        } catch let error as Nu11Error where error == .wrongPIN {
-            DeviceJournal.record(keyStore, [AuditEntry(time: now, event: "wrong PIN", detail: "\(counted.failures) in a row")], now: now)
+            return (try opening(keyStore), recorded ? counted : state)
+        } catch let error as Nu11Error where error == .wrongPIN || error == .wrongSecurityKey {
+            let event = error == .wrongPIN ? "wrong PIN" : "wrong security key"
+            DeviceJournal.record(keyStore, [AuditEntry(time: now, event: event, detail: "\(counted.failures) in a row")], now: now)
             if settings.eraseAfterFailures > 0 && counted.failures >= settings.eraseAfterFailures {
                 try Wipe.run(location, secure: settings.deletionMode == .secure)
                 throw Nu11Error(.authenticationFailed,
-                                "the PIN or passphrase is wrong; after \(counted.failures) wrong PINs the vault was erased",
+                                "\(error.message); after \(counted.failures) failed unlocks the vault was erased",
                                 remedy: .advice(.eraseAfter(failures: settings.eraseAfterFailures)))
             }
             throw error
-        } catch let error as Nu11Error where recorded && (error.code == .lockedOut || error.code == .tpm) {
-            // The TPM refused before judging the PIN (locked out, absent, another machine's):
-            // this was no PIN attempt, so it is not counted.
+        } catch let error as Nu11Error where recorded && (error.code == .lockedOut || error.code == .tpm || bySecurityKey) {
+            // The TPM refused before judging the PIN (locked out, absent, another machine's), or
+            // a security key was absent, untouched, or refused its own PIN (the key counts that
+            // itself): this was no attempt at the vault's secret, so it is not counted.
             try? keyStore.saveState(state)
             throw error
         }

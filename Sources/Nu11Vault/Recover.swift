@@ -100,6 +100,7 @@ extension LockedVault {
                                   keys: unlocked.keys, keyStore: store, maxBytes: Settings().logMaxKiB << 10, now: state.latestSeen)
             try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
             try store.writeEscrowDecoy()
+            try store.writeSecurityKeyDecoy()
             try store.syncFileSystem()
             if ProtectedFiles.kind(location.keyStoreRoot) == .directory { _ = rmdir(location.keyStoreRoot) }  // an empty folder only
             try ProtectedFiles.move(temp, to: location.keyStoreRoot)

@@ -156,8 +156,19 @@ public final class Vault {
     /// Replaces the held slot after it was re-sealed (PIN change, key rotation); the
     /// metadata subkeys of the old keys are dropped.
     func replaceHeld(_ keys: UnlockedKeys) {
+        let before = unlocked
         unlocked = keys
         metadataKeys.removeAll()
+        // Slot 0's KEK changed (a PIN change, a TPM enrolment or removal): the security keys
+        // follow it, so they keep opening the vault.
+        if let before, before.slot == 0, keys.slot == 0, keyStore.hasSecurityKeys {
+            do {
+                try keyStore.rewrapSecurityKeys(from: KeyStore.baseKEK(before), to: KeyStore.baseKEK(keys))
+            } catch {
+                notice("the security keys could not follow the new PIN (\(Vault.describe(error))); they no longer open the vault until they are enrolled again",
+                       remedy: .advice(.unlockWithPIN))
+            }
+        }
     }
 
     static func applyBackupExclusion(_ location: VaultLocation, settings: Settings) throws {

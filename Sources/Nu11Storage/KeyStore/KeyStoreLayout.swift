@@ -10,6 +10,7 @@ import Nu11Format
 ///     <root>/settings.n11c        settings (tagged), and settings.n11c.damaged set aside
 ///     <root>/vault-id.n11v        the vault's ID, pairing the key store with its vault
 ///     <root>/escrow.n11e          the duress escrow (or its decoy), fixed size
+///     <root>/security-keys.n11u   the FIDO2 security keys (or a decoy), fixed size
 ///     <root>/tpm.n11t             a TPM enrolment set aside
 ///     <root>/swept                the leftover sweep's cache
 ///     <root>/items/<id>.key       one wrapped key per item; destroying it shreds the item
@@ -35,6 +36,7 @@ public struct KeyStoreLayout: Sendable, Equatable {
     var settingsAside: String { settings + ".damaged" }
     var vaultID: String { POSIX.join(root, "vault-id.n11v") }
     var escrow: String { POSIX.join(root, "escrow.n11e") }
+    var securityKeys: String { POSIX.join(root, "security-keys.n11u") }
     var tpmAside: String { POSIX.join(root, "tpm.n11t") }
     var swept: String { POSIX.join(root, "swept") }
 
@@ -48,7 +50,7 @@ public struct KeyStoreLayout: Sendable, Equatable {
     func item(_ id: ItemID) -> String { POSIX.join(items, id.hex + ".key") }
 
     /// Every file at the top of the key store.
-    var files: [String] { [master, device, state, settings, settingsAside, vaultID, tpmAside, swept, escrow] }
+    var files: [String] { [master, device, state, settings, settingsAside, vaultID, tpmAside, swept, escrow, securityKeys] }
 
     /// Every folder inside the key store.
     public var folders: [String] { [items, pending, quarantine, forward, log, archiveKeys] }

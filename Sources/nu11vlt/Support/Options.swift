@@ -28,8 +28,21 @@ struct PINOptions: ParsableArguments {
     @Flag(name: .customLong("pin-stdin"), help: "Read the PIN/passphrase from stdin (one line).")
     var pinStdin = false
 
+    @Flag(name: .customLong("security-key"),
+          help: "Unlock with an enrolled FIDO2 security key only, without falling back to the PIN (see `nu11vlt fido2`).")
+    var securityKeyOnly = false
+
+    @Option(name: .customLong("key-pin-fd"),
+            help: ArgumentHelp("Read the security key's own PIN from this file descriptor (one line), when its enrolment needs it.",
+                               valueName: "n"))
+    var keyPinFD: Int32?
+
     func validate() throws {
         if pinFD != nil && pinStdin { throw ValidationError("use either --pin-fd or --pin-stdin, not both") }
+        if securityKeyOnly && (pinFD != nil || pinStdin) {
+            throw ValidationError("--security-key unlocks without the PIN: leave out --pin-fd and --pin-stdin")
+        }
+        if let fd = keyPinFD, fd < 0 { throw ValidationError("--key-pin-fd must be a file descriptor number (0 or more)") }
         if let fd = pinFD, fd < 0 { throw ValidationError("--pin-fd must be a file descriptor number (0 or more)") }
     }
 
@@ -41,6 +54,14 @@ struct PINOptions: ParsableArguments {
     func read(prompt: String = "PIN or passphrase: ") throws -> SecretBytes {
         try PINReader.read(prompt: prompt, from: source)
     }
+
+    /// The security key's own PIN: from --key-pin-fd, else asked at the terminal.
+    func readKeyPIN() throws -> SecretBytes {
+        try PINReader.read(prompt: "PIN of the security key: ", from: keyPinFD.map { .fd($0) } ?? .terminal)
+    }
+
+    /// Whether the PIN comes from a descriptor (then no security key is tried).
+    var pinGiven: Bool { pinFD != nil || pinStdin }
 }
 
 /// The Argon2id cost a new key store gets (`init`, `recover`): calibrated on this machine
@@ -75,7 +96,19 @@ struct JSONOption: ParsableArguments {
 }
 
 /// Opens the vault: the gate runs first (fade sweep, clock, PIN delay), then the PIN is read.
+/// When security keys are enrolled and no PIN descriptor is given, an enrolled key is asked
+/// first (as the seed's Face ID) and the PIN is the fallback; `--security-key` has no fallback.
 func openVault(_ location: LocationOptions, _ pin: PINOptions, prompt: String = "PIN or passphrase: ") throws -> Vault {
+    if let vault = try openWithSecurityKey(location, pin) { return vault }
+    return try openVaultWithPIN(location, pin, prompt: prompt)
+}
+
+/// Opens the vault with the PIN only (changes that need the primary PIN itself).
+func openVaultWithPIN(_ location: LocationOptions, _ pin: PINOptions, prompt: String = "PIN or passphrase: ") throws -> Vault {
+    if pin.securityKeyOnly {
+        throw Nu11Error(.invalidArgument, "this command needs the primary PIN, not a security key",
+                        remedy: .frontEnd("leave out --security-key"))
+    }
     let vault = try location.locked.unlock(onWait: waiting, report: printGate, readPIN: { try pin.read(prompt: prompt) })
     vault.onNotice = { Output.note("nu11vlt: warning: \(Output.escaped(Remedies.line($0)))") }
     return vault
@@ -102,8 +135,38 @@ func readOtherPINs(fd: Int32?, why: String, refusal: String) throws -> [SecretBy
     return out
 }
 
+/// The security-key unlock, or nil when the PIN is to be asked (no key enrolled, none plugged
+/// in, or the key did not open the vault — each said in one line).
+func openWithSecurityKey(_ location: LocationOptions, _ pin: PINOptions) throws -> Vault? {
+    guard !pin.pinGiven else { return nil }
+    let locked = location.locked
+    let enrolled = pin.securityKeyOnly ? try locked.securityKeys() : ((try? locked.securityKeys()) ?? [])
+    guard !enrolled.isEmpty else {
+        if pin.securityKeyOnly {
+            throw Nu11Error(.notFound, "no security key is enrolled in this vault", remedy: .frontEnd("unlock with the PIN, or enrol one: nu11vlt fido2 enroll"))
+        }
+        return nil
+    }
+    do {
+        guard let device = try LockedVault.findSecurityKey() else {
+            throw Nu11Error(.notFound, "no security key is plugged in", remedy: .useEnrolledSecurityKeyOrPIN)
+        }
+        if PINReader.hasTerminal || pin.securityKeyOnly { Output.note("Touch your security key…") }
+        let vault = try locked.unlock(securityKey: device, keyPIN: { try pin.readKeyPIN() }, onWait: waiting, report: printGate)
+        vault.onNotice = { Output.note("nu11vlt: warning: \(Output.escaped(Remedies.line($0)))") }
+        return vault
+    } catch let error as Nu11Error where !pin.securityKeyOnly && error.code != .lockedOut && error.code != .busy {
+        Output.note("nu11vlt: \(Output.escaped(Remedies.line(error))); asking for the PIN instead")
+        return nil
+    }
+}
+
 /// Opens the vault and keeps the PIN that opened it (for changes that seal it again).
 func openVaultKeepingPIN(_ location: LocationOptions, _ pin: PINOptions) throws -> (Vault, SecretBytes) {
+    if pin.securityKeyOnly {
+        throw Nu11Error(.invalidArgument, "this command needs the primary PIN, not a security key",
+                        remedy: .frontEnd("leave out --security-key"))
+    }
     var typed: SecretBytes?
     let vault = try location.locked.unlock(onWait: waiting, report: printGate, readPIN: {
         let secret = try pin.read()

@@ -45,6 +45,8 @@ enum Remedies {
         case .disarmSkeletonFirst: "disarm it first (`nu11vlt skeleton disable`)"
         case .changeOnePINThenEnrol: "change one of them (`nu11vlt pin change`), then enrol again"
         case .removeTPMToChangeCost: "remove the TPM enrolment (`nu11vlt tpm remove`), change the cost, then enrol again"
+        case .removeSecurityKeyFirst: "remove one first (`nu11vlt fido2 status` lists them, `nu11vlt fido2 remove N`)"
+        case .useEnrolledSecurityKeyOrPIN: "plug in a security key enrolled in this vault (`nu11vlt fido2 status`), or unlock with the PIN"
         case .giveArchiveFile: "give a .nu11vlt file made by `nu11vlt archive export`"
         case .moveAwayOrOtherFolder: "move it away, or choose another --vault/--keystore"
         case .pipeContentIn: "pipe the content in, e.g. `cat FILE | nu11vlt import --name NAME -`"

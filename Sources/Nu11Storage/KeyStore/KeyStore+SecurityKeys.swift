@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Nu11Format
+
+/// FIDO2 security keys that open the primary slot (`security-keys.n11u`, docs/FORMAT.md
+/// §4.2d): the seed's Face ID, the Linux way. A key's hmac-secret opens F, F opens the base
+/// KEK of slot 0, and that KEK opens the slot as the primary PIN's would. The file has one
+/// size whether none or four keys are enrolled.
+extension KeyStore {
+    var securityKeysPath: String { layout.securityKeys }
+
+    /// The decoy a key store starts with (random bytes of the real file's size).
+    public func writeSecurityKeyDecoy() throws {
+        try ProtectedFiles.writeAtomically(SecurityKeyRecord.decoy(), to: securityKeysPath)
+    }
+
+    /// The enrolled keys (none for a decoy, a missing or damaged file).
+    public func securityKeys() throws -> SecurityKeyRecord {
+        guard let bytes = try? ProtectedFiles.read(securityKeysPath, limit: SecurityKeyRecord.fileSize + 1) else { return .empty }
+        return SecurityKeyRecord.parse(bytes, deviceKey: try deviceKey())
+    }
+
+    func saveSecurityKeys(_ record: SecurityKeyRecord) throws {
+        try ProtectedFiles.writeAtomically(record.encoded(deviceKey: deviceKey()), to: securityKeysPath)
+    }
+
+    /// Whether any security key is enrolled (a cheap check before the device key is read).
+    public var hasSecurityKeys: Bool { (try? securityKeys().entries.isEmpty == false) ?? false }
+
+    /// The KEK of slot 0 without the Skeleton secret: what a security key gives back.
+    public static func baseKEK(_ unlocked: UnlockedKeys) -> SecretBytes { unlocked.tpm?.baseKEK ?? unlocked.kek }
+
+    /// Enrols the key at `device` (two touches: the credential, then its secret). Needs the
+    /// primary PIN's unlock. `keyPIN`: the key's own PIN (needed when it has one). Returns the
+    /// entry's number (1…4).
+    public func enrolSecurityKey(primary unlocked: UnlockedKeys, device: FIDODevice, keyPIN: SecretBytes?,
+                                 policy: SecurityKeyRecord.Policy, label: String,
+                                 touch: (Int) -> Void = { _ in }) throws -> Int {
+        guard unlocked.slot == 0 else {
+            throw Nu11Error(.authenticationFailed, "security keys open the primary vault: unlock with the primary PIN",
+                            remedy: .advice(.unlockWithPIN))
+        }
+        var record = try securityKeys()
+        guard record.entries.count < SecurityKeyRecord.capacity else {
+            throw Nu11Error(.invalidArgument, "\(SecurityKeyRecord.capacity) security keys are enrolled already", remedy: .removeSecurityKeyFirst)
+        }
+        let base = Self.baseKEK(unlocked)
+        let f = record.f(baseKEK: base)
+        if !record.entries.isEmpty && f == nil {
+            // Entries made for another KEK (a crash between a PIN change and their update): they open nothing.
+            record = .empty
+        }
+        if policy == .touchAndKeyPIN && keyPIN == nil {
+            throw Nu11Error(.invalidArgument, "this policy needs the security key's own PIN, and it has none",
+                            remedy: .advice(.otherSecurityKey))
+        }
+        let userID = SecureRandom.bytes(16)
+        touch(1)
+        let credential = try device.makeCredential(userID: userID, keyPIN: keyPIN)
+        let salt = SecureRandom.bytes(32)
+        touch(2)
+        let secret = try device.hmacSecret(credentialID: credential, salt: salt, keyPIN: policy == .touchAndKeyPIN ? keyPIN : nil)
+        let w = SecurityKeyRecord.entryKey(hmacSecret: secret, deviceKey: try deviceKey())
+        try record.add(label: label, policy: policy, credentialID: credential, salt: salt, entryKey: w, f: f, baseKEK: base)
+        try saveSecurityKeys(record)
+        return record.entries.count
+    }
+
+    /// Removes entry `number` (1…4). Needs the primary PIN's unlock.
+    public func removeSecurityKey(primary unlocked: UnlockedKeys, number: Int) throws {
+        guard unlocked.slot == 0 else {
+            throw Nu11Error(.authenticationFailed, "security keys open the primary vault: unlock with the primary PIN",
+                            remedy: .advice(.unlockWithPIN))
+        }
+        var record = try securityKeys()
+        guard (1...max(1, record.entries.count)).contains(number), number <= record.entries.count else {
+            throw Nu11Error(.notFound, "no security key number \(number) is enrolled", remedy: .useEnrolledSecurityKeyOrPIN)
+        }
+        record.remove(at: number - 1)
+        try saveSecurityKeys(record)  // the decoy once none is left
+    }
+
+    /// After slot 0's base KEK changed (PIN change, TPM enrolment or removal): the entries
+    /// wrap the new one. Without entries, nothing is written.
+    public func rewrapSecurityKeys(from old: SecretBytes, to new: SecretBytes) throws {
+        var record = try securityKeys()
+        guard !record.entries.isEmpty, !old.constantTimeEquals(new), let f = record.f(baseKEK: old) else { return }
+        try record.rewrap(f: f, baseKEK: new)
+        try saveSecurityKeys(record)
+    }
+
+    /// Opens slot 0 with the security key at `device`: the entry whose credential the key holds
+    /// (asked without a touch), then one touch — and the key's own PIN, through `keyPIN`, when
+    /// that entry's policy needs it. A key that holds none is a wrong key.
+    public func unlock(securityKey device: FIDODevice, keyPIN: () throws -> SecretBytes?) throws -> UnlockedKeys {
+        let record = try securityKeys()
+        guard !record.entries.isEmpty else {
+            throw Nu11Error(.notFound, "no security key is enrolled in this vault", remedy: .advice(.unlockWithPIN))
+        }
+        let master = try readMaster()
+        if let tpm = master.tpm, tpm.skeletonDeadline != 0 {
+            throw Nu11Error(.authenticationFailed, "the Skeleton Switch is armed: only the primary PIN opens the vault until it is disarmed",
+                            remedy: .advice(.unlockWithPIN))
+        }
+        // Which entry this key made: asked silently, so a key PIN is asked only for its own entry.
+        guard let entry = try record.entries.first(where: { try device.holds(credentialID: $0.credentialID) }) else {
+            throw Nu11Error.wrongSecurityKey
+        }
+        let pin = entry.policy == .touchAndKeyPIN ? try keyPIN() : nil
+        let secret = try device.hmacSecret(credentialID: entry.credentialID, salt: entry.salt, keyPIN: pin)
+        let w = SecurityKeyRecord.entryKey(hmacSecret: secret, deviceKey: try deviceKey())
+        guard let base = record.baseKEK(entry: entry, entryKey: w),
+              let keys = try? master.open(kek: base, slot: 0) else { throw Nu11Error.wrongSecurityKey }
+        return UnlockedKeys(slot: 0, keys: keys, kek: base)
+    }
+}

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// Unlocking with a FIDO2 security key (docs/THREAT-MODEL.md, "Security keys"): the seed's
+/// Face ID. The key opens the primary vault; the PIN stays the fallback.
+extension LockedVault {
+    /// The enrolled keys, readable before unlock (labels and policies only); empty when none.
+    public func securityKeys() throws -> [SecurityKeyRecord.Entry] {
+        guard isInitialized else { return [] }
+        return try KeyStore(root: location.keyStoreRoot).securityKeys().entries
+    }
+
+    /// The security key to use (`$NU11VLT_FIDO2_DEVICE`, else the first one plugged in), or nil.
+    public static func findSecurityKey() throws -> FIDODevice? { try FIDODevice.find() }
+
+    /// Runs the gate, then unlocks with the security key at `device`. An attempt whose key
+    /// does not open the vault counts as a wrong PIN does (delay, erase-after); an absent or
+    /// untouched key, or a wrong PIN of the key's own (which the key counts), does not.
+    /// `keyPIN`: asked when an entry needs the key's own PIN.
+    public func unlock(securityKey device: FIDODevice, keyPIN: () throws -> SecretBytes?, onWait: () -> Void = {},
+                       report: (GateReport) -> Void = { _ in }) throws -> Vault {
+        guard !(try securityKeys()).isEmpty else {
+            throw Nu11Error(.notFound, "no security key is enrolled in this vault", remedy: .advice(.unlockWithPIN))
+        }
+        return try open(attempt: { try $0.unlock(securityKey: device, keyPIN: keyPIN) }, bySecurityKey: true,
+                        onWait: onWait, reported: [], report: report)
+    }
+}
+
+/// Security keys, after unlock: enrolment, removal, status.
+extension Profiles {
+    /// Enrols the security key at `device` for the primary vault; returns its number (1…4).
+    /// `touch(n)` is called before each of the two touches.
+    public func enrolSecurityKey(device: FIDODevice, keyPIN: SecretBytes?, policy: SecurityKeyRecord.Policy, label: String,
+                                 touch: (Int) -> Void = { _ in }) throws -> Int {
+        guard vault.isPrimary else { throw Nu11Error.wrongPIN }
+        let number = try keyStore.enrolSecurityKey(primary: try held, device: device, keyPIN: keyPIN, policy: policy,
+                                                   label: label, touch: touch)
+        audit("security key enroll", detail: policy == .touch ? "touch" : "touch and the key's PIN")
+        return number
+    }
+
+    /// Removes security key `number` (1…4).
+    public func removeSecurityKey(number: Int) throws {
+        guard vault.isPrimary else { throw Nu11Error.wrongPIN }
+        try keyStore.removeSecurityKey(primary: try held, number: number)
+        audit("security key remove")
+    }
+
+    public func securityKeys() throws -> [SecurityKeyRecord.Entry] { try keyStore.securityKeys().entries }
+}
