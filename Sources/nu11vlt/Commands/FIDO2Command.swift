@@ -61,7 +61,7 @@ struct FIDO2Command: ParsableCommand {
                 let enrolled = try vault.profiles.securityKeys().count
                 let label = name ?? "security key \(enrolled + 1)"
                 let number = try vault.profiles.enrolSecurityKey(device: device, keyPIN: keyPIN, policy: require.policy, label: label) { step in
-                    Output.note("Touch your security key (\(step) of 2)…")
+                    Output.note("nu11vlt: touch your security key (\(step) of 2)…")
                 }
                 print("security key \(number) (\(label)) enrolled: \(FIDO2Command.describe(require.policy)) opens the vault; the PIN still does")
             }

@@ -151,7 +151,7 @@ func openWithSecurityKey(_ location: LocationOptions, _ pin: PINOptions) throws 
         guard let device = try LockedVault.findSecurityKey() else {
             throw Nu11Error(.notFound, "no security key is plugged in", remedy: .useEnrolledSecurityKeyOrPIN)
         }
-        if PINReader.hasTerminal || pin.securityKeyOnly { Output.note("Touch your security key…") }
+        if PINReader.hasTerminal || pin.securityKeyOnly { Output.note("nu11vlt: touch your security key…") }
         let vault = try locked.unlock(securityKey: device, keyPIN: { try pin.readKeyPIN() }, onWait: waiting, report: printGate)
         vault.onNotice = { Output.note("nu11vlt: warning: \(Output.escaped(Remedies.line($0)))") }
         return vault
