@@ -96,6 +96,10 @@ grep -q '"width" : 640' "$WORK/list.json" || { echo "the helper did not read the
 n11 export "\$id" -o "$WORK/out.jpg" > /dev/null
 cmp "$WORK/photo.jpg" "$WORK/out.jpg" || { echo "the export differs from the imported file"; exit 1; }
 echo "cli: init, import (thumbnail by /usr/libexec/nu11vlt/nu11vlt-image-helper), list, export byte-identical"
+# The software authenticator's AF_UNIX transport is for debug builds: the package refuses it.
+fido=\$(NU11VLT_FIDO2_DEVICE=unix:/tmp/no-such-socket n11 fido2 enroll 2>&1) && { echo "fido2 enroll took a unix: device"; exit 1; }
+echo "\$fido" | grep -q "only test builds accept" || { echo "the release build did not refuse the unix: transport: \$fido"; exit 1; }
+echo "cli: the release build refuses NU11VLT_FIDO2_DEVICE=unix: (the tests' software authenticator)"
 /usr/bin/nu11vlt --version > "$WORK/cli-version"
 mkdir -p "$WORK/run" && chmod 700 "$WORK/run"
 Xvfb ":$n" -screen 0 1024x768x24 -nolisten tcp -noreset > "$WORK/xvfb.log" 2>&1 &
