@@ -99,6 +99,7 @@ struct JSONOption: ParsableArguments {
 /// When security keys are enrolled and no PIN descriptor is given, an enrolled key is asked
 /// first (as the seed's Face ID) and the PIN is the fallback; `--security-key` has no fallback.
 func openVault(_ location: LocationOptions, _ pin: PINOptions, prompt: String = "PIN or passphrase: ") throws -> Vault {
+    if let session = try ShellSession.current(for: location.location) { return session }
     if let vault = try openWithSecurityKey(location, pin) { return vault }
     return try openVaultWithPIN(location, pin, prompt: prompt)
 }
