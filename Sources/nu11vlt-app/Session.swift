@@ -68,6 +68,33 @@ final class Session: Sendable {
         }
     }
 
+    /// Unlocks with the security key plugged in (docs/THREAT-MODEL.md, "Security keys"): the
+    /// gate, then one touch. `keyPIN`: the key's own PIN typed in the PIN field, for an
+    /// enrolment that needs it (nil: none typed). Both secrets are zeroed by their owner.
+    func unlock(securityKeyPIN keyPIN: SecretBytes?, done: @escaping @MainActor (Result<DomainKeys.Role, any Error>) -> Void) {
+        queue.async { [self] in
+            let result = Result { () throws -> DomainKeys.Role in
+                guard let device = try LockedVault.findSecurityKey() else {
+                    throw Nu11Error(.notFound, "no security key is plugged in", remedy: .useEnrolledSecurityKeyOrPIN)
+                }
+                return try vault.withLock { slot in
+                    let opened = try locked.unlock(securityKey: device, keyPIN: {
+                        guard let keyPIN else {
+                            throw Nu11Error(.authenticationFailed, "this security key needs its own PIN",
+                                            remedy: .advice(.securityKeyPIN(triesLeft: ((try? device.info().retries) ?? nil) ?? 0)))
+                        }
+                        return keyPIN
+                    })
+                    opened.releaseLockBetweenOperations()
+                    let role = opened.role
+                    slot = opened
+                    return role
+                }
+            }
+            onMain { done(result) }
+        }
+    }
+
     /// Locks without waiting: jobs still queued run nothing, and the worker zeroes the keys
     /// and the preview cache as soon as the operation in flight (one file of an import at
     /// most) returns. The main thread never blocks behind the worker.

@@ -15,6 +15,9 @@ final class UnlockScreen {
     private let entry: Widget
     private let status: Widget
     private let unlockButton: Widget
+    /// "Use security key": shown when a FIDO2 key is enrolled (the seed's Face ID).
+    private let keyButton: Widget
+    private var keysEnrolled = false
     private var keypad: [Widget] = []
     /// Monotonic time when a PIN may be tried again.
     private var waitUntil: Double = 0
@@ -39,11 +42,14 @@ final class UnlockScreen {
         gtk_widget_set_halign(grid, GTK_ALIGN_CENTER)
         n11g_set_label(grid, "Keypad")
         unlockButton = button("Unlock", name: "Unlock vault", style: "suggested-action") {}
+        keyButton = button("Use security key", name: "Unlock with security key") {}
+        gtk_widget_set_tooltip_text(keyButton, "Touch your security key to unlock; if it has a PIN of its own, type that PIN in the field first")
+        gtk_widget_set_visible(keyButton, 0)
         let centre = box(true, spacing: 18)
         gtk_widget_set_valign(centre, GTK_ALIGN_CENTER)
         gtk_widget_set_halign(centre, GTK_ALIGN_CENTER)
         gtk_widget_set_vexpand(centre, 1)
-        for child in [title, status, entry, grid, unlockButton] { append(centre, child) }
+        for child in [title, status, entry, grid, unlockButton, keyButton] { append(centre, child) }
         // A flat header bar: the window's controls and the main menu (About).
         let header = must(adw_header_bar_new())
         gtk_widget_add_css_class(header, "flat")
@@ -61,6 +67,7 @@ final class UnlockScreen {
         adw_header_bar_pack_end(op(header), mainMenuButton(app))
         on(raw(unlockButton), "clicked") { [unowned self] in self.submit() }
         on(raw(entry), "activate") { [unowned self] in self.submit() }
+        on(raw(keyButton), "clicked") { [unowned self] in self.submitSecurityKey() }
         setEnabled(false)
     }
 
@@ -72,6 +79,7 @@ final class UnlockScreen {
             return try locked.pinStatus()
         }) { [weak self] result in
             guard let self else { return }
+            refreshSecurityKeys()
             switch result {
             case .success(nil):
                 setText(status, "No vault at \(app.session.locked.location.vaultRoot). Create one with: nu11vlt init")
@@ -117,9 +125,19 @@ final class UnlockScreen {
         }
     }
 
+    /// Whether any security key is enrolled: the button shows then (read before unlock).
+    private func refreshSecurityKeys() {
+        app.session.runLocked({ locked in (try? locked.securityKeys().isEmpty == false) ?? false }) { [weak self] result in
+            guard let self, case .success(let enrolled) = result else { return }
+            keysEnrolled = enrolled
+            gtk_widget_set_visible(keyButton, enrolled ? 1 : 0)
+        }
+    }
+
     private func setEnabled(_ on: Bool) {
         gtk_widget_set_sensitive(entry, on ? 1 : 0)
         gtk_widget_set_sensitive(unlockButton, on ? 1 : 0)
+        gtk_widget_set_sensitive(keyButton, on ? 1 : 0)
         for b in keypad { gtk_widget_set_sensitive(b, on ? 1 : 0) }
     }
 
@@ -154,6 +172,32 @@ final class UnlockScreen {
             case .failure(let error as Nu11Error) where error.code == .authenticationFailed || error.code == .lockedOut:
                 // The same answer whichever slot was tried; then the delay, if one runs now.
                 start(after: true)
+            case .failure(let error):
+                setText(status, describe(error))
+                setEnabled(true)
+            }
+        }
+    }
+
+    /// The security key: a touch; the field, when filled, carries the key's own PIN.
+    private func submitSecurityKey() {
+        guard !busy, waitUntil == 0, keysEnrolled else { return }
+        var keyPIN: SecretBytes?
+        if let text = gtk_editable_get_text(op(entry)), text.pointee != 0 {
+            keyPIN = SecretBytes(copying: UnsafeRawBufferPointer(start: text, count: strlen(text)))
+        }
+        gtk_editable_set_text(op(entry), "")
+        busy = true
+        setEnabled(false)
+        setText(status, "Touch your security key…")
+        app.session.unlock(securityKeyPIN: keyPIN) { [weak self] result in
+            guard let self else { return }
+            busy = false
+            switch result {
+            case .success(let role):
+                app.unlocked(role: role)
+            case .failure(let error as Nu11Error) where error == .wrongSecurityKey || error.code == .lockedOut:
+                start(after: true)  // counted as a wrong PIN: the same delay
             case .failure(let error):
                 setText(status, describe(error))
                 setEnabled(true)

@@ -64,9 +64,25 @@ def photo(name, colour):
     return path
 
 
+def start_security_key():
+    """The project's software FIDO2 authenticator (Tests/Fixtures/soft_fido2.py): the app and the
+    CLI reach it through NU11VLT_FIDO2_DEVICE (an AF_UNIX socket; debug builds only)."""
+    sock = os.path.join(WORK, "fido.sock")
+    tool = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Fixtures", "soft_fido2.py")
+    key_process = subprocess.Popen(["/usr/bin/python3", tool, "--socket", sock, "--state", os.path.join(WORK, "fido.json")],
+                                   stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, "fido.log"), "w"))
+    for _ in range(300):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.1)
+    os.environ["NU11VLT_FIDO2_DEVICE"] = "unix:" + sock
+    return key_process
+
+
 def setup():
     os.makedirs(PHOTOS, exist_ok=True)
     cli(["init", "--kdf-iterations", "2", "--kdf-memory", "19"], [PRIMARY])
+    cli(["fido2", "enroll", "--name", "GUI test key"], [PRIMARY])
     r = subprocess.run([CLI, "pin", "set-backup", "--vault", VAULT, "--keystore", KEYSTORE, "--pin-stdin", "--new-pin-fd", "0"],
                        input=f"{PRIMARY}\n{BACKUP}\n", capture_output=True, text=True)
     if r.returncode != 0:
@@ -246,8 +262,14 @@ def scenario():
     key("ctrl+l")
     wait_label("Locked. Enter your PIN", timeout=30)
 
+    step("unlock with the security key (a touch on the software authenticator, no PIN)")
+    main_window()
+    press("Unlock with security key")
+    find("Import", "push button", timeout=60)
+    names = wait_for(lambda: tile_names() or None, "the primary vault's tiles", 60)
+    assert "backup-only.jpg" not in names, "the security key opened the backup vault"
+
     step("the primary's settings")
-    unlock_typing(PRIMARY)
     press_row("Settings")
     find("Apply lock.idle", "push button")
     time.sleep(0.5)
@@ -418,6 +440,7 @@ def crash_check():
 
 def main():
     os.makedirs(SHOTS, exist_ok=True)
+    key_process = start_security_key()
     setup()
     cli(["import", "--fade", f"{FADE_SECONDS}s", photo("fading.jpg", "orange")], [PRIMARY])
     app, strace_log = run_app()
@@ -431,6 +454,8 @@ def main():
         at = log.find("crashed")
         print(log[at - 200:at + 2500] if at >= 0 else log[-3000:], file=sys.stderr)
         raise
+    finally:
+        key_process.kill()
     assert app.returncode == 0, f"the app exited with {app.returncode}"
     scan_for_plaintext()
     check_sockets(strace_log)
