@@ -12,16 +12,49 @@ func mainMenuButton(_ app: App) -> Widget {
     gtk_widget_set_tooltip_text(menu, "Main menu")
     n11g_set_label(menu, "Main menu")
     let popover = must(gtk_popover_new())
+    let shortcuts = button("Keyboard Shortcuts", style: "flat") { [unowned app] in
+        gtk_popover_popdown(typed(popover))
+        app.showShortcuts()
+    }
     let about = button("About Nu11VLT", style: "flat") { [unowned app] in
         gtk_popover_popdown(typed(popover))
         app.showAbout()
     }
-    gtk_popover_set_child(typed(popover), about)
+    gtk_popover_set_child(typed(popover), box(true, spacing: 2, [shortcuts, about]))
     gtk_menu_button_set_popover(op(menu), popover)
     return menu
 }
 
 extension App {
+    /// The shortcuts window (Ctrl+?), as GNOME apps have: every accelerator the app binds.
+    func showShortcuts() {
+        let groups: [(String, [(String, String)])] = [
+            ("Vault", [("Lock the vault", "<Control>l"), ("Import files", "<Control>o"), ("Export the selection", "<Control>e"),
+                       ("Quit", "<Control>q")]),
+            ("Viewer", [("Previous item", "Left"), ("Next item", "Right"), ("Back to the gallery", "Escape")]),
+            ("General", [("Keyboard shortcuts", "<Control>question")]),
+        ]
+        var xml = "<interface><object class=\"GtkShortcutsWindow\" id=\"shortcuts\"><property name=\"modal\">1</property>"
+            + "<child><object class=\"GtkShortcutsSection\"><property name=\"section-name\">main</property>"
+        for (title, rows) in groups {
+            xml += "<child><object class=\"GtkShortcutsGroup\"><property name=\"title\">\(title)</property>"
+            for (what, accel) in rows {
+                let escaped = accel.replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+                xml += "<child><object class=\"GtkShortcutsShortcut\"><property name=\"title\">\(what)</property>"
+                    + "<property name=\"accelerator\">\(escaped)</property></object></child>"
+            }
+            xml += "</object></child>"
+        }
+        xml += "</object></child></object></interface>"
+        let builder = gtk_builder_new_from_string(xml, -1)
+        defer { g_object_unref(UnsafeMutableRawPointer(builder)) }
+        guard let shortcuts = gtk_builder_get_object(builder, "shortcuts") else { return }
+        let w = UnsafeMutablePointer<GtkWidget>(OpaquePointer(shortcuts))
+        n11g_set_label(w, "Keyboard Shortcuts")
+        if let window { gtk_window_set_transient_for(typed(w), typed(window)) }
+        gtk_window_present(typed(w))
+    }
+
     func showAbout() {
         let about = must(adw_about_window_new())
         let w = OpaquePointer(about)

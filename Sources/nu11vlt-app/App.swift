@@ -17,6 +17,8 @@ final class App {
     private var stack: Widget?
     private var cover: Widget?
     private(set) var unlockScreen: UnlockScreen?
+    /// The first run's screen (create, then the recovery phrase) while it is up.
+    var firstRun: AnyObject?
     private(set) var main: MainScreen?
     private(set) lazy var actions = Actions(application)
     private(set) var role: DomainKeys.Role?
@@ -76,8 +78,9 @@ final class App {
         actions.add("lock", accels: ["<Control>l"], needsVault: true) { [unowned self] in self.lock(reason: "Locked") }
         actions.add("quit", accels: ["<Control>q"]) { [unowned self] in self.quit() }
         actions.add("about") { [unowned self] in self.showAbout() }
-        actions.add("import", needsVault: true) { [unowned self] in self.main?.transfers.chooseImport() }
-        actions.add("export-selected", needsVault: true) { [unowned self] in
+        actions.add("shortcuts", accels: ["<Control>question"]) { [unowned self] in self.showShortcuts() }
+        actions.add("import", accels: ["<Control>o"], needsVault: true) { [unowned self] in self.main?.transfers.chooseImport() }
+        actions.add("export-selected", accels: ["<Control>e"], needsVault: true) { [unowned self] in
             guard let main = self.main else { return }
             main.transfers.chooseExport(main.gallery.selectedIDs)
         }
@@ -132,7 +135,23 @@ final class App {
         screen.start()
     }
 
+    /// No vault yet: the first run creates one here (no terminal needed).
+    func showCreate() {
+        unlockScreen = nil
+        let screen = CreateScreen(app: self)
+        firstRun = screen
+        replace(with: screen.root, name: "create")
+    }
+
+    /// The new vault's recovery phrase, once; then the vault opens.
+    func showPhrase(_ phrase: String) {
+        let screen = PhraseScreen(app: self, phrase: phrase)
+        firstRun = screen
+        replace(with: screen.root, name: "phrase")
+    }
+
     func unlocked(role: DomainKeys.Role) {
+        firstRun = nil
         self.role = role
         actions.vaultOpen(true)
         unlockScreen = nil

@@ -68,6 +68,26 @@ final class Session: Sendable {
         }
     }
 
+    /// Creates the vault at the session's location (first run): Argon2id calibrated on this
+    /// machine, a recovery phrase made for it, then the vault opened. Returns the phrase's text,
+    /// to be shown once.
+    func create(pin: SecretBytes, done: @escaping @MainActor (Result<String, any Error>) -> Void) {
+        queue.async { [self] in
+            let result = Result { () throws -> String in
+                try LockedVault.validateNewPIN(pin)
+                let phrase = RecoveryKey.generate()
+                try LockedVault.create(at: locked.location, pin: pin, parameters: Argon2id.calibrate(), recoveryPhrase: phrase)
+                try vault.withLock { slot in
+                    let opened = try locked.unlock(pin: pin)
+                    opened.releaseLockBetweenOperations()
+                    slot = opened
+                }
+                return RecoveryKey.text(phrase)
+            }
+            onMain { done(result) }
+        }
+    }
+
     /// Unlocks with the security key plugged in (docs/THREAT-MODEL.md, "Security keys"): the
     /// gate, then one touch. `keyPIN`: the key's own PIN typed in the PIN field, for an
     /// enrolment that needs it (nil: none typed). Both secrets are zeroed by their owner.

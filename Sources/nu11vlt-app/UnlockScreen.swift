@@ -82,7 +82,7 @@ final class UnlockScreen {
             refreshSecurityKeys()
             switch result {
             case .success(nil):
-                setText(status, "No vault at \(app.session.locked.location.vaultRoot). Create one with: nu11vlt init")
+                app.showCreate()
             case .success(let pin?):
                 failures = pin.failures
                 if pin.secondsLeft > 0 {

@@ -377,6 +377,58 @@ def unlimited_core():
     resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
 
+def first_run():
+    step("first run with no vault: create one in the app (PIN twice, strength shown), the recovery phrase once, then the gallery")
+    vault, keystore = os.path.join(WORK, "first-vault"), os.path.join(WORK, "first-keystore")
+    env = dict(os.environ)
+    env.pop("NU11VLT_FIDO2_DEVICE", None)
+    app = subprocess.Popen([APP, "--vault", vault, "--keystore", keystore], env=env,
+                           stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, "first-app.log"), "w"))
+    try:
+        find("Create vault", "push button", timeout=60)
+        main_window()
+        assert not enabled(find("Create vault", "push button")), "Create vault is live before a PIN is typed"
+        click(find("New PIN", "password text"))
+        type_text("12")
+        wait_for(lambda: any("Too short" in t for t in texts()), "the too-short verdict", 15)
+        type_text("34")
+        wait_for(lambda: any(t.startswith("Weak") for t in texts()), "the weak verdict for 1234", 15)
+        click(find("Repeat PIN", "password text"))
+        type_text("1235")
+        wait_for(lambda: any("do not match" in t for t in texts()), "the mismatch said", 15)
+        assert not enabled(find("Create vault", "push button")), "Create vault is live while the two differ"
+        key("BackSpace")
+        type_text("4")
+        wait_for(lambda: enabled(find("Create vault", "push button")), "Create vault to come alive", 15)
+        screenshot(os.path.join(SHOTS, "create.png"))
+        press("Create vault")
+        phrase_label = find("Recovery phrase", "label", timeout=120)
+        phrase = phrase_label.queryText().getText(0, -1)
+        assert re.fullmatch(r"[cbdefghijklnrtuv]{4}(-[cbdefghijklnrtuv]{4}){7}", phrase), f"the phrase shown: {phrase!r}"
+        assert any(vault in t for t in texts()), "the screen does not say which folder to back up"
+        screenshot(os.path.join(SHOTS, "recovery-phrase.png"))
+        assert not enabled(find("Open the vault", "push button")), "Open the vault is live before the box is ticked"
+        click(find("I have written down the recovery phrase", "check box"))
+        press("Open the vault")
+        find("Import", "push button", timeout=60)
+        step("the shortcuts window (Ctrl+?) lists the accelerators")
+        main_window()
+        key("ctrl+question")
+        focus_window("Shortcuts")
+        wait_for(lambda: any("Lock the vault" in t for t in texts()), "the shortcuts listed", 15)
+        screenshot(os.path.join(SHOTS, "shortcuts.png"))
+        key("Escape")
+    finally:
+        app.send_signal(signal.SIGTERM)
+        app.wait(timeout=30)
+    # The CLI opens what the app made, with the PIN typed in the app; the phrase is nowhere on disk.
+    r = subprocess.run([CLI, "status", "--vault", vault, "--keystore", keystore, "--pin-stdin"],
+                       input="1234\n", capture_output=True, text=True)
+    assert r.returncode == 0, f"the CLI does not open the app's vault: {r.stderr.strip()}"
+    hits = subprocess.run(["grep", "-rlsaF", phrase, vault, keystore, WORK], capture_output=True, text=True).stdout.split()
+    assert not hits, f"the recovery phrase is on disk: {hits}"
+
+
 def crash_check():
     step("crash the unlocked app (SIGSEGV): not dumpable, no core file")
     vault, keystore = os.path.join(WORK, "crash-vault"), os.path.join(WORK, "crash-keystore")
@@ -459,6 +511,7 @@ def main():
     assert app.returncode == 0, f"the app exited with {app.returncode}"
     scan_for_plaintext()
     check_sockets(strace_log)
+    first_run()
     crash_check()
     print("gui: PASS", flush=True)
 

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CGtk
+import CNu11Gtk
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+/// The first run (issue 33): no vault yet, so no terminal needed — a PIN or passphrase typed
+/// twice with its strength said as it is typed, the vault created (Argon2id calibrated on this
+/// machine, as `nu11vlt init` does), then the recovery phrase shown once with what to back up,
+/// and the vault opens. Cryptomator's "new vault" and Ente's onboarding are the anchors.
+@MainActor
+final class CreateScreen {
+    unowned let app: App
+    let root: Widget
+    private let pin: Widget
+    private let repeatPIN: Widget
+    private let strength: Widget
+    private let createButton: Widget
+    private var busy = false
+
+    init(app: App) {
+        self.app = app
+        let location = app.session.locked.location
+        let title = label("Create your vault", style: "title-1")
+        let intro = label("""
+            Nu11VLT keeps your photos, files and notes encrypted on this computer. Choose a PIN or, \
+            better, a passphrase of a few random words: it opens the vault, and nothing can recover it.
+            """, style: "dim-label", wrap: true)
+        let places = label("Vault folder: \(location.vaultRoot)\nKey store: \(location.keyStoreRoot)", style: "caption", wrap: true)
+        pin = gtk_password_entry_new()
+        gtk_password_entry_set_show_peek_icon(op(pin), 1)
+        n11g_set_label(pin, "New PIN")
+        repeatPIN = gtk_password_entry_new()
+        n11g_set_label(repeatPIN, "Repeat PIN")
+        for entry in [pin, repeatPIN] { gtk_widget_set_size_request(entry, 320, -1) }
+        strength = label("At least 4 characters", style: "dim-label", wrap: true)
+        gtk_label_set_max_width_chars(op(strength), 48)
+        createButton = button("Create vault", name: "Create vault", style: "suggested-action") {}
+        gtk_widget_set_sensitive(createButton, 0)
+        let column = box(true, spacing: 12, [title, intro, places, label("PIN or passphrase"), pin, label("Repeat it"), repeatPIN,
+                                              strength, createButton])
+        gtk_widget_set_valign(column, GTK_ALIGN_CENTER)
+        gtk_widget_set_halign(column, GTK_ALIGN_CENTER)
+        gtk_widget_set_vexpand(column, 1)
+        gtk_widget_set_size_request(column, 360, -1)
+        gtk_label_set_max_width_chars(op(intro), 48)
+        let header = must(adw_header_bar_new())
+        gtk_widget_add_css_class(header, "flat")
+        adw_header_bar_set_title_widget(op(header), gtk_label_new(""))
+        adw_header_bar_pack_end(op(header), mainMenuButton(app))
+        let scroller = gtk_scrolled_window_new()
+        gtk_scrolled_window_set_child(op(scroller), column)
+        gtk_widget_set_vexpand(scroller, 1)
+        root = box(true, spacing: 0, [header, scroller])
+        for entry in [pin, repeatPIN] {
+            on(raw(entry), "changed") { [unowned self] in self.judge() }
+        }
+        on(raw(repeatPIN), "activate") { [unowned self] in self.submit() }
+        on(raw(createButton), "clicked") { [unowned self] in self.submit() }
+    }
+
+    private func text(_ entry: Widget) -> String { string(gtk_editable_get_text(op(entry))) }
+
+    /// The strength as it is typed, and whether the two fields agree.
+    private func judge() {
+        let first = text(pin)
+        let second = text(repeatPIN)
+        var ready = false
+        if first.isEmpty {
+            setText(strength, "At least 4 characters")
+        } else if first.count < LockedVault.minimumPINLength {
+            setText(strength, "Too short: at least \(LockedVault.minimumPINLength) characters")
+        } else {
+            let bits = Strength.bits(first)
+            let verdict = bits < 30 ? "Weak" : bits < Strength.archiveFloor ? "Fair" : "Strong"
+            var line = "\(verdict) (about \(Int(bits)) bits): a thief with a copy of this computer's disk needs "
+                + Strength.offlineTime(bits: bits, parameters: KDFParameters(iterations: 3, memoryKiB: 256 * 1024))
+                + " to try every candidate"
+            if second.isEmpty {
+                line += ". Type it again below"
+            } else if second != first {
+                line += ". The two do not match yet"
+            } else {
+                ready = true
+            }
+            setText(strength, line)
+        }
+        gtk_widget_set_sensitive(createButton, ready && !busy ? 1 : 0)
+    }
+
+    private func submit() {
+        guard !busy, text(pin) == text(repeatPIN), let raw = gtk_editable_get_text(op(pin)), strlen(raw) >= 4 else { return }
+        let secret = SecretBytes(copying: UnsafeRawBufferPointer(start: raw, count: strlen(raw)))
+        for entry in [pin, repeatPIN] { gtk_editable_set_text(op(entry), "") }
+        busy = true
+        gtk_widget_set_sensitive(createButton, 0)
+        setText(strength, "Creating the vault (measuring this computer for the key derivation)…")
+        app.session.create(pin: secret) { [weak self] result in
+            guard let self else { return }
+            busy = false
+            switch result {
+            case .success(let phrase):
+                app.showPhrase(phrase)
+            case .failure(let error):
+                setText(strength, describe(error))
+                judge()
+            }
+        }
+    }
+}
+
+/// The recovery phrase, once, after the vault is made: what it opens, what to back up, and a
+/// box to tick before going on. The phrase is never stored; the label is cleared on leaving.
+@MainActor
+final class PhraseScreen {
+    let root: Widget
+
+    init(app: App, phrase: String) {
+        let location = app.session.locked.location
+        let title = label("Your recovery phrase", style: "title-1")
+        let words = label(phrase, style: "title-3")
+        gtk_label_set_selectable(op(words), 1)
+        gtk_widget_add_css_class(words, "monospace")
+        n11g_set_label(words, "Recovery phrase")
+        let about = label("""
+            Write it on paper now and keep it away from this computer: it is shown only this once. With \
+            the vault folder alone, it opens everything in your vault if this computer, its key store or \
+            your PIN is lost. Whoever has both can read your vault.
+            """, wrap: true)
+        let backup = label("""
+            What to back up: the vault folder (\(location.vaultRoot)), as often as you like — it holds only \
+            encrypted data. Never the key store (\(location.keyStoreRoot)): a copy of it would bring back \
+            what you delete.
+            """, style: "dim-label", wrap: true)
+        for l in [about, backup] { gtk_label_set_max_width_chars(op(l), 52) }
+        let check = must(gtk_check_button_new_with_label("I have written down the recovery phrase"))
+        n11g_set_label(check, "I have written down the recovery phrase")
+        var proceed: Widget?
+        let continueButton = button("Open the vault", name: "Open the vault", style: "suggested-action") {
+            setText(words, "")
+            if let proceed { gtk_widget_set_sensitive(proceed, 0) }
+            app.unlocked(role: .primary)
+        }
+        proceed = continueButton
+        gtk_widget_set_sensitive(continueButton, 0)
+        on(raw(check), "toggled") {
+            gtk_widget_set_sensitive(continueButton, gtk_check_button_get_active(typed(check)))
+        }
+        let column = box(true, spacing: 14, [title, words, about, backup, check, continueButton])
+        gtk_widget_set_valign(column, GTK_ALIGN_CENTER)
+        gtk_widget_set_halign(column, GTK_ALIGN_CENTER)
+        gtk_widget_set_vexpand(column, 1)
+        let header = must(adw_header_bar_new())
+        gtk_widget_add_css_class(header, "flat")
+        adw_header_bar_set_title_widget(op(header), gtk_label_new(""))
+        let scroller = gtk_scrolled_window_new()
+        gtk_scrolled_window_set_child(op(scroller), column)
+        gtk_widget_set_vexpand(scroller, 1)
+        root = box(true, spacing: 0, [header, scroller])
+    }
+}
