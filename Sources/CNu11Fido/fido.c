@@ -127,29 +127,43 @@ int n11fido_make_credential(const char *path, const char *pin, const uint8_t use
     return rc;
 }
 
+/// A new assertion request for the credential, with a random client-data hash; NULL with *rc set.
+static fido_assert_t *new_assert(const uint8_t *cred_id, size_t cred_len, fido_opt_t presence, int *rc) {
+    uint8_t hash[32];
+    if ((*rc = random_hash(hash)) != FIDO_OK) return NULL;
+    fido_assert_t *assert = fido_assert_new();
+    if (assert == NULL) {
+        *rc = FIDO_ERR_INTERNAL;
+        return NULL;
+    }
+    if ((*rc = fido_assert_set_clientdata_hash(assert, hash, sizeof hash)) != FIDO_OK ||
+        (*rc = fido_assert_set_rp(assert, N11FIDO_RP_ID)) != FIDO_OK ||
+        (*rc = fido_assert_allow_cred(assert, cred_id, cred_len)) != FIDO_OK ||
+        (*rc = fido_assert_set_up(assert, presence)) != FIDO_OK) {
+        fido_assert_free(&assert);
+        return NULL;
+    }
+    return assert;
+}
+
+/// Sends the request to the device at `path`.
+static int send_assert(const char *path, fido_assert_t *assert, const char *pin) {
+    int rc;
+    fido_dev_t *dev = open_dev(path, &rc);
+    if (dev == NULL) return rc;
+    rc = fido_dev_get_assert(dev, assert, pin);
+    close_dev(dev);
+    return rc;
+}
+
 int n11fido_hmac_secret(const char *path, const char *pin, const uint8_t *cred_id, size_t cred_len,
                         const uint8_t salt[32], uint8_t out[32]) {
     int rc;
-    uint8_t hash[32];
-    if ((rc = random_hash(hash)) != FIDO_OK) return rc;
-    fido_assert_t *assert = fido_assert_new();
-    if (assert == NULL) return FIDO_ERR_INTERNAL;
-    if ((rc = fido_assert_set_clientdata_hash(assert, hash, sizeof hash)) != FIDO_OK ||
-        (rc = fido_assert_set_rp(assert, N11FIDO_RP_ID)) != FIDO_OK ||
-        (rc = fido_assert_allow_cred(assert, cred_id, cred_len)) != FIDO_OK ||
-        (rc = fido_assert_set_extensions(assert, FIDO_EXT_HMAC_SECRET)) != FIDO_OK ||
-        (rc = fido_assert_set_hmac_salt(assert, salt, 32)) != FIDO_OK ||
-        (rc = fido_assert_set_up(assert, FIDO_OPT_TRUE)) != FIDO_OK) {
-        fido_assert_free(&assert);
-        return rc;
-    }
-    fido_dev_t *dev = open_dev(path, &rc);
-    if (dev == NULL) {
-        fido_assert_free(&assert);
-        return rc;
-    }
-    rc = fido_dev_get_assert(dev, assert, pin);
-    close_dev(dev);
+    fido_assert_t *assert = new_assert(cred_id, cred_len, FIDO_OPT_TRUE, &rc);
+    if (assert == NULL) return rc;
+    if ((rc = fido_assert_set_extensions(assert, FIDO_EXT_HMAC_SECRET)) == FIDO_OK &&
+        (rc = fido_assert_set_hmac_salt(assert, salt, 32)) == FIDO_OK)
+        rc = send_assert(path, assert, pin);
     if (rc == FIDO_OK) {
         if (fido_assert_count(assert) != 1 || fido_assert_hmac_secret_len(assert, 0) != 32) rc = N11FIDO_ERR_NO_SECRET;
         else if (pin != NULL && !(fido_assert_flags(assert, 0) & 0x04)) rc = N11FIDO_ERR_NO_SECRET;  // UV asked, not done
@@ -161,24 +175,9 @@ int n11fido_hmac_secret(const char *path, const char *pin, const uint8_t *cred_i
 
 int n11fido_has_credential(const char *path, const uint8_t *cred_id, size_t cred_len) {
     int rc;
-    uint8_t hash[32];
-    if ((rc = random_hash(hash)) != FIDO_OK) return rc;
-    fido_assert_t *assert = fido_assert_new();
-    if (assert == NULL) return FIDO_ERR_INTERNAL;
-    if ((rc = fido_assert_set_clientdata_hash(assert, hash, sizeof hash)) != FIDO_OK ||
-        (rc = fido_assert_set_rp(assert, N11FIDO_RP_ID)) != FIDO_OK ||
-        (rc = fido_assert_allow_cred(assert, cred_id, cred_len)) != FIDO_OK ||
-        (rc = fido_assert_set_up(assert, FIDO_OPT_FALSE)) != FIDO_OK) {
-        fido_assert_free(&assert);
-        return rc;
-    }
-    fido_dev_t *dev = open_dev(path, &rc);
-    if (dev == NULL) {
-        fido_assert_free(&assert);
-        return rc;
-    }
-    rc = fido_dev_get_assert(dev, assert, NULL);
-    close_dev(dev);
+    fido_assert_t *assert = new_assert(cred_id, cred_len, FIDO_OPT_FALSE, &rc);
+    if (assert == NULL) return rc;
+    rc = send_assert(path, assert, NULL);
     fido_assert_free(&assert);
     return rc;
 }

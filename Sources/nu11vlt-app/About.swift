@@ -25,6 +25,29 @@ func mainMenuButton(_ app: App) -> Widget {
     return menu
 }
 
+/// A flat header bar without a title (the window's controls), with the main menu when `app` is given.
+@MainActor
+func flatHeader(_ app: App?) -> Widget {
+    let header = must(adw_header_bar_new())
+    gtk_widget_add_css_class(header, "flat")
+    adw_header_bar_set_title_widget(op(header), gtk_label_new(""))
+    if let app { adw_header_bar_pack_end(op(header), mainMenuButton(app)) }
+    return header
+}
+
+/// A full-window page: the header above `column`, which is centred and scrolls when the window is small.
+@MainActor
+func scrolledPage(_ header: Widget, _ column: Widget) -> Widget {
+    gtk_widget_set_valign(column, GTK_ALIGN_CENTER)
+    gtk_widget_set_halign(column, GTK_ALIGN_CENTER)
+    gtk_widget_set_vexpand(column, 1)
+    margins(column, 12)
+    let scroller = gtk_scrolled_window_new()
+    gtk_scrolled_window_set_child(op(scroller), column)
+    gtk_widget_set_vexpand(scroller, 1)
+    return box(true, spacing: 0, [header, scroller])
+}
+
 extension App {
     /// The shortcuts window (Ctrl+?), as GNOME apps have: every accelerator the app binds.
     func showShortcuts() {

@@ -40,19 +40,9 @@ final class CreateScreen {
         gtk_widget_set_sensitive(createButton, 0)
         let column = box(true, spacing: 12, [title, intro, places, label("PIN or passphrase"), pin, label("Repeat it"), repeatPIN,
                                               strength, createButton])
-        gtk_widget_set_valign(column, GTK_ALIGN_CENTER)
-        gtk_widget_set_halign(column, GTK_ALIGN_CENTER)
-        gtk_widget_set_vexpand(column, 1)
-        gtk_widget_set_size_request(column, 360, -1)
+        gtk_widget_set_size_request(column, 320, -1)
         gtk_label_set_max_width_chars(op(intro), 48)
-        let header = must(adw_header_bar_new())
-        gtk_widget_add_css_class(header, "flat")
-        adw_header_bar_set_title_widget(op(header), gtk_label_new(""))
-        adw_header_bar_pack_end(op(header), mainMenuButton(app))
-        let scroller = gtk_scrolled_window_new()
-        gtk_scrolled_window_set_child(op(scroller), column)
-        gtk_widget_set_vexpand(scroller, 1)
-        root = box(true, spacing: 0, [header, scroller])
+        root = scrolledPage(flatHeader(app), column)
         for entry in [pin, repeatPIN] {
             on(raw(entry), "changed") { [unowned self] in self.judge() }
         }
@@ -122,7 +112,6 @@ final class PhraseScreen {
         let words = label(phrase, style: "title-3")
         gtk_label_set_selectable(op(words), 1)
         gtk_widget_add_css_class(words, "monospace")
-        n11g_set_label(words, "Recovery phrase")
         let about = label("""
             Write it on paper now and keep it away from this computer: it is shown only this once. With \
             the vault folder alone, it opens everything in your vault if this computer, its key store or \
@@ -148,15 +137,6 @@ final class PhraseScreen {
             gtk_widget_set_sensitive(continueButton, gtk_check_button_get_active(typed(check)))
         }
         let column = box(true, spacing: 14, [title, words, about, backup, check, continueButton])
-        gtk_widget_set_valign(column, GTK_ALIGN_CENTER)
-        gtk_widget_set_halign(column, GTK_ALIGN_CENTER)
-        gtk_widget_set_vexpand(column, 1)
-        let header = must(adw_header_bar_new())
-        gtk_widget_add_css_class(header, "flat")
-        adw_header_bar_set_title_widget(op(header), gtk_label_new(""))
-        let scroller = gtk_scrolled_window_new()
-        gtk_scrolled_window_set_child(op(scroller), column)
-        gtk_widget_set_vexpand(scroller, 1)
-        root = box(true, spacing: 0, [header, scroller])
+        root = scrolledPage(flatHeader(nil), column)
     }
 }

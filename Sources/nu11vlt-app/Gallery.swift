@@ -151,7 +151,7 @@ final class Gallery {
     func tick(now: Date) {
         for (item, id) in bound {
             guard let fades = summaries[id]?.fadesAt, let tile = tiles[item] else { continue }
-            setText(tile.badge, "⏳ " + Countdown.text(fades.timeIntervalSince(now)))
+            setText(tile.badge, "fades in " + Countdown.text(fades.timeIntervalSince(now)))
         }
         let expired = Set(summaries.values.filter { ($0.fadesAt ?? .distantFuture) <= now }.map(\.id))
         guard !expired.isEmpty else { return }
@@ -293,6 +293,9 @@ final class Gallery {
 final class Tile {
     let root: Widget
     let picture: Widget
+    /// A file without a thumbnail (a PDF, a text file, a video before its poster): its type's
+    /// icon over the empty picture, so no tile is ever blank.
+    let icon: Widget
     let name: Widget
     let badge: Widget
 
@@ -300,12 +303,19 @@ final class Tile {
         picture = gtk_picture_new()
         gtk_picture_set_content_fit(op(picture), GTK_CONTENT_FIT_COVER)
         gtk_widget_set_size_request(picture, 160, 160)
+        icon = must(gtk_image_new())
+        gtk_image_set_pixel_size(op(icon), 64)
+        gtk_widget_add_css_class(icon, "dim-label")
+        gtk_widget_set_visible(icon, 0)
+        let frame = gtk_overlay_new()
+        gtk_overlay_set_child(op(frame), picture)
+        gtk_overlay_add_overlay(op(frame), icon)
         name = label("")
         gtk_label_set_ellipsize(op(name), PANGO_ELLIPSIZE_MIDDLE)
         gtk_label_set_max_width_chars(op(name), 18)
         badge = label("", style: "caption")
         gtk_widget_set_visible(badge, 0)
-        root = box(true, spacing: 4, [picture, name, badge])
+        root = box(true, spacing: 4, [frame, name, badge])
         margins(root, 4)
         // No drag-out of plaintext: tiles offer no drag source (export is explicit).
     }
@@ -315,6 +325,7 @@ final class Tile {
         setText(name, "")
         gtk_picture_set_paintable(op(picture), nil)
         gtk_widget_set_visible(badge, 0)
+        gtk_widget_set_visible(icon, 0)
     }
 
     func show(_ item: ItemSummary) {
@@ -322,7 +333,19 @@ final class Tile {
         n11g_set_label(root, item.name)
         n11g_set_label(picture, item.name)
         gtk_widget_set_visible(badge, item.fadesAt == nil ? 0 : 1)
-        if let fades = item.fadesAt { setText(badge, "⏳ " + Countdown.text(fades.timeIntervalSinceNow)) }
+        if let fades = item.fadesAt { setText(badge, "fades in " + Countdown.text(fades.timeIntervalSinceNow)) }
+        gtk_widget_set_visible(icon, item.thumbnail ? 0 : 1)
+        if !item.thumbnail { gtk_image_set_from_icon_name(op(icon), Tile.iconName(for: item.name)) }
+    }
+
+    /// The generic icon of the file's type, guessed from its name (GIO's shared MIME data).
+    static func iconName(for name: String) -> String {
+        var uncertain: gboolean = 0
+        guard let type = g_content_type_guess(name, nil, 0, &uncertain) else { return "text-x-generic" }
+        defer { g_free(type) }
+        guard let generic = g_content_type_get_generic_icon_name(type) else { return "text-x-generic" }
+        defer { g_free(generic) }
+        return String(cString: generic)
     }
 }
 

@@ -5,33 +5,32 @@ import Foundation
 import Nu11Format
 import Nu11Vault
 
-/// Settings: the typed settings (validated as in the CLI), backup and duress PINs, the
+/// Settings: the typed settings as preferences rows (`SettingRows`), backup and duress PINs, the
 /// Skeleton Switch (status, arm with confirmation, check-in, disarm) and the TPM's status.
 @MainActor
 final class SettingsPane {
     unowned let screen: MainScreen
     let root: Widget
-    private let list: Widget
+    private let rows: SettingRows
     private let status: Widget
     private let skeleton: Widget
     private let tpm: Widget
-    private var entries: [String: Widget] = [:]
     /// settings.apply(KEY), .set-backup-pin, .set-duress-pin, .arm, .check-in, .disarm: the
     /// switch's actions follow its state (a switch that is off has nothing to check in or disarm).
     private let actions: Actions
 
     init(screen: MainScreen) {
         self.screen = screen
-        list = box(true, spacing: 8)
-        status = label("", style: "dim-label", wrap: true)
-        n11g_set_label(status, "Settings status")
+        var applyBox: ((String, String) -> Void)?
+        rows = SettingRows { key, value in applyBox?(key, value) }
+        status = rows.status
         skeleton = label("", wrap: true)
         n11g_set_label(skeleton, "Skeleton Switch status")
         tpm = label("", wrap: true)
         n11g_set_label(tpm, "TPM status")
         let pins = box(false, spacing: 8)
         let switchRow = box(false, spacing: 8)
-        let page = box(true, spacing: 12, [label("Settings", style: "title-2"), list, status,
+        let page = box(true, spacing: 12, [label("Settings", style: "title-2"), rows.group, status,
                                            label("PINs", style: "title-3"), pins,
                                            label("Skeleton Switch", style: "title-3"), skeleton, switchRow,
                                            label("TPM", style: "title-3"), tpm])
@@ -42,7 +41,6 @@ final class SettingsPane {
         gtk_widget_set_vexpand(scroll, 1)
         root = scroll
         actions = Actions(on: scroll, prefix: "settings")
-        actions.add("apply") { [unowned self] key in self.apply(key) }
         actions.add("set-backup-pin") { [unowned self] in self.setPIN(backup: true) }
         actions.add("set-duress-pin") { [unowned self] in self.setPIN(backup: false) }
         actions.add("arm") { [unowned self] in self.arm() }
@@ -51,22 +49,6 @@ final class SettingsPane {
             self.run("Skeleton Switch disarmed") { try $0.profiles.disableSkeleton() }
         }
         for name in ["arm", "check-in", "disarm"] { actions.setEnabled(name, false) }  // until the status is read
-        for definition in Settings.definitions {
-            let entry = must(gtk_entry_new())
-            n11g_set_label(entry, definition.key)
-            gtk_widget_set_tooltip_text(entry, "allowed: " + definition.allowed)
-            gtk_widget_set_size_request(entry, 160, -1)
-            let name = label(definition.key, style: "heading")
-            gtk_widget_set_size_request(name, 200, -1)
-            gtk_label_set_xalign(op(name), 0)
-            let summary = label(definition.summary, style: "dim-label", wrap: true)
-            gtk_label_set_xalign(op(summary), 0)
-            gtk_widget_set_hexpand(summary, 1)
-            let apply = actions.button("Apply", name: "Apply \(definition.key)", action: "apply", target: definition.key)
-            on(raw(entry), "activate") { [unowned self] in self.apply(definition.key) }
-            append(list, box(false, spacing: 8, [name, entry, apply, summary]))
-            entries[definition.key] = entry
-        }
         // What each PIN may set (as in the CLI): the primary PIN sets the backup PIN, the
         // backup PIN sets the duress PIN. A duress session looks like a backup session.
         if screen.app.role == .primary {
@@ -77,6 +59,8 @@ final class SettingsPane {
         append(switchRow, actions.button("Arm…", name: "Arm Skeleton Switch", action: "arm"))
         append(switchRow, actions.button("Check in", name: "Skeleton check-in", action: "check-in"))
         append(switchRow, actions.button("Disarm", name: "Disarm Skeleton Switch", action: "disarm"))
+        gtk_widget_set_size_request(page, 360, -1)
+        applyBox = { [unowned self] key, value in self.apply(key, value) }
     }
 
     func reload() {
@@ -96,7 +80,7 @@ final class SettingsPane {
             guard let self else { return }
             switch result {
             case .success(let (settings, switchStatus, tpmText)):
-                for (key, entry) in entries { gtk_editable_set_text(op(entry), (try? settings.value(key)) ?? "") }
+                rows.show(settings)
                 setText(skeleton, switchStatus.enabled
                         ? "Armed: wipes\(switchStatus.secure == true ? " (secure)" : "") after \(switchStatus.interval ?? "?") without a check-in; \(Countdown.text(Double(switchStatus.secondsLeft ?? 0))) left"
                         : "Off")
@@ -109,16 +93,15 @@ final class SettingsPane {
         }
     }
 
-    private func apply(_ key: String) {
-        guard let entry = entries[key] else { return }
-        let value = string(gtk_editable_get_text(op(entry)))
+    private func apply(_ key: String, _ value: String) {
         screen.app.session.run({ vault in try vault.setSetting(key, value) }) { [weak self] result in
             guard let self else { return }
             switch result {
             case .success(let settings):
-                setText(status, "\(key) = \((try? settings.value(key)) ?? value)")
+                rows.accepted(key, settings)
                 if key == "lock.idle" { screen.app.idleLimit = settings.lockIdle }
-            case .failure(let error): setText(status, describe(error))
+            case .failure(let error):
+                rows.refused(key, describe(error), settings: nil)
             }
         }
     }

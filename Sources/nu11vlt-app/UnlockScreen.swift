@@ -51,10 +51,7 @@ final class UnlockScreen {
         gtk_widget_set_vexpand(centre, 1)
         for child in [title, status, entry, grid, unlockButton, keyButton] { append(centre, child) }
         // A flat header bar: the window's controls and the main menu (About).
-        let header = must(adw_header_bar_new())
-        gtk_widget_add_css_class(header, "flat")
-        adw_header_bar_set_title_widget(op(header), gtk_label_new(""))
-        root = box(true, spacing: 0, [header, centre])
+        root = box(true, spacing: 0, [flatHeader(app), centre])
         let keys = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "⌫", "0", "✓"]
         for (i, key) in keys.enumerated() {
             let name = key == "⌫" ? "Delete digit" : key == "✓" ? "Unlock with keypad" : "Digit \(key)"
@@ -64,7 +61,6 @@ final class UnlockScreen {
             gtk_grid_attach(typed(grid), b, Int32(i % 3), Int32(i / 3), 1, 1)
             keypad.append(b)
         }
-        adw_header_bar_pack_end(op(header), mainMenuButton(app))
         on(raw(unlockButton), "clicked") { [unowned self] in self.submit() }
         on(raw(entry), "activate") { [unowned self] in self.submit() }
         on(raw(keyButton), "clicked") { [unowned self] in self.submitSecurityKey() }
@@ -155,49 +151,46 @@ final class UnlockScreen {
     }
 
     private func submit() {
-        guard !busy, waitUntil == 0 else { return }
-        // The PIN goes straight from GTK's (non-pageable) password buffer into guarded memory.
-        guard let text = gtk_editable_get_text(op(entry)), text.pointee != 0 else { return }
-        let pin = SecretBytes(copying: UnsafeRawBufferPointer(start: text, count: strlen(text)))
-        gtk_editable_set_text(op(entry), "")
-        busy = true
-        setEnabled(false)
-        setText(status, "Unlocking…")
-        app.session.unlock(pin: pin) { [weak self] result in
-            guard let self else { return }
-            busy = false
-            switch result {
-            case .success(let role):
-                app.unlocked(role: role)
-            case .failure(let error as Nu11Error) where error.code == .authenticationFailed || error.code == .lockedOut:
-                // The same answer whichever slot was tried; then the delay, if one runs now.
-                start(after: true)
-            case .failure(let error):
-                setText(status, describe(error))
-                setEnabled(true)
-            }
+        guard !busy, waitUntil == 0, let pin = takeField() else { return }
+        attempt("Unlocking…", counted: { $0.code == .authenticationFailed || $0.code == .lockedOut }) { app, done in
+            app.session.unlock(pin: pin, done: done)
         }
     }
 
     /// The security key: a touch; the field, when filled, carries the key's own PIN.
     private func submitSecurityKey() {
         guard !busy, waitUntil == 0, keysEnrolled else { return }
-        var keyPIN: SecretBytes?
-        if let text = gtk_editable_get_text(op(entry)), text.pointee != 0 {
-            keyPIN = SecretBytes(copying: UnsafeRawBufferPointer(start: text, count: strlen(text)))
+        let keyPIN = takeField()
+        // A wrong key is counted as a wrong PIN is: the same delay. A wrong PIN of the key's own is the key's to count.
+        attempt("Touch your security key…", counted: { $0 == .wrongSecurityKey || $0.code == .lockedOut }) { app, done in
+            app.session.unlock(securityKeyPIN: keyPIN, done: done)
         }
+    }
+
+    /// The field's text, straight from GTK's (non-pageable) password buffer into guarded
+    /// memory, and the field emptied; nil when it was empty.
+    private func takeField() -> SecretBytes? {
+        guard let text = gtk_editable_get_text(op(entry)), text.pointee != 0 else { return nil }
+        let secret = SecretBytes(copying: UnsafeRawBufferPointer(start: text, count: strlen(text)))
         gtk_editable_set_text(op(entry), "")
+        return secret
+    }
+
+    /// One unlock attempt: a counted failure shows the count (and the delay, if one runs now)
+    /// — the same answer whichever slot was tried; any other failure is said as it is.
+    private func attempt(_ waiting: String, counted: @escaping (Nu11Error) -> Bool,
+                         _ send: (App, @escaping @MainActor (Result<DomainKeys.Role, any Error>) -> Void) -> Void) {
         busy = true
         setEnabled(false)
-        setText(status, "Touch your security key…")
-        app.session.unlock(securityKeyPIN: keyPIN) { [weak self] result in
+        setText(status, waiting)
+        send(app) { [weak self] result in
             guard let self else { return }
             busy = false
             switch result {
             case .success(let role):
                 app.unlocked(role: role)
-            case .failure(let error as Nu11Error) where error == .wrongSecurityKey || error.code == .lockedOut:
-                start(after: true)  // counted as a wrong PIN: the same delay
+            case .failure(let error as Nu11Error) where counted(error):
+                start(after: true)
             case .failure(let error):
                 setText(status, describe(error))
                 setEnabled(true)

@@ -97,7 +97,7 @@ final class Viewer {
             tearDown()
             screen.closeViewer()
         } else {
-            setText(badge, "⏳ fades in " + Countdown.text(fades.timeIntervalSince(now)))
+            setText(badge, "Fades in " + Countdown.text(fades.timeIntervalSince(now)))
         }
     }
 
@@ -120,7 +120,7 @@ final class Viewer {
         let mine = generation
         setText(caption, item.name)
         n11g_set_label(picture, item.name)
-        setText(badge, item.fadesAt.map { "⏳ fades in " + Countdown.text($0.timeIntervalSinceNow) } ?? "")
+        setText(badge, item.fadesAt.map { "Fades in " + Countdown.text($0.timeIntervalSinceNow) } ?? "")
         gtk_picture_set_paintable(op(picture), nil)
         updateActions()
         guard item.thumbnail else { return }

@@ -25,6 +25,8 @@ import subprocess
 import sys
 import time
 
+import pyatspi
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atspi_driver import (Timeout, double_click, click, enabled, find, focus_window, gone, key, named, press,  # noqa: E402
                           screenshot, texts, type_text, wait_for)
@@ -271,9 +273,19 @@ def scenario():
 
     step("the primary's settings")
     press_row("Settings")
-    find("Apply lock.idle", "push button")
+    find("Lock after", "text")
     time.sleep(0.5)
     screenshot(os.path.join(SHOTS, "settings.png"))
+
+    step("settings: a switch applies at once, and is what `nu11vlt settings get` reports")
+    main_window()
+    toggle = find("Remove location when exporting", "check box")
+    assert not toggle.getState().contains(pyatspi.STATE_CHECKED), "location stripping is on by default"
+    click(toggle)
+    wait_label("Remove location when exporting: true", timeout=30)
+    got = subprocess.run([CLI, "settings", "get", "export.strip_location", "--vault", VAULT, "--keystore", KEYSTORE],
+                         capture_output=True, text=True)
+    assert got.returncode == 0 and got.stdout.strip().endswith("true"), f"settings get says {got.stdout!r} {got.stderr!r}"
 
     step("settings: arm the Skeleton Switch (asked, then confirmed), check in, disarm")
     press("Arm Skeleton Switch")
@@ -295,12 +307,12 @@ def scenario():
 
     step("settings: lock.idle set to 10s through its field (a bad value refused); then the idle lock")
     main_window()
-    click(find("lock.idle", "text"))
+    click(find("Lock after", "text"))
     key("ctrl+a")
     type_text("3s")
     key("Return")
     wait_label("'3s' is not allowed for lock.idle", timeout=30, exact=False)
-    click(find("lock.idle", "text"))
+    click(find("Lock after", "text"))
     key("ctrl+a")
     type_text("10s")
     key("Return")
@@ -402,9 +414,8 @@ def first_run():
         wait_for(lambda: enabled(find("Create vault", "push button")), "Create vault to come alive", 15)
         screenshot(os.path.join(SHOTS, "create.png"))
         press("Create vault")
-        phrase_label = find("Recovery phrase", "label", timeout=120)
-        phrase = phrase_label.queryText().getText(0, -1)
-        assert re.fullmatch(r"[cbdefghijklnrtuv]{4}(-[cbdefghijklnrtuv]{4}){7}", phrase), f"the phrase shown: {phrase!r}"
+        pattern = r"[cbdefghijklnrtuv]{4}(-[cbdefghijklnrtuv]{4}){7}"
+        phrase = wait_for(lambda: next((t for t in texts() if re.fullmatch(pattern, t)), None), "the recovery phrase shown", 120)
         assert any(vault in t for t in texts()), "the screen does not say which folder to back up"
         screenshot(os.path.join(SHOTS, "recovery-phrase.png"))
         assert not enabled(find("Open the vault", "push button")), "Open the vault is live before the box is ticked"
