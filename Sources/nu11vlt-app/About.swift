@@ -54,7 +54,8 @@ extension App {
         let groups: [(String, [(String, String)])] = [
             ("Vault", [("Lock the vault", "<Control>l"), ("Import files", "<Control>o"), ("Export the selection", "<Control>e"),
                        ("Quit", "<Control>q")]),
-            ("Viewer", [("Previous item", "Left"), ("Next item", "Right"), ("Back to the gallery", "Escape")]),
+            ("Viewer", [("Previous item", "Left"), ("Next item", "Right"), ("Zoom in", "plus"), ("Zoom out", "minus"),
+                        ("Fit to the window", "0"), ("Full screen", "F11"), ("Information", "i"), ("Back to the gallery", "Escape")]),
             ("General", [("Keyboard shortcuts", "<Control>question")]),
         ]
         var xml = "<interface><object class=\"GtkShortcutsWindow\" id=\"shortcuts\"><property name=\"modal\">1</property>"
@@ -74,6 +75,7 @@ extension App {
         guard let shortcuts = gtk_builder_get_object(builder, "shortcuts") else { return }
         let w = UnsafeMutablePointer<GtkWidget>(OpaquePointer(shortcuts))
         n11g_set_label(w, "Keyboard Shortcuts")
+        gtk_window_set_title(typed(w), "Keyboard Shortcuts")
         if let window { gtk_window_set_transient_for(typed(w), typed(window)) }
         gtk_window_present(typed(w))
     }

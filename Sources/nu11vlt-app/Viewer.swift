@@ -6,14 +6,18 @@ import Nu11Format
 import Nu11Media
 import Nu11Vault
 
-/// The viewer: one item at a time, the screen preview first, then the full image (decoded
-/// by the sandboxed helper) when zoomed; Left/Right (and a swipe) step through the items;
-/// Export, Delete, Move to album, Fade, Back.
+/// The viewer (Loupe is the anchor): one item at a time filling the view, the screen preview
+/// first, then the full image (decoded by the sandboxed helper) on "Full size" or when zoomed
+/// past the fit; `+`/`-`/`0`, Ctrl+scroll and a pinch zoom, a drag pans; Left/Right (and a
+/// swipe) step through the items; F11 full screen; `i` or the ⓘ button shows what is known
+/// about the item; icon buttons with tooltips for Export, Delete, Move to album, Fade, Back.
 @MainActor
 final class Viewer {
     unowned let screen: MainScreen
     let root: Widget
-    private let picture: Widget
+    private let image = ZoomableImage()
+    private let info = InfoPane()
+    private var picture: Widget { image.picture }
     private let caption: Widget
     private let badge: Widget
     private var items: [ItemSummary] = []
@@ -27,16 +31,11 @@ final class Viewer {
 
     init(screen: MainScreen) {
         self.screen = screen
-        picture = must(gtk_picture_new())
-        gtk_picture_set_content_fit(op(picture), GTK_CONTENT_FIT_CONTAIN)
-        gtk_widget_set_vexpand(picture, 1)
-        gtk_widget_set_hexpand(picture, 1)
-        gtk_widget_set_focusable(picture, 1)
-        n11g_set_label(picture, "Photo")
         caption = label("", style: "heading")
         badge = label("", style: "caption")
         let bar = box(false, spacing: 6)
-        root = box(true, spacing: 6, [bar, picture, caption, badge])
+        let middle = box(false, spacing: 0, [image.root, info.root])
+        root = box(true, spacing: 6, [bar, middle, box(false, spacing: 12, [caption, image.level, badge])])
         margins(root, 6)
         actions = Actions(on: root, prefix: "viewer")
         actions.add("back") { [unowned self] in self.close() }
@@ -48,24 +47,39 @@ final class Viewer {
             self.screen.transfers.chooseExport([item.id])
         }
         actions.add("move") { [unowned self] in self.moveToAlbum() }
+        actions.add("info") { [unowned self] in self.info.toggle() }
+        actions.add("zoom-in") { [unowned self] in self.zoomBy(1.25) }
+        actions.add("zoom-out") { [unowned self] in self.zoomBy(0.8) }
+        actions.add("fullscreen") { [unowned self] in self.toggleFullscreen() }
         actions.add("fade") { [unowned self] in self.fade() }
         actions.add("delete") { [unowned self] in
             guard let item = self.current else { return }
             self.screen.confirmDelete([item.id]) { [weak self] in self?.close() }
         }
-        for (text, name, action) in [("Back", "Back to gallery", "back"), ("Previous", "Previous item", "previous"),
-                                     ("Next", "Next item", "next"), ("Full size", "Full size", "zoom"),
-                                     ("Export", "Export item", "export"), ("Move to album", "Move to album", "move"),
-                                     ("Fade", "Fade item", "fade")] {
-            append(bar, actions.button(text, name: name, action: action))
+        for (icon, name, action) in [("view-grid-symbolic", "Back to gallery", "back"), ("go-previous-symbolic", "Previous item", "previous"),
+                                     ("go-next-symbolic", "Next item", "next"), ("zoom-out-symbolic", "Zoom out", "zoom-out"),
+                                     ("zoom-in-symbolic", "Zoom in", "zoom-in"), ("zoom-original-symbolic", "Full size", "zoom"),
+                                     ("view-fullscreen-symbolic", "Full screen", "fullscreen"),
+                                     ("document-save-symbolic", "Export item", "export"), ("folder-symbolic", "Move to album", "move"),
+                                     ("alarm-symbolic", "Fade item", "fade"), ("dialog-information-symbolic", "Information", "info")] {
+            append(bar, actions.iconButton(icon, name: name, action: action))
         }
-        append(bar, actions.button("Delete", name: "Delete item", action: "delete", style: "destructive-action"))
+        let delete = actions.iconButton("user-trash-symbolic", name: "Delete item", action: "delete")
+        gtk_widget_add_css_class(delete, "destructive-action")
+        append(bar, delete)
         let keys = controller(gtk_event_controller_key_new())
         onKeyValue(keys) { [unowned self] key in
             switch Int32(key) {
             case GDK_KEY_Left: self.actions.activate("previous"); return true
             case GDK_KEY_Right: self.actions.activate("next"); return true
-            case GDK_KEY_Escape: self.close(); return true
+            case GDK_KEY_Escape:
+                if self.fullscreen { self.toggleFullscreen() } else { self.close() }
+                return true
+            case GDK_KEY_plus, GDK_KEY_equal, GDK_KEY_KP_Add: self.zoomBy(1.25); return true
+            case GDK_KEY_minus, GDK_KEY_KP_Subtract: self.zoomBy(0.8); return true
+            case GDK_KEY_0, GDK_KEY_KP_0: self.image.set(1); return true
+            case GDK_KEY_F11: self.toggleFullscreen(); return true
+            case GDK_KEY_i: self.info.toggle(); return true
             default: return false
             }
         }
@@ -86,7 +100,8 @@ final class Viewer {
 
     func tearDown() {
         generation += 1
-        gtk_picture_set_paintable(op(picture), nil)
+        if fullscreen { toggleFullscreen() }
+        image.show(nil)
         texture = nil
         items = []
     }
@@ -121,7 +136,8 @@ final class Viewer {
         setText(caption, item.name)
         n11g_set_label(picture, item.name)
         setText(badge, item.fadesAt.map { "Fades in " + Countdown.text($0.timeIntervalSinceNow) } ?? "")
-        gtk_picture_set_paintable(op(picture), nil)
+        image.show(nil)
+        info.show(item)
         updateActions()
         guard item.thumbnail else { return }
         screen.app.session.run({ vault in TextureBox(try Texture.decode(vault.photos.thumbnail(ItemRef(item.id), size: .preview))) }) { [weak self] result in
@@ -163,10 +179,26 @@ final class Viewer {
         switch result {
         case .success(let box):
             texture = box
-            gtk_picture_set_paintable(op(picture), box.texture)
+            let scale = image.scale
+            image.show(box.texture)
+            image.set(scale)
         case .failure(let error):
             setText(badge, describe(error))
         }
+    }
+
+    private var fullscreen = false
+
+    private func toggleFullscreen() {
+        guard let window = screen.app.window else { return }
+        fullscreen.toggle()
+        if fullscreen { gtk_window_fullscreen(typed(window)) } else { gtk_window_unfullscreen(typed(window)) }
+    }
+
+    /// Zooming past the fit asks for the full image once (the preview is screen-sized).
+    private func zoomBy(_ factor: Double) {
+        image.zoom(by: factor)
+        if image.scale > 1 && !zoomed { zoom() }
     }
 
     private func moveToAlbum() {

@@ -187,6 +187,20 @@ def scenario():
     press("Full size")
     wait_for(lambda: not enabled(find("Full size", "push button")), "Full size to grey out once shown", 30)
 
+    step("the viewer zooms (+, 0) and shows what is known about the photo (ⓘ)")
+    main_window()
+    click(find("Zoom in", "push button"))  # a real click: the keyboard focus is then inside the viewer
+    wait_label("Zoom 125%", timeout=15)
+    key("plus")
+    wait_label("Zoom 156%", timeout=15)
+    key("0")
+    wait_label("Fit", timeout=15)
+    press("Information")
+    wait_label("Dimensions: 320 × 240", timeout=15, exact=False)
+    assert any("Taken:" in t for t in texts()), "the information pane says nothing about when the photo was taken"
+    screenshot(os.path.join(SHOTS, "viewer-info.png"))
+    press("Information")
+
     step("export it through the file chooser: the original's bytes, where the user chose, 0600")
     press("Export item")
     focus_window("^Export$")
@@ -425,7 +439,7 @@ def first_run():
         step("the shortcuts window (Ctrl+?) lists the accelerators")
         main_window()
         key("ctrl+question")
-        focus_window("Shortcuts")
+        find("Keyboard Shortcuts", "frame", timeout=15)
         wait_for(lambda: any("Lock the vault" in t for t in texts()), "the shortcuts listed", 15)
         screenshot(os.path.join(SHOTS, "shortcuts.png"))
         key("Escape")
