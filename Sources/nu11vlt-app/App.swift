@@ -93,10 +93,32 @@ final class App {
     }
 
     /// The cover is up whenever the window is not the focused one and the vault is open.
+    /// The app's own dialogs (a file chooser, a confirmation) do not count as leaving it: the
+    /// cover goes up only when no window of this app has the focus. The main window's focus
+    /// change is signalled; a dialog's is seen by the one-second tick (and a re-check just after
+    /// the main window lets the focus go, when the dialog takes it).
     private func updateCover() {
-        guard let window, let cover else { return }
-        let active = gtk_window_is_active(UnsafeMutablePointer(OpaquePointer(window))) != 0
-        gtk_widget_set_visible(cover, (!active && main != nil) ? 1 : 0)
+        guard let cover else { return }
+        let ours = App.anyWindowActive()
+        gtk_widget_set_visible(cover, (!ours && main != nil) ? 1 : 0)
+        if !ours && main != nil {
+            every(milliseconds: 150) { [weak self] in
+                guard let self, let cover = self.cover else { return false }
+                gtk_widget_set_visible(cover, (!App.anyWindowActive() && self.main != nil) ? 1 : 0)
+                return false
+            }
+        }
+    }
+
+    static func anyWindowActive() -> Bool {
+        guard let list = gtk_window_list_toplevels() else { return false }
+        defer { g_list_free(list) }
+        var node: UnsafeMutablePointer<GList>? = list
+        while let current = node {
+            if let data = current.pointee.data, gtk_window_is_active(data.assumingMemoryBound(to: GtkWindow.self)) != 0 { return true }
+            node = current.pointee.next
+        }
+        return false
     }
 
     private func trackInput(_ win: Widget?) {
@@ -116,6 +138,7 @@ final class App {
 
     /// Once a second: idle auto-lock, and the screens' own clocks (countdowns, fade badges).
     private func tick() {
+        updateCover()
         if main != nil, idleLimit > 0, App.monotonic() - lastInput >= idleLimit {
             lock(reason: "Locked after \(DurationText.format(idleLimit)) without input")
             return

@@ -21,6 +21,9 @@ final class Gallery {
     /// summary is fetched when it is first bound, a screenful at a time).
     private(set) var ids: [ItemID] = []
     private var summaries: [ItemID: ItemSummary] = [:]
+
+    /// The name of a listed item (nil while its summary is on its way).
+    func name(of id: ItemID) -> String? { summaries[id]?.name }
     private var index: [ItemID: Int] = [:]
     private var summaryWanted: Set<ItemID> = []
     private var summaryFetching = false

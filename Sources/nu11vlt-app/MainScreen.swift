@@ -190,10 +190,18 @@ final class MainScreen {
 
     // MARK: delete
 
+    /// Asks before deleting, naming what goes ("Delete “IMG_2041.jpg”?", or the first names and
+    /// how many more).
     func confirmDelete(_ ids: [ItemID], then: @escaping () -> Void = {}) {
         guard !ids.isEmpty else { return app.tell("Nothing selected", "Select items in the gallery first.") }
-        confirm("Delete \(ids.count) item\(ids.count == 1 ? "" : "s")?",
-                "They are destroyed as the deletion.mode setting says (standard or secure). This cannot be undone.",
+        let names = ids.map { gallery.name(of: $0) ?? "an item" }
+        let heading = ids.count == 1 ? "Delete “\(names[0])”?" : "Delete \(ids.count) items?"
+        var what = ""
+        if ids.count > 1 {
+            what = names.prefix(5).map { "“\($0)”" }.joined(separator: ", ")
+                + (ids.count > 5 ? " and \(ids.count - 5) more" : "") + " will be destroyed. "
+        }
+        confirm(heading, what + "Deleted items are destroyed as the “Delete securely” setting says. This cannot be undone.",
                 action: "Delete") { [unowned self] in
             app.session.run({ vault in try vault.items.delete(ids.map(ItemRef.init)) }) { [weak self] result in
                 if case .failure(let error) = result { self?.app.tell("Delete failed", describe(error)) }
