@@ -115,7 +115,9 @@ final class App {
         defer { g_list_free(list) }
         var node: UnsafeMutablePointer<GList>? = list
         while let current = node {
-            if let data = current.pointee.data, gtk_window_is_active(data.assumingMemoryBound(to: GtkWindow.self)) != 0 { return true }
+            // A hidden window (a chooser closed earlier) can keep reporting is-active: only a mapped one counts.
+            if let data = current.pointee.data, gtk_widget_get_mapped(data.assumingMemoryBound(to: GtkWidget.self)) != 0,
+               gtk_window_is_active(data.assumingMemoryBound(to: GtkWindow.self)) != 0 { return true }
             node = current.pointee.next
         }
         return false

@@ -34,8 +34,8 @@ struct Shell: ParsableCommand {
         discussion: """
             Commands are typed without `nu11vlt`: list, export ID… -o DIR, import, delete, album, note, log, view, \
             thumbnail(s). The history (↑/↓) stays in memory and never reaches disk. After lock.idle without input \
-            (a setting, 5 min by default; 0 = never) the vault is locked and the shell ends. While the shell is open, \
-            other nu11vlt commands on this vault wait for it.
+            (a setting, 5 min by default; 0 = never) the vault is locked and the shell ends. Other nu11vlt commands \
+            and the desktop app can use the vault while the shell is open.
             """)
 
     @OptionGroup var location: LocationOptions
@@ -47,6 +47,9 @@ struct Shell: ParsableCommand {
                 throw Nu11Error(.invalidArgument, "the shell is open already", remedy: .frontEnd("type the command itself"))
             }
             let vault = try openVault(location, pin)
+            // As the desktop app does: the vault's lock is taken per command, so other nu11vlt
+            // commands (and a sweep timer) are not held up while the prompt waits.
+            vault.releaseLockBetweenOperations()
             ShellSession.vault = vault
             ShellSession.location = location.location
             defer {

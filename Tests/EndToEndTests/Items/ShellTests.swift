@@ -21,6 +21,9 @@ struct ShellTests {
         try session.send([cli.pin, "Enter"])
         #expect(try session.screen(until: { $0.contains("nu11vlt>") }).contains("unlocked"))
 
+        // While the shell waits at its prompt, another command uses the vault (the lock is per command).
+        let beside = try cli.run(["list"], pinStdin: true)
+        #expect(beside.code == 0 && !beside.stderr.contains("waiting for another nu11vlt"), "\(beside.stderr)")
         try session.send(["list", "Enter"])
         var screen = try session.screen(until: { ids.allSatisfy($0.contains) && $0.contains(other) })
         #expect(ids.allSatisfy(screen.contains) && screen.contains(other), "\(screen)")
