@@ -52,7 +52,7 @@ extension App {
     /// The shortcuts window (Ctrl+?), as GNOME apps have: every accelerator the app binds.
     func showShortcuts() {
         let groups: [(String, [(String, String)])] = [
-            ("Vault", [("Lock the vault", "<Control>l"), ("Import files", "<Control>o"), ("Export the selection", "<Control>e"),
+            ("Vault", [("Lock the vault", "<Control>l"), ("Import files", "<Control>o"), ("Import a folder", "<Control><Shift>o"), ("Export the selection", "<Control>e"),
                        ("Quit", "<Control>q")]),
             ("Viewer", [("Previous item", "Left"), ("Next item", "Right"), ("Zoom in", "plus"), ("Zoom out", "minus"),
                         ("Fit to the window", "0"), ("Full screen", "F11"), ("Information", "i"), ("Back to the gallery", "Escape")]),

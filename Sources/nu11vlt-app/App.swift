@@ -80,6 +80,7 @@ final class App {
         actions.add("about") { [unowned self] in self.showAbout() }
         actions.add("shortcuts", accels: ["<Control>question"]) { [unowned self] in self.showShortcuts() }
         actions.add("import", accels: ["<Control>o"], needsVault: true) { [unowned self] in self.main?.transfers.chooseImport() }
+        actions.add("import-folder", accels: ["<Control><Shift>o"], needsVault: true) { [unowned self] in self.main?.transfers.chooseImportFolder() }
         actions.add("export-selected", accels: ["<Control>e"], needsVault: true) { [unowned self] in
             guard let main = self.main else { return }
             main.transfers.chooseExport(main.gallery.selectedIDs)

@@ -63,6 +63,7 @@ final class MainScreen {
         gtk_stack_add_named(op(content), settings.root, "settings")
         gtk_stack_add_named(op(content), viewer.root, "viewer")
         adw_header_bar_pack_start(op(header), app.actions.iconButton("list-add-symbolic", name: "Import", action: "import"))
+        adw_header_bar_pack_start(op(header), app.actions.iconButton("folder-new-symbolic", name: "Import a folder", action: "import-folder"))
         adw_header_bar_pack_start(op(header), app.actions.iconButton("document-save-symbolic", name: "Export selected", action: "export-selected"))
         adw_header_bar_pack_start(op(header), app.actions.iconButton("user-trash-symbolic", name: "Delete selected", action: "delete-selected"))
         adw_header_bar_pack_end(op(header), mainMenuButton(app))

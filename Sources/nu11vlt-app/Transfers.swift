@@ -26,6 +26,13 @@ final class Transfers {
         }
     }
 
+    /// A whole folder (and its subfolders), as `nu11vlt import -r` does: a phone dump in one go.
+    func chooseImportFolder() {
+        choose("Import a folder into the vault", action: GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER, accept: "Import folder", multiple: false) {
+            [unowned self] paths in self.importFiles(paths)
+        }
+    }
+
     /// A drop of files or folders on the content area imports them (nothing is ever dragged out).
     func acceptDrops(on target: Widget) {
         let drop = gtk_drop_target_new(n11g_file_list_type(), GDK_ACTION_COPY)

@@ -102,6 +102,11 @@ final class Viewer {
         generation += 1
         if fullscreen { toggleFullscreen() }
         image.show(nil)
+        // No name of an item stays in the widget tree once the viewer is gone.
+        setText(caption, "")
+        setText(badge, "")
+        info.clear()
+        n11g_set_label(picture, "Photo")
         texture = nil
         items = []
     }

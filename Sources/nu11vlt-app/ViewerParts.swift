@@ -101,6 +101,8 @@ final class InfoPane {
 
     func toggle() { gtk_revealer_set_reveal_child(op(root), shown ? 0 : 1) }
 
+    func clear() { setText(body, "") }
+
     func show(_ item: ItemSummary) {
         let formatter = DateFormatter()
         formatter.dateStyle = .medium

@@ -115,9 +115,9 @@ def unlock_typing(pin):
     key("Return")
 
 
-def import_through_chooser(path, check_cover=False):
-    press("Import")
-    focus_window("Import into the vault")
+def import_through_chooser(path, check_cover=False, button="Import", title="Import into the vault"):
+    press(button)
+    focus_window(title)
     if check_cover:
         # The chooser is the app's own dialog: the app is not hidden behind the privacy cover
         # while it is open (issue 33) — past the cover's one-second re-check.
@@ -130,11 +130,11 @@ def import_through_chooser(path, check_cover=False):
     for _ in range(5):
         key("Return")
         try:
-            wait_for(lambda: not window_exists("Import into the vault"), "the chooser to close", 3)
+            wait_for(lambda: not window_exists(title), "the chooser to close", 3)
             step(f"  imported {os.path.basename(path)}")
             return
         except Timeout:
-            focus_window("Import into the vault")
+            focus_window(title)
     raise Timeout("the file chooser did not take the path")
 
 
@@ -173,6 +173,20 @@ def scenario():
         wait_label(f"photo-{i}.jpg", timeout=60)
     main_window()
     gone("Privacy cover", timeout=10)
+
+    step("import a folder from its own chooser (subfolders too): files without a thumbnail show their type's icon")
+    dump = os.path.join(PHOTOS, "phone-dump")
+    os.makedirs(os.path.join(dump, "Documents"), exist_ok=True)
+    with open(os.path.join(dump, "readme.txt"), "w") as f:
+        f.write("a text file from the phone\n")
+    with open(os.path.join(dump, "Documents", "ticket.pdf"), "wb") as f:
+        f.write(b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n")
+    import_through_chooser(dump, button="Import a folder", title="Import a folder into the vault")
+    wait_label("readme.txt", timeout=60)
+    wait_label("ticket.pdf", timeout=60)
+    main_window()
+    time.sleep(1.0)
+    screenshot(os.path.join(SHOTS, "gallery-files.png"))
 
     step("another program's window in front: the privacy cover is up; back in the app it is gone")
     other = subprocess.Popen(["display", "-size", "200x200", "xc:gray"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
