@@ -283,6 +283,8 @@ def scenario():
     listed = subprocess.run([CLI, "list", "--vault", VAULT, "--keystore", KEYSTORE, "--pin-stdin"],
                             input=PRIMARY + "\n", capture_output=True, text=True).stdout
     assert "photo-3.jpg" not in listed and "photo-1.jpg" in listed, f"the CLI lists: {listed}"
+    main_window()  # no window manager here: the focus does not come back from the dialog by itself
+    gone("Privacy cover", timeout=10)
 
     step("a note, typed into the editor and autosaved sealed")
     press_row("Notes")
