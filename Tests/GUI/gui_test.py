@@ -175,7 +175,7 @@ def scenario():
     gone("Privacy cover", timeout=10)
 
     step("import a folder from its own chooser (subfolders too): files without a thumbnail show their type's icon")
-    dump = os.path.join(PHOTOS, "phone-dump")
+    dump = os.path.join(WORK, "phone-dump")  # the user's own folder (no photo marker in it)
     os.makedirs(os.path.join(dump, "Documents"), exist_ok=True)
     with open(os.path.join(dump, "readme.txt"), "w") as f:
         f.write("a text file from the phone\n")
