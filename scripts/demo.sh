@@ -62,6 +62,11 @@ while read -r id; do
   cmp "photos/$name" "out-$name" && echo "identical: $name"
 done < ids
 
+step "one unlock, many commands: export a whole album into a folder, then nu11vlt shell (commands after one PIN)"
+n11 export --album "Summer 2026" -o album-copy && ls album-copy
+printf '%s\nlist\nalbum list\nexport --all -o all-copy\n' "$PIN" | "$BIN" shell --pin-stdin
+ls all-copy
+
 step "what an attacker sees: opaque names, no plaintext"
 find vault keystore -type f | sed "s|$WORK/||" | sort
 if grep -rq "image-1" vault keystore; then echo "LEAK: a file name is visible" >&2; exit 1; fi
