@@ -203,7 +203,7 @@ final class Transfers {
         }
     }
 
-    private func present(_ heading: String, _ text: String, extra: Widget, action: String, _ onOK: @escaping () -> Void) {
+    func present(_ heading: String, _ text: String, extra: Widget, action: String, _ onOK: @escaping () -> Void) {
         let dialog = adw_message_dialog_new(UnsafeMutablePointer(OpaquePointer(screen.app.window)), heading, text)
         let d = op(dialog).map { UnsafeMutablePointer<AdwMessageDialog>($0) }
         adw_message_dialog_set_extra_child(d, extra)

@@ -208,13 +208,15 @@ final class Viewer {
 
     private func moveToAlbum() {
         guard let item = current else { return }
-        screen.transfers.askText("Move to album", "The album's name (it is created if it does not exist).",
-                                 initial: item.album ?? "") { [unowned self] name in
+        screen.transfers.askAlbum("Move “\(item.name)” to an album", current: item.album) { [unowned self] name, create in
             screen.app.session.run({ vault in
-                if !(try vault.albums.list().contains { $0.name == name }) { _ = try vault.albums.createAlbum(name) }
+                if create { _ = try vault.albums.createAlbum(name) }
                 try vault.albums.moveItem(ItemRef(item.id), toAlbum: name)
             }) { [weak self] result in
-                if case .failure(let error) = result { self?.screen.app.tell("Move failed", describe(error)) }
+                switch result {
+                case .success: self?.screen.reload()
+                case .failure(let error): self?.screen.app.tell("Move failed", describe(error))
+                }
             }
         }
     }

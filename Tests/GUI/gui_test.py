@@ -228,6 +228,24 @@ def scenario():
     screenshot(os.path.join(SHOTS, "viewer-info.png"))
     press("Information")
 
+    step("move to album: a new album by name, then the same album chosen from the list (no free text)")
+    press("Move to album")
+    click(find("New album name", "text", timeout=15))
+    type_text("Trips")
+    respond("Move")
+    find("Album Trips", "list item", timeout=30)
+    main_window()
+    press("Next item")
+    press("Move to album")
+    find("Trips", "check box", timeout=15)
+    respond("Move")  # the first album is chosen already
+    def in_trips():
+        out = subprocess.run([CLI, "list", "--album", "Trips", "--vault", VAULT, "--keystore", KEYSTORE, "--pin-stdin"],
+                             input=PRIMARY + "\n", capture_output=True, text=True).stdout
+        return out if out.count(".jpg") == 2 else None
+    wait_for(in_trips, "two photos in the album Trips", 30)
+    main_window()
+
     step("export it through the file chooser: the original's bytes, where the user chose, 0600")
     press("Export item")
     focus_window("^Export$")
