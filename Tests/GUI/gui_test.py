@@ -245,6 +245,8 @@ def scenario():
         return out if out.count(".jpg") == 2 else None
     wait_for(in_trips, "two photos in the album Trips", 30)
     main_window()
+    press("Previous item")  # back to photo-2, which the next step exports
+    wait_label("photo-2.jpg", timeout=15)
 
     step("export it through the file chooser: the original's bytes, where the user chose, 0600")
     press("Export item")
