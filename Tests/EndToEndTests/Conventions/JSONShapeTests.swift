@@ -151,6 +151,10 @@ struct JSONShapeTests {
         try check("archive inspect", ["archive", "inspect", cli.root + "/a.nu11vlt"], pinFile: nil)
         try check("delete", ["delete", try #require(try cli.listJSON().first?["id"] as? String)])
         try check("archive import", ["archive", "import", cli.root + "/a.nu11vlt", "--password-fd", "4"], extra: "4<\"$ROOT/apw\"")
+        // A security key (the project's software authenticator), so the listing has a row to show.
+        let key = try SoftwareFIDO2()
+        #expect(try cli.runWithKey(["fido2", "enroll", "--name", "json key"], key: key, pinStdin: true).code == 0)
+        try check("fido2 status", ["fido2", "status"], pinFile: nil)
         try Data("new-primary-9\n".utf8).write(to: URL(fileURLWithPath: cli.root + "/npin"))
         try check("pin change", ["pin", "change", "--new-pin-fd", "4"], extra: "4<\"$ROOT/npin\"")
         try check("tpm status", ["tpm", "status"], pinFile: nil)
