@@ -161,7 +161,8 @@ public final class Vault {
         metadataKeys.removeAll()
         // Slot 0's KEK changed (a PIN change, a TPM enrolment or removal): the security keys
         // follow it, so they keep opening the vault.
-        if let before, before.slot == 0, keys.slot == 0, keyStore.hasSecurityKeys {
+        // (Without enrolled keys the rewrap reads the file and writes nothing.)
+        if let before, before.slot == 0, keys.slot == 0 {
             do {
                 try keyStore.rewrapSecurityKeys(from: KeyStore.baseKEK(before), to: KeyStore.baseKEK(keys))
             } catch {

@@ -23,8 +23,13 @@ extension KeyStore {
         try ProtectedFiles.writeAtomically(record.encoded(deviceKey: deviceKey()), to: securityKeysPath)
     }
 
-    /// Whether any security key is enrolled (a cheap check before the device key is read).
-    public var hasSecurityKeys: Bool { (try? securityKeys().entries.isEmpty == false) ?? false }
+    /// Security keys open the primary vault only: enrolling or removing one needs its unlock.
+    static func requirePrimary(_ unlocked: UnlockedKeys) throws {
+        guard unlocked.slot == 0 else {
+            throw Nu11Error(.authenticationFailed, "security keys open the primary vault: unlock with the primary PIN",
+                            remedy: .advice(.unlockWithPIN))
+        }
+    }
 
     /// The KEK of slot 0 without the Skeleton secret: what a security key gives back.
     public static func baseKEK(_ unlocked: UnlockedKeys) -> SecretBytes { unlocked.tpm?.baseKEK ?? unlocked.kek }
@@ -35,10 +40,7 @@ extension KeyStore {
     public func enrolSecurityKey(primary unlocked: UnlockedKeys, device: FIDODevice, keyPIN: SecretBytes?,
                                  policy: SecurityKeyRecord.Policy, label: String,
                                  touch: (Int) -> Void = { _ in }) throws -> Int {
-        guard unlocked.slot == 0 else {
-            throw Nu11Error(.authenticationFailed, "security keys open the primary vault: unlock with the primary PIN",
-                            remedy: .advice(.unlockWithPIN))
-        }
+        try Self.requirePrimary(unlocked)
         var record = try securityKeys()
         guard record.entries.count < SecurityKeyRecord.capacity else {
             throw Nu11Error(.invalidArgument, "\(SecurityKeyRecord.capacity) security keys are enrolled already", remedy: .removeSecurityKeyFirst)
@@ -67,12 +69,9 @@ extension KeyStore {
 
     /// Removes entry `number` (1…4). Needs the primary PIN's unlock.
     public func removeSecurityKey(primary unlocked: UnlockedKeys, number: Int) throws {
-        guard unlocked.slot == 0 else {
-            throw Nu11Error(.authenticationFailed, "security keys open the primary vault: unlock with the primary PIN",
-                            remedy: .advice(.unlockWithPIN))
-        }
+        try Self.requirePrimary(unlocked)
         var record = try securityKeys()
-        guard (1...max(1, record.entries.count)).contains(number), number <= record.entries.count else {
+        guard record.entries.indices.contains(number - 1) else {
             throw Nu11Error(.notFound, "no security key number \(number) is enrolled", remedy: .useEnrolledSecurityKeyOrPIN)
         }
         record.remove(at: number - 1)
@@ -82,8 +81,9 @@ extension KeyStore {
     /// After slot 0's base KEK changed (PIN change, TPM enrolment or removal): the entries
     /// wrap the new one. Without entries, nothing is written.
     public func rewrapSecurityKeys(from old: SecretBytes, to new: SecretBytes) throws {
+        guard !old.constantTimeEquals(new) else { return }  // a rotation keeps the KEK: nothing to read
         var record = try securityKeys()
-        guard !record.entries.isEmpty, !old.constantTimeEquals(new), let f = record.f(baseKEK: old) else { return }
+        guard !record.entries.isEmpty, let f = record.f(baseKEK: old) else { return }
         try record.rewrap(f: f, baseKEK: new)
         try saveSecurityKeys(record)
     }

@@ -60,6 +60,13 @@ struct PINOptions: ParsableArguments {
         try PINReader.read(prompt: "PIN of the security key: ", from: keyPinFD.map { .fd($0) } ?? .terminal)
     }
 
+    /// For commands that re-seal with the PIN itself: `--security-key` cannot serve them.
+    func refuseSecurityKeyOnly() throws {
+        guard securityKeyOnly else { return }
+        throw Nu11Error(.invalidArgument, "this command needs the primary PIN, not a security key",
+                        remedy: .frontEnd("leave out --security-key"))
+    }
+
     /// Whether the PIN comes from a descriptor (then no security key is tried).
     var pinGiven: Bool { pinFD != nil || pinStdin }
 }
@@ -106,10 +113,7 @@ func openVault(_ location: LocationOptions, _ pin: PINOptions, prompt: String = 
 
 /// Opens the vault with the PIN only (changes that need the primary PIN itself).
 func openVaultWithPIN(_ location: LocationOptions, _ pin: PINOptions, prompt: String = "PIN or passphrase: ") throws -> Vault {
-    if pin.securityKeyOnly {
-        throw Nu11Error(.invalidArgument, "this command needs the primary PIN, not a security key",
-                        remedy: .frontEnd("leave out --security-key"))
-    }
+    try pin.refuseSecurityKeyOnly()
     let vault = try location.locked.unlock(onWait: waiting, report: printGate, readPIN: { try pin.read(prompt: prompt) })
     vault.onNotice = { Output.note("nu11vlt: warning: \(Output.escaped(Remedies.line($0)))") }
     return vault
@@ -164,10 +168,7 @@ func openWithSecurityKey(_ location: LocationOptions, _ pin: PINOptions) throws 
 
 /// Opens the vault and keeps the PIN that opened it (for changes that seal it again).
 func openVaultKeepingPIN(_ location: LocationOptions, _ pin: PINOptions) throws -> (Vault, SecretBytes) {
-    if pin.securityKeyOnly {
-        throw Nu11Error(.invalidArgument, "this command needs the primary PIN, not a security key",
-                        remedy: .frontEnd("leave out --security-key"))
-    }
+    try pin.refuseSecurityKeyOnly()
     var typed: SecretBytes?
     let vault = try location.locked.unlock(onWait: waiting, report: printGate, readPIN: {
         let secret = try pin.read()
