@@ -87,7 +87,14 @@ let package = Package(
             pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]
         ),
-        .target(name: "CNu11Image", dependencies: ["CVips"], exclude: ["mutants.txt"]),
+        // Videos: FFmpeg's libraries (Debian's libavformat-dev, libavcodec-dev, libswscale-dev),
+        // in the same helper, under the same lock-down.
+        .target(
+            name: "CNu11Image",
+            dependencies: ["CVips"],
+            exclude: ["mutants.txt"],
+            linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil")]
+        ),
         // Pure Swift (no image library): formats, EXIF, location stripping, and the client of
         // the image helper process.
         .target(

@@ -35,6 +35,8 @@ need "libsqlite3-dev" "pkg-config --exists sqlite3"
 need "zlib1g-dev" "test -f /usr/include/zlib.h"
 # Photos: libvips (decoding in the image helper, with libheif).
 need "libvips-dev" "pkg-config --exists vips"
+# Videos: FFmpeg's libraries (poster frames, duration, creation date), in the same helper.
+need "libavformat-dev libavcodec-dev libswscale-dev libavutil-dev" "pkg-config --exists libavformat libavcodec libswscale libavutil"
 # TPM 2.0: tpm2-tss (ESAPI).
 need "libtss2-dev" "pkg-config --exists tss2-esys tss2-tctildr tss2-mu tss2-rc"
 # FIDO2 security keys: libfido2.
@@ -58,6 +60,7 @@ if [ "$job" = test ]; then
   need "procps" "command -v ps"
   need "libvips-tools" "command -v vipsthumbnail"
   need "libheif-examples" "command -v heif-enc"
+  need "ffmpeg" "command -v ffmpeg"  # the video tests make their clips
   need "time" "test -x /usr/bin/time"
   # The photo tests make a 96-megapixel JPEG with Pillow (over ImageMagick's default policy).
   need "python3-pil" "/usr/bin/python3 -c 'import PIL'"

@@ -155,6 +155,11 @@ static int save(VipsImage *image, int webp, int quality, void **out, size_t *out
     return vips_jpegsave_buffer(image, out, out_len, "Q", quality, "strip", TRUE, NULL);
 }
 
+static int thumbnails_of(VipsImage *lazy, int grid_px, int quality,
+                         void **preview, size_t *preview_len, int *preview_w, int *preview_h,
+                         void **grid, size_t *grid_len, int *grid_w, int *grid_h,
+                         int *webp, char *err, size_t errlen);
+
 int nu11_image_thumbnails(const void *buf, size_t len, int preview_px, int grid_px, int quality,
                           void **preview, size_t *preview_len, int *preview_w, int *preview_h,
                           void **grid, size_t *grid_len, int *grid_w, int *grid_h,
@@ -166,15 +171,25 @@ int nu11_image_thumbnails(const void *buf, size_t len, int preview_px, int grid_
         g_strlcpy(err, "not an image format nu11vlt reads", errlen);
         return -1;
     }
-    VipsImage *lazy = NULL, *big = NULL, *small = NULL;
-    int status = -1;
+    VipsImage *lazy = NULL;
     /* Shrink-on-load (JPEG by 2/4/8, HEIF thumbnails, WebP), auto-rotate by EXIF
      * orientation, never enlarge; a truncated file is an error, not a grey band. */
     if (vips_thumbnail_buffer((void *)buf, len, &lazy, preview_px, "height", preview_px,
                               "size", VIPS_SIZE_DOWN, "option_string", "fail_on=truncated", NULL) != 0) {
         copy_error(err, errlen, "the image cannot be decoded");
-        goto done;
+        return -1;
     }
+    return thumbnails_of(lazy, grid_px, quality, preview, preview_len, preview_w, preview_h,
+                         grid, grid_len, grid_w, grid_h, webp, err, errlen);
+}
+
+/* The two thumbnails of an image already sized for the preview (consumed: unreferenced). */
+static int thumbnails_of(VipsImage *lazy, int grid_px, int quality,
+                         void **preview, size_t *preview_len, int *preview_w, int *preview_h,
+                         void **grid, size_t *grid_len, int *grid_w, int *grid_h,
+                         int *webp, char *err, size_t errlen) {
+    VipsImage *big = NULL, *small = NULL;
+    int status = -1;
     /* Decoded once, in memory (the preview is small); the grid tile comes from it. */
     big = vips_image_copy_memory(lazy);
     if (big == NULL) { copy_error(err, errlen, "the image cannot be decoded"); goto done; }
@@ -202,6 +217,40 @@ done:
     if (small != NULL) g_object_unref(small);
     if (big != NULL) g_object_unref(big);
     if (lazy != NULL) g_object_unref(lazy);
+    return status;
+}
+
+int nu11_image_thumbnails_rgb(const void *rgb, int width, int height, int rotate, int preview_px, int grid_px,
+                              int quality, void **preview, size_t *preview_len, int *preview_w, int *preview_h,
+                              void **grid, size_t *grid_len, int *grid_w, int *grid_h,
+                              char *err, size_t errlen) {
+    *preview = NULL; *grid = NULL; *preview_len = 0; *grid_len = 0;
+    if (nu11_image_init(err, errlen) != 0) return -1;
+    if (rgb == NULL || width <= 0 || height <= 0 || width > 16384 || height > 16384) {
+        g_strlcpy(err, "the frame has impossible dimensions", errlen);
+        return -1;
+    }
+    VipsImage *frame = vips_image_new_from_memory(rgb, (size_t)width * (size_t)height * 3, width, height, 3, VIPS_FORMAT_UCHAR);
+    if (frame == NULL) { copy_error(err, errlen, "the frame cannot be read"); return -1; }
+    VipsImage *typed = NULL, *turned = NULL, *lazy = NULL;
+    int status = -1;
+    if (vips_copy(frame, &typed, "interpretation", VIPS_INTERPRETATION_sRGB, NULL) != 0) {
+        copy_error(err, errlen, "the frame cannot be read");
+        goto done;
+    }
+    VipsAngle angle = rotate == 90 ? VIPS_ANGLE_D90 : rotate == 180 ? VIPS_ANGLE_D180 : rotate == 270 ? VIPS_ANGLE_D270 : VIPS_ANGLE_D0;
+    if (vips_rot(typed, &turned, angle, NULL) != 0) { copy_error(err, errlen, "the frame cannot be turned"); goto done; }
+    if (vips_thumbnail_image(turned, &lazy, preview_px, "height", preview_px, "size", VIPS_SIZE_DOWN, NULL) != 0) {
+        copy_error(err, errlen, "the frame cannot be scaled");
+        goto done;
+    }
+    int webp = 0;
+    status = thumbnails_of(lazy, grid_px, quality, preview, preview_len, preview_w, preview_h,
+                           grid, grid_len, grid_w, grid_h, &webp, err, errlen);
+done:
+    if (turned != NULL) g_object_unref(turned);
+    if (typed != NULL) g_object_unref(typed);
+    g_object_unref(frame);
     return status;
 }
 

@@ -92,12 +92,48 @@ public enum ImageCodec {
             + Array(UnsafeRawBufferPointer(start: out, count: count))
     }
 
-    private static func message(_ err: [CChar], _ fallback: String) -> String {
+    static func message(_ err: [CChar], _ fallback: String) -> String {
         let text = err.withUnsafeBufferPointer { ptr in
             ptr.baseAddress.map { String(cString: $0) } ?? ""
         }
         // libvips prefixes messages with the operation ("VipsJpeg: "); keep the reason.
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return trimmed.isEmpty ? fallback : trimmed
+    }
+}
+
+/// Videos: FFmpeg opens the container from memory and decodes its first picture (CNu11Image/video.c);
+/// libvips makes the thumbnails of that picture.
+extension ImageCodec {
+    public static func video(_ bytes: UnsafeRawBufferPointer) throws(ImageDecodeError) -> VideoAnalysis {
+        var info = nu11_video_info()
+        var rgb: UnsafeMutableRawPointer?
+        var count = 0
+        var err = [CChar](repeating: 0, count: 256)
+        guard let base = bytes.baseAddress,
+              nu11_video_poster(base, bytes.count, maxPixels, &info, &rgb, &count, &err, err.count) == 0, let rgb else {
+            throw ImageDecodeError(reason: message(err, "the video cannot be decoded"))
+        }
+        defer { nu11_image_free(rgb, count) }
+        var p: UnsafeMutableRawPointer?, g: UnsafeMutableRawPointer?
+        var pn = 0, gn = 0
+        var pw: Int32 = 0, ph: Int32 = 0, gw: Int32 = 0, gh: Int32 = 0
+        guard nu11_image_thumbnails_rgb(rgb, info.width, info.height, info.rotate, Int32(previewSize), Int32(gridSize), quality,
+                                        &p, &pn, &pw, &ph, &g, &gn, &gw, &gh, &err, err.count) == 0, let p, let g else {
+            throw ImageDecodeError(reason: message(err, "the video's poster cannot be made"))
+        }
+        defer {
+            nu11_image_free(p, pn)
+            nu11_image_free(g, gn)
+        }
+        let turned = info.rotate == 90 || info.rotate == 270
+        let created = withUnsafeBytes(of: info.created) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+        return VideoAnalysis(
+            width: Int(turned ? info.height : info.width), height: Int(turned ? info.width : info.height),
+            durationMS: info.duration_ms >= 0 ? Int(info.duration_ms) : nil, created: created.isEmpty ? nil : created,
+            hasLocation: info.has_location != 0,
+            thumbnails: ThumbnailPair(
+                grid: EncodedThumbnail(encoding: .jpeg, width: Int(gw), height: Int(gh), bytes: Array(UnsafeRawBufferPointer(start: g, count: gn))),
+                preview: EncodedThumbnail(encoding: .jpeg, width: Int(pw), height: Int(ph), bytes: Array(UnsafeRawBufferPointer(start: p, count: pn)))))
     }
 }

@@ -48,6 +48,11 @@ public final class ImageHelper: @unchecked Sendable {
         try ImageWire.decodeAnalysis(request(.analyze, arg: 0, bytes))
     }
 
+    /// A video's poster frame (its first picture) as thumbnails, and its container's facts.
+    public func video(_ bytes: [UInt8]) throws(ImageDecodeError) -> VideoAnalysis {
+        try ImageWire.decodeVideo(request(.video, arg: 0, bytes))
+    }
+
     /// The image's EXIF block, if it has one.
     public func exif(_ bytes: [UInt8]) throws(ImageDecodeError) -> [UInt8]? {
         let block = try request(.exif, arg: 0, bytes)

@@ -20,6 +20,8 @@ struct ItemMetadata: Codable, Sendable {
     var camera: String?
     var gps: Bool?
     var thumbnail: Bool?
+    /// Videos: the duration in seconds, from the container.
+    var duration: Double?
 
     init(name: String, size: UInt64, type: String, created: Date, modified: Date? = nil) {
         self.name = name
@@ -31,13 +33,14 @@ struct ItemMetadata: Codable, Sendable {
 
     /// Adds what the photo analysis found.
     mutating func apply(_ photo: PhotoFacts) {
-        type = photo.format.mimeType
+        type = photo.type
         width = photo.width
         height = photo.height
         taken = photo.taken ?? modified
         camera = photo.camera
         gps = photo.hasGPS
         thumbnail = photo.thumbnails != nil ? true : nil
+        duration = photo.duration
     }
 
     /// Version 2 binds the album the row sits in (16 zero bytes for none): moving a row to
@@ -145,6 +148,8 @@ struct ItemMetadata: Codable, Sendable {
         case "tif", "tiff": "image/tiff"
         case "mp4": "video/mp4"
         case "mov": "video/quicktime"
+        case "mkv": "video/x-matroska"
+        case "webm": "video/webm"
         case "txt", "md": "text/plain"
         case "pdf": "application/pdf"
         default: "application/octet-stream"
@@ -177,6 +182,8 @@ public struct ItemSummary: Sendable, Equatable {
     public var camera: String?
     public var gps: Bool?
     public var thumbnail: Bool
+    /// Videos: the duration in seconds, from the container.
+    public var duration: Double?
 
     /// A still image (its type says so), whatever its extension.
     public var isImage: Bool { kind == .file && type.hasPrefix("image/") }

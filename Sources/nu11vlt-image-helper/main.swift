@@ -122,6 +122,7 @@ while let head = readAll(ImageWire.requestHeaderSize) {
             case .exif: return .success(try ImageCodec.exif(raw) ?? [])
             case .png: return .success(try ImageCodec.png(raw, maxSide: Int(arg)))
             case .pixels: return .success(try ImageCodec.pixels(raw, maxSide: Int(arg)))
+            case .video: return .success(ImageWire.encode(try ImageCodec.video(raw)))
             }
         } catch let error as ImageDecodeError {
             return .failure(error)

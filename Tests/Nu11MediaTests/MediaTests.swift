@@ -236,3 +236,77 @@ struct ThumbnailEnvelopeTests {
         #expect(throws: Nu11Error.self) { try ThumbnailEnvelope.decode(Array(plain.prefix(5))) }
     }
 }
+
+@Suite("Videos: containers and dates")
+struct VideoFormatTests {
+    func ftyp(_ brand: String) -> [UInt8] { [0, 0, 0, 24] + Array("ftyp".utf8) + Array(brand.utf8) + [0, 0, 2, 0] }
+
+    @Test("containers are told by their bytes: MP4 brands, QuickTime, Matroska; HEIF is an image, not a video")
+    func sniff() {
+        #expect(VideoFormat.sniff(ftyp("isom")) == .mp4 && VideoFormat.sniff(ftyp("mp42")) == .mp4)
+        #expect(VideoFormat.sniff(ftyp("qt  ")) == .quicktime)
+        #expect(VideoFormat.sniff([0x1A, 0x45, 0xDF, 0xA3, 0x9F]) == .matroska)
+        #expect(VideoFormat.sniff(ftyp("heic")) == nil && ImageFormat.sniff(ftyp("heic")) == .heif)
+        #expect(VideoFormat.sniff(ftyp("avif")) == nil && VideoFormat.sniff(ftyp("xxxx")) == nil)
+        #expect(VideoFormat.sniff(Array("ftypisom".utf8)) == nil, "ftyp must be at offset 4")
+        #expect(VideoFormat.sniff([UInt8]()) == nil && VideoFormat.sniff([0x1A, 0x45]) == nil)
+    }
+
+    @Test("creation dates: UTC, with a zone, with a space; QuickTime's zero date, impossible dates and junk are nil")
+    func dates() {
+        #expect(VideoDate.parse("2024-05-01T10:20:30.000000Z") == Date(timeIntervalSince1970: 1_714_558_830))
+        #expect(VideoDate.parse("2024-05-01T12:20:30+0200") == Date(timeIntervalSince1970: 1_714_558_830))
+        #expect(VideoDate.parse("2024-05-01T05:20:30-05:00") == Date(timeIntervalSince1970: 1_714_558_830))
+        #expect(VideoDate.parse("2024-05-01 10:20:30") == Date(timeIntervalSince1970: 1_714_558_830))
+        for junk in ["1904-01-01T00:00:00.000000Z", "1970-01-01T00:00:00Z", "2024-13-01T00:00:00Z", "2024-02-30T00:00:00Z",
+                     "2024-05-01T25:00:00Z", "2024-05-01T10:20:30+2500", "yesterday", "", "2024-05-01", "2024-05-01T10:20:30Zjunk"] {
+            #expect(VideoDate.parse(junk) == nil, "\(junk) parsed")
+        }
+    }
+
+    @Test("a video answer with lying fields is refused before use")
+    func wire() throws {
+        let jpeg = EncodedThumbnail(encoding: .jpeg, width: 2, height: 1, bytes: [0xFF, 0xD8, 0xFF, 0xD9])
+        let pair = ThumbnailPair(grid: jpeg, preview: jpeg)
+        let good = VideoAnalysis(width: 240, height: 320, durationMS: 2000, created: "2024-05-01T10:20:30Z", hasLocation: true, thumbnails: pair)
+        let bytes = ImageWire.encode(good)
+        let back = try ImageWire.decodeVideo(bytes)
+        #expect(back.width == 240 && back.height == 320 && back.durationMS == 2000 && back.created == good.created && back.hasLocation)
+        var unknown = good
+        unknown.durationMS = nil
+        unknown.created = nil
+        #expect(try ImageWire.decodeVideo(ImageWire.encode(unknown)).durationMS == nil)
+        func mutated(_ at: Int, _ value: UInt8) -> [UInt8] {
+            var b = bytes
+            b[at] = value
+            return b
+        }
+        let lies: [(String, [UInt8])] = [
+            ("width 0", [0, 0, 0, 0] + bytes[4...]),
+            ("width over 16384", [0, 1, 0, 0] + bytes[4...]),
+            ("a duration of centuries", Array(bytes[0..<8]) + [0, 0, 0x10, 0, 0, 0, 0, 0] + bytes[16...]),
+            ("location 2", mutated(16, 2)),
+            ("a date longer than its field", mutated(17, 200)),
+            ("a control character in the date", mutated(18, 0x0A)),
+            ("a truncated bundle", Array(bytes.dropLast(3))),
+            ("nothing", []),
+        ]
+        for (what, payload) in lies {
+            #expect(throws: ImageDecodeError.self, "\(what) was accepted") { try ImageWire.decodeVideo(payload) }
+        }
+    }
+
+    @Test("FFmpeg refuses what is not a vetted container, from memory, with a one-line reason")
+    func codecRefusals() {
+        let samples: [[UInt8]] = [[], Array("not a video".utf8), ftyp("isom"), ftyp("isom") + [UInt8](repeating: 0xFF, count: 4096),
+                                  [0x1A, 0x45, 0xDF, 0xA3] + [UInt8](repeating: 0, count: 64)]
+        for sample in samples {
+            let result = sample.withUnsafeBytes { raw in Result { () throws(ImageDecodeError) in try ImageCodec.video(raw) } }
+            guard case .failure(let error) = result else {
+                Issue.record("\(sample.prefix(12)) was decoded")
+                continue
+            }
+            #expect(!error.reason.isEmpty && !error.reason.contains("\n"), "\(error.reason)")
+        }
+    }
+}

@@ -80,6 +80,35 @@ int nu11_sandbox_probe_memory(unsigned long long limit, int out);
 /* Makes an x32 system call: the lock-down kills the process (SIGSYS). */
 void nu11_sandbox_probe_x32(void);
 
+/* The two thumbnails of a decoded video frame: RGB24 rows without padding, turned
+ * clockwise by `rotate` (0, 90, 180, 270) first. Always JPEG. */
+int nu11_image_thumbnails_rgb(const void *rgb, int width, int height, int rotate, int preview_px, int grid_px,
+                              int quality, void **preview, size_t *preview_len, int *preview_w, int *preview_h,
+                              void **grid, size_t *grid_len, int *grid_w, int *grid_h,
+                              char *err, size_t errlen);
+
+/* What a video's container and first picture say (see video.c). */
+typedef struct {
+    int width;              /* as stored, before rotation */
+    int height;
+    int rotate;             /* clockwise degrees to show it upright: 0, 90, 180, 270 */
+    int64_t duration_ms;    /* -1 when the container does not say */
+    char created[64];       /* the container's creation date as written (ISO 8601), or "" */
+    int has_location;       /* the container carries a location (ISO 6709 tag) */
+    char container[16];     /* "mp4", "quicktime", "matroska", "webm" */
+    char codec[16];         /* the video decoder's name */
+} nu11_video_info;
+
+/* Opens a video held in memory with FFmpeg (the vetted demuxers and decoders only, no
+ * threads, no file, no network), reads its facts and decodes its first picture to RGB24
+ * (*rgb, width x height x 3 bytes, free with nu11_image_free). Refuses a picture of more
+ * than max_pixels. 0, or -1 with a one-line reason. */
+int nu11_video_poster(const void *buf, size_t len, int64_t max_pixels, nu11_video_info *info,
+                      void **rgb, size_t *rgb_len, char *err, size_t errlen);
+
+/* Whether bytes start like a container nu11_video_poster opens (MP4/QuickTime, Matroska/WebM). */
+int nu11_video_signature(const void *buf, size_t len);
+
 /* Zeroes and frees a buffer this library returned. */
 void nu11_image_free(void *p, size_t len);
 

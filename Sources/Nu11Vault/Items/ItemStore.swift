@@ -61,7 +61,7 @@ extension Items {
                                metadata: { size in
                                    var meta = ItemMetadata(name: name, size: size, type: type ?? (kind == .note ? "text/plain" : ItemMetadata.guessType(name)),
                                                            created: created, modified: modified)
-                                   if let photo { meta.apply(photo) } else if capture != nil && ImageFormat.suggested(byName: name) != nil && type == nil {
+                                   if let photo { meta.apply(photo) } else if let capture, type == nil, capture.claimsWrongType(meta.type) {
                                        meta.type = "application/octet-stream"
                                    }
                                    return meta

@@ -3,15 +3,18 @@ import Foundation
 import Nu11Format
 import Nu11Media
 
-/// What the import learned about a photo, in the same pass as its encryption.
+/// What the import learned about a photo or a video, in the same pass as its encryption.
 struct PhotoFacts {
-    var format: ImageFormat
+    /// The media type, from the content.
+    var type: String
     var width: Int
     var height: Int
     var taken: Date?
     var camera: String?
     var hasGPS: Bool
     var thumbnails: ThumbnailPair?
+    /// Videos: seconds.
+    var duration: Double?
 }
 
 extension ImageFormat {
@@ -28,8 +31,9 @@ extension ImageFormat {
 }
 
 /// Keeps a copy of what an import reads, while it is encrypted, when the first bytes say
-/// it is an image (and it is not too large): the thumbnails are made from that copy after
-/// the last chunk is sealed, so the file is read once. Memory only; zeroed when done.
+/// it is an image or a video (and it is not too large): the thumbnails (a video's from its
+/// first picture) are made from that copy after the last chunk is sealed, so the file is read
+/// once. Memory only; zeroed when done.
 final class PhotoCapture {
     /// Images larger than this import without a thumbnail (and say so).
     static let maxBytes = ImageLimits.maxBytes
@@ -37,12 +41,13 @@ final class PhotoCapture {
     private(set) var bytes: [UInt8] = []
     private var decided = false
     private(set) var format: ImageFormat?
+    private(set) var video: VideoFormat?
     private(set) var tooLarge = false
 
     init(name: String) { self.name = name }
 
     func take(_ chunk: UnsafeRawBufferPointer) {
-        if decided && format == nil || tooLarge { return }
+        if decided && format == nil && video == nil || tooLarge { return }
         bytes.append(contentsOf: chunk)
         if !decided && bytes.count >= 16 { decide() }
         if bytes.count > Self.maxBytes {
@@ -58,14 +63,16 @@ final class PhotoCapture {
         guard !decided, bytes.isEmpty, first.count >= 16 || UInt64(first.count) == size else { return false }
         decided = true
         format = ImageFormat.sniff(first)
-        if format != nil && size > UInt64(Self.maxBytes) { tooLarge = true }
-        return format == nil || tooLarge
+        video = format == nil ? VideoFormat.sniff(first) : nil
+        if (format != nil || video != nil) && size > UInt64(Self.maxBytes) { tooLarge = true }
+        return format == nil && video == nil || tooLarge
     }
 
     private func decide() {
         decided = true
         format = ImageFormat.sniff(bytes)
-        if format == nil {
+        video = format == nil ? VideoFormat.sniff(bytes) : nil
+        if format == nil && video == nil {
             secureZero(&bytes)
             bytes = []
         }
@@ -80,6 +87,7 @@ final class PhotoCapture {
             bytes = []
         }
         let suggested = ImageFormat.suggested(byName: name)
+        if let video { return analyzeVideo(video) }
         guard let format else {
             guard let suggested else { return (nil, nil) }
             return (nil, "\(name): not a \(suggested.displayName) image (its content is not an image format Nu11VLT reads); imported as a plain file, without a thumbnail")
@@ -90,10 +98,31 @@ final class PhotoCapture {
         do {
             let analysis = try ImageHelper.shared.analyze(bytes)
             let exif = analysis.exif.map(ExifSummary.parse)
-            return (PhotoFacts(format: format, width: analysis.header.width, height: analysis.header.height, taken: exif?.takenDate,
+            return (PhotoFacts(type: format.mimeType, width: analysis.header.width, height: analysis.header.height, taken: exif?.takenDate,
                                camera: exif?.camera, hasGPS: exif?.hasGPS ?? false, thumbnails: analysis.thumbnails), nil)
         } catch {
             return (nil, "\(name): not decoded as a \(format.displayName) image (\(error.reason)); imported as a plain file, without a thumbnail")
+        }
+    }
+
+    /// Whether the name's type (`guessed`) is an image or a video the content is not: the
+    /// item is then typed by its content (unknown), never by its name.
+    func claimsWrongType(_ guessed: String) -> Bool {
+        ImageFormat.suggested(byName: name) != nil || guessed.hasPrefix("video/") && video == nil
+    }
+
+    /// A video: its poster frame, duration and creation date, from the helper (FFmpeg there).
+    private func analyzeVideo(_ video: VideoFormat) -> (facts: PhotoFacts?, warning: String?) {
+        if tooLarge {
+            return (nil, "\(name): larger than \(Self.maxBytes >> 20) MiB, too large for a poster frame; imported without one")
+        }
+        do {
+            let analysis = try ImageHelper.shared.video(bytes)
+            return (PhotoFacts(type: video.mimeType, width: analysis.width, height: analysis.height,
+                               taken: analysis.created.flatMap(VideoDate.parse), camera: nil, hasGPS: analysis.hasLocation,
+                               thumbnails: analysis.thumbnails, duration: analysis.durationMS.map { Double($0) / 1000 }), nil)
+        } catch {
+            return (nil, "\(name): no poster frame (\(error.reason)); imported as a video without a thumbnail")
         }
     }
 

@@ -110,7 +110,8 @@ extension Photos {
             var meta = try ItemMetadata.open(row, key: key)
             if meta.thumbnail == true && ProtectedFiles.exists(location.thumbnailPath(row.id)) { continue }
             guard meta.size <= UInt64(PhotoCapture.maxBytes),
-                  ImageFormat.sniff(try vault.items.read(row, offset: 0, count: 16)) != nil else { continue }
+                  case let head = try vault.items.read(row, offset: 0, count: 16),
+                  ImageFormat.sniff(head) != nil || VideoFormat.sniff(head) != nil else { continue }
             let capture = PhotoCapture(name: meta.name)
             var sink = CaptureSink(capture: capture)
             let (fd, itemKey) = try vault.items.openItem(row)

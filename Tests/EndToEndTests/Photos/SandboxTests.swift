@@ -137,7 +137,7 @@ struct SandboxTests {
         return d + bytes
     }
 
-    @Test("the helper's system calls over the whole image corpus and every request are all on its allow-list")
+    @Test("the helper's system calls over the whole image corpus, videos, and every request are all on its allow-list")
     func traceMatchesAllowList() throws {
         let cli = try CLI()
         let strace = try #require(PhotoFixtures.tool("strace"), "strace is not installed")
@@ -152,6 +152,10 @@ struct SandboxTests {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
             for (op, arg) in [(UInt8(1), UInt32(0)), (2, 0), (3, 512), (4, 256), (4, 4096)] { input += request(op, arg, bytes) }
         }
+        // The video decoder (FFmpeg, op 5) under the same lock-down: good clips, then a cut one.
+        let videos = [try VideoTests.iphoneClip(cli), try VideoTests.webm(cli)]
+        for video in videos { input += request(5, 0, try Data(contentsOf: URL(fileURLWithPath: video))) }
+        input += request(5, 0, try Data(contentsOf: URL(fileURLWithPath: videos[0])).prefix(9000))
         let r = try cli.spawn(strace, ["-f", "-qq", "-o", cli.root + "/trace", Self.helper], input: input)
         #expect(r.code == 0, "the helper failed over the corpus: \(r.code)")
         // Every good image is answered (ok) for every request; the bad ones are refused, not fatal.
@@ -162,8 +166,9 @@ struct SandboxTests {
             answers.append(out[at] == 0)
             at += 9 + length
         }
-        #expect(answers.count == files.count * 5, "answers: \(answers.count) for \(files.count * 5) requests")
+        #expect(answers.count == files.count * 5 + 3, "answers: \(answers.count) for \(files.count * 5 + 3) requests")
         #expect(answers.prefix(corpus.good.count * 5).allSatisfy { $0 }, "a good image was refused: \(answers)")
+        #expect(answers.suffix(3) == [true, true, false], "the videos: \(answers.suffix(3))")
         let list = try cli.spawn(Self.helper, ["--allow-list"]).out.split(separator: "\n")
         let allowed = Set(list.filter { $0.hasPrefix("allowed ") }.map { String($0.dropFirst(8)) })
         let refused = Set(list.filter { $0.hasPrefix("refused ") }.map { String($0.dropFirst(8)) })
