@@ -285,3 +285,12 @@ int nu11_rename_noreplace(const char *from, const char *to) {
     if (link(from, to) != 0) return -1;
     return unlink(from);
 }
+
+#include <sys/vfs.h>
+
+int nu11_is_memory_fs(const char *path) {
+    struct statfs info;
+    if (statfs(path, &info) != 0) return 0;
+    /* TMPFS_MAGIC, RAMFS_MAGIC (linux/magic.h) */
+    return info.f_type == 0x01021994 || info.f_type == (__typeof__(info.f_type))0x858458f6;
+}

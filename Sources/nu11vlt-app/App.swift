@@ -12,6 +12,8 @@ import Nu11Vault
 @MainActor
 final class App {
     let session: Session
+    /// Videos in the user's player, from a private RAM folder (emptied on lock and quit).
+    let playback = Playback()
     let application: UnsafeMutablePointer<AdwApplication>
     private(set) var window: Widget?
     private var stack: Widget?
@@ -207,6 +209,7 @@ final class App {
     func lock(reason: String) {
         guard main != nil else { return }
         main?.tearDown()
+        playback.clear()
         main = nil
         role = nil
         actions.vaultOpen(false)
@@ -217,6 +220,7 @@ final class App {
 
     func quit() {
         main?.tearDown()
+        playback.close()
         main = nil
         session.close()
         g_application_quit(UnsafeMutablePointer(OpaquePointer(application)))

@@ -301,6 +301,8 @@ final class Tile {
     let icon: Widget
     let name: Widget
     let badge: Widget
+    /// A video's duration over its poster, bottom right.
+    let duration: Widget
 
     init() {
         picture = gtk_picture_new()
@@ -310,9 +312,16 @@ final class Tile {
         gtk_image_set_pixel_size(op(icon), 64)
         gtk_widget_add_css_class(icon, "dim-label")
         gtk_widget_set_visible(icon, 0)
+        duration = label("", style: "osd")
+        gtk_widget_add_css_class(duration, "caption")
+        gtk_widget_set_halign(duration, GTK_ALIGN_END)
+        gtk_widget_set_valign(duration, GTK_ALIGN_END)
+        margins(duration, 6)
+        gtk_widget_set_visible(duration, 0)
         let frame = gtk_overlay_new()
         gtk_overlay_set_child(op(frame), picture)
         gtk_overlay_add_overlay(op(frame), icon)
+        gtk_overlay_add_overlay(op(frame), duration)
         name = label("")
         gtk_label_set_ellipsize(op(name), PANGO_ELLIPSIZE_MIDDLE)
         gtk_label_set_max_width_chars(op(name), 18)
@@ -329,16 +338,27 @@ final class Tile {
         gtk_picture_set_paintable(op(picture), nil)
         gtk_widget_set_visible(badge, 0)
         gtk_widget_set_visible(icon, 0)
+        gtk_widget_set_visible(duration, 0)
     }
 
     func show(_ item: ItemSummary) {
         setText(name, item.name)
-        n11g_set_label(root, item.name)
-        n11g_set_label(picture, item.name)
+        // A video says so, with its length: "clip.mp4, video, 0:02".
+        let spoken = item.isVideo ? item.name + ", video" + (item.duration.map { ", " + Tile.durationText($0) } ?? "") : item.name
+        n11g_set_label(root, spoken)
+        n11g_set_label(picture, spoken)
+        gtk_widget_set_visible(duration, item.isVideo ? 1 : 0)
+        setText(duration, item.isVideo ? item.duration.map(Tile.durationText) ?? "video" : "")
         gtk_widget_set_visible(badge, item.fadesAt == nil ? 0 : 1)
         if let fades = item.fadesAt { setText(badge, "fades in " + Countdown.text(fades.timeIntervalSinceNow)) }
         gtk_widget_set_visible(icon, item.thumbnail ? 0 : 1)
         if !item.thumbnail { gtk_image_set_from_icon_name(op(icon), Tile.iconName(for: item.name)) }
+    }
+
+    /// 0:02, 4:05, 1:02:03.
+    static func durationText(_ seconds: Double) -> String {
+        let s = max(0, Int(seconds.rounded()))
+        return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s % 3600 / 60, s % 60) : String(format: "%d:%02d", s / 60, s % 60)
     }
 
     /// The generic icon of the file's type, guessed from its name (GIO's shared MIME data).

@@ -52,12 +52,14 @@ final class Viewer {
         actions.add("zoom-out") { [unowned self] in self.zoomBy(0.8) }
         actions.add("fullscreen") { [unowned self] in self.toggleFullscreen() }
         actions.add("fade") { [unowned self] in self.fade() }
+        actions.add("play") { [unowned self] in self.play() }
         actions.add("delete") { [unowned self] in
             guard let item = self.current else { return }
             self.screen.confirmDelete([item.id]) { [weak self] in self?.close() }
         }
         for (icon, name, action) in [("view-grid-symbolic", "Back to gallery", "back"), ("go-previous-symbolic", "Previous item", "previous"),
-                                     ("go-next-symbolic", "Next item", "next"), ("zoom-out-symbolic", "Zoom out", "zoom-out"),
+                                     ("go-next-symbolic", "Next item", "next"), ("media-playback-start-symbolic", "Play video", "play"),
+                                     ("zoom-out-symbolic", "Zoom out", "zoom-out"),
                                      ("zoom-in-symbolic", "Zoom in", "zoom-in"), ("zoom-original-symbolic", "Full size", "zoom"),
                                      ("view-fullscreen-symbolic", "Full screen", "fullscreen"),
                                      ("document-save-symbolic", "Export item", "export"), ("folder-symbolic", "Move to album", "move"),
@@ -80,6 +82,10 @@ final class Viewer {
             case GDK_KEY_0, GDK_KEY_KP_0: self.image.set(1); return true
             case GDK_KEY_F11: self.toggleFullscreen(); return true
             case GDK_KEY_i: self.info.toggle(); return true
+            case GDK_KEY_space, GDK_KEY_Return, GDK_KEY_KP_Enter:
+                guard self.current?.isVideo == true else { return false }
+                self.play()
+                return true
             default: return false
             }
         }
@@ -100,6 +106,7 @@ final class Viewer {
 
     func tearDown() {
         generation += 1
+        screen.app.playback.clear()
         if fullscreen { toggleFullscreen() }
         image.show(nil)
         // No name of an item stays in the widget tree once the viewer is gone.
@@ -128,6 +135,7 @@ final class Viewer {
 
     private func step(_ delta: Int) {
         guard !items.isEmpty else { return }
+        screen.app.playback.clear()
         position = (position + delta + items.count) % items.count
         showCurrent()
     }
@@ -152,7 +160,7 @@ final class Viewer {
 
     /// The full image, decoded by the helper (up to 4096 px), when asked for.
     private func zoom() {
-        guard let item = current, item.isImage || item.thumbnail, !zoomed else { return }
+        guard let item = current, item.isImage, !zoomed else { return }
         zoomed = true
         updateActions()
         let mine = generation
@@ -174,7 +182,8 @@ final class Viewer {
         let item = current
         actions.setEnabled("previous", items.count > 1)
         actions.setEnabled("next", items.count > 1)
-        actions.setEnabled("zoom", item.map { ($0.isImage || $0.thumbnail) && !zoomed } ?? false)
+        actions.setEnabled("zoom", item.map { $0.isImage && !zoomed } ?? false)
+        actions.setEnabled("play", item?.isVideo ?? false)
         actions.setEnabled("move", item.map { $0.fadesAt == nil } ?? false)
         for name in ["export", "fade", "delete"] { actions.setEnabled(name, item != nil) }
     }
@@ -217,6 +226,22 @@ final class Viewer {
                 case .success: self?.screen.reload()
                 case .failure(let error): self?.screen.app.tell("Move failed", describe(error))
                 }
+            }
+        }
+    }
+
+    /// A video in the user's player, from the private RAM file (see `Playback`).
+    private func play() {
+        guard let item = current, item.isVideo else { return }
+        let mine = generation
+        setText(badge, "Opening in your video player…")
+        screen.app.playback.play(item, session: screen.app.session) { [weak self] result in
+            guard let self, mine == self.generation else { return }
+            switch result {
+            case .success(let player): setText(badge, "Playing in \(player) from a private file in memory, removed when you leave this video")
+            case .failure(let error):
+                setText(badge, "")
+                screen.app.tell("Cannot play “\(item.name)”", error.message)
             }
         }
     }

@@ -119,7 +119,10 @@ final class InfoPane {
         if let w = item.width, let h = item.height { lines.append("Dimensions: \(w) × \(h)") }
         lines.append("Size: " + ByteCountFormatter.string(fromByteCount: Int64(item.size), countStyle: .file))
         lines.append("Type: \(item.type)")
-        if item.isImage { lines.append("Location: " + (item.gps == true ? "stored in the photo" : "none stored")) }
+        if let duration = item.duration { lines.append("Duration: " + Tile.durationText(duration)) }
+        if item.isImage || item.isVideo {
+            lines.append("Location: " + (item.gps == true ? "stored in the \(item.isVideo ? "video" : "photo")" : "none stored"))
+        }
         lines.append("Album: \(item.album ?? "none")")
         setText(body, lines.joined(separator: "\n"))
     }

@@ -16,6 +16,7 @@ core file appears, though its core limit was unlimited and a dumpable control pr
 crash in the same folder does write one.
 
 usage: gui_test.py BIN_DIR SCREENSHOT_DIR WORK_DIR"""
+import hashlib
 import os
 import re
 import resource
@@ -42,6 +43,8 @@ MARKER = "N11GUIMARKER" + secrets.token_hex(8)
 NOTE_MARKER = "N11NOTEMARKER" + secrets.token_hex(8)
 ARCHIVE_PASSWORD = "-".join(secrets.token_hex(4) for _ in range(5))  # 160 random bits
 FADE_SECONDS = 60
+PLAYER_LOG = os.path.join(WORK, "player.log")
+played = []  # the private files the fake player was handed
 step_started = time.monotonic()
 
 
@@ -81,8 +84,37 @@ def start_security_key():
     return key_process
 
 
+def install_fake_player():
+    """The user's default video player, as GIO finds it (a desktop file and mimeapps.list in
+    $HOME): a script that records the path it was handed, the SHA-256 of what it read there
+    and the file's mode."""
+    script = os.path.join(WORK, "fake_player.py")
+    with open(script, "w") as f:
+        f.write("import hashlib, os, sys\n"
+                "p = sys.argv[1]\n"
+                "data = open(p, 'rb').read()\n"
+                f"with open({PLAYER_LOG!r}, 'a') as log:\n"
+                "    log.write(p + '\\t' + hashlib.sha256(data).hexdigest() + '\\t' + oct(os.stat(p).st_mode & 0o777) + '\\n')\n")
+    apps = os.path.join(os.environ["HOME"], ".local/share/applications")
+    os.makedirs(apps, exist_ok=True)
+    types = ["video/mp4", "video/quicktime", "video/x-matroska"]
+    with open(os.path.join(apps, "n11-test-player.desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Test Player\nNoDisplay=true\n"
+                f"Exec=/usr/bin/python3 {script} %f\nMimeType={';'.join(types)};\n")
+    config = os.path.join(os.environ["HOME"], ".config")
+    os.makedirs(config, exist_ok=True)
+    with open(os.path.join(config, "mimeapps.list"), "w") as f:
+        f.write("[Default Applications]\n" + "".join(f"{t}=n11-test-player.desktop\n" for t in types))
+
+
+def video(path, seconds, codec, extra=()):
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-t", str(seconds),
+                    "-c:v", codec, *(["-pix_fmt", "yuv420p"] if codec == "libx264" else []), *extra, path], check=True)
+
+
 def setup():
     os.makedirs(PHOTOS, exist_ok=True)
+    install_fake_player()
     cli(["init", "--kdf-iterations", "2", "--kdf-memory", "19"], [PRIMARY])
     cli(["fido2", "enroll", "--name", "GUI test key"], [PRIMARY])
     r = subprocess.run([CLI, "pin", "set-backup", "--vault", VAULT, "--keystore", KEYSTORE, "--pin-stdin", "--new-pin-fd", "0"],
@@ -181,12 +213,41 @@ def scenario():
         f.write("a text file from the phone\n")
     with open(os.path.join(dump, "Documents", "ticket.pdf"), "wb") as f:
         f.write(b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n")
+    os.makedirs(os.path.join(dump, "Camera"), exist_ok=True)
+    video(os.path.join(dump, "Camera", "clip-a.mp4"), 2, "libx264", ["-metadata", "creation_time=2024-05-01T10:20:30Z"])
+    video(os.path.join(dump, "Camera", "clip-b.webm"), 1, "libvpx-vp9")
     import_through_chooser(dump, button="Import a folder", title="Import a folder into the vault")
     wait_label("readme.txt", timeout=60)
     wait_label("ticket.pdf", timeout=60)
     main_window()
     time.sleep(1.0)
     screenshot(os.path.join(SHOTS, "gallery-files.png"))
+
+    step("videos: tiles with the poster and duration; the viewer plays one in the user's player from a private RAM file, gone after")
+    clip = find("clip-a.mp4, video, 0:02", timeout=60)
+    find("clip-b.webm, video, 0:01", timeout=30)
+    double_click(clip)
+    find("Back to gallery", "push button")
+    assert not enabled(find("Full size", "push button")), "Full size is offered for a video"
+    press("Information")
+    wait_label("Duration: 0:02", timeout=15, exact=False)
+    press("Information")
+    assert enabled(find("Play video", "push button")), "Play is not offered for a video"
+    press("Play video")
+    line = wait_for(lambda: open(PLAYER_LOG).read().strip() if os.path.exists(PLAYER_LOG) else None, "the player to be started", 30)
+    path, digest, mode = line.split("\t")
+    original = hashlib.sha256(open(os.path.join(dump, "Camera", "clip-a.mp4"), "rb").read()).hexdigest()
+    assert digest == original, "the player did not get the video's bytes"
+    assert mode == "0o600" and os.stat(os.path.dirname(path)).st_mode & 0o777 == 0o700, f"the private file is {mode}"
+    assert "clip-a" not in path, f"the item's name is in the private file's path: {path}"
+    fs = subprocess.run(["stat", "-f", "-c", "%T", path], capture_output=True, text=True).stdout.strip()
+    assert fs in ("tmpfs", "ramfs"), f"the private file is on {fs}, not in memory"
+    played.append(path)
+    wait_label("Playing in Test Player", timeout=15, exact=False)
+    screenshot(os.path.join(SHOTS, "viewer-video.png"))
+    press("Back to gallery")
+    wait_for(lambda: not os.path.exists(path), "the private file to be removed when the viewer closes", 15)
+    main_window()
 
     step("another program's window in front: the privacy cover is up; back in the app it is gone")
     other = subprocess.Popen(["display", "-size", "200x200", "xc:gray"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -415,6 +476,7 @@ def scenario():
     step("quit with Ctrl+Q")
     main_window()
     key("ctrl+q")
+    wait_for(lambda: not os.path.exists(os.path.dirname(played[0])), "the app's private RAM folder to be removed on quit", 15)
 
 
 def new_password(secret):

@@ -16,4 +16,8 @@ char *n11g_dropped_paths(const GValue *value);
 GType n11g_file_list_type(void);
 // A property of type int or boolean (g_object_set).
 void n11g_set_bool(gpointer object, const char *property, gboolean value);
+// Opens a local file in the user's default application for its content type (GIO's
+// launcher: the desktop file's Exec line, spawned by GLib). 0, or -1 with a one-line reason;
+// the application's name in app_name.
+int n11g_launch_default(const char *path, const char *content_type, char *app_name, size_t name_len, char *err, size_t err_len);
 #endif

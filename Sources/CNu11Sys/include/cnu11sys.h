@@ -7,7 +7,9 @@
 int nu11_process_hygiene(void);
 /// 1 if the process is non-dumpable, 0 if dumpable, -1 on error.
 int nu11_is_dumpable(void);
-#endif
+/* 1 when `path` is on tmpfs or ramfs (memory-backed: nothing written there reaches a disk,
+ * swap aside), else 0. */
+int nu11_is_memory_fs(const char *path);
 /// Sets (on != 0) or clears the `nodump` attribute (chattr +d) of a file or folder.
 /// Returns 0 on success, 1 if the file system does not support it, -1 on other errors.
 int nu11_set_nodump(const char *path, int on);
@@ -44,3 +46,5 @@ int nu11_spawn_piped(const char *path, int *to_child, int *from_child, int *pid_
 int nu11_landlock_abi(void);
 /// memfd_create without close-on-exec (so a child can open /proc/self/fd/N); -1 on error.
 int nu11_memfd(const char *name);
+
+#endif
