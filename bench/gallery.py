@@ -11,8 +11,11 @@
   tile          one tile's thumbnail decrypted (vault LRU) and decoded into a texture, on
                 the worker thread (never the main thread), while the test scrolls
 
-usage: bench/gallery.py [N] [--keep DIR]   (run by bench/run; needs a release build)
+usage: bench/gallery.py [N] [--videos PERCENT] [--keep DIR]   (run by bench/run; needs a release build)
+  --videos P   P % of the N items are short H.264 clips (each unique; their poster frames are
+               made at import by the helper, as a phone dump's are); the rest are photos
   --keep DIR   make the vault in DIR (once) and keep it, so repeated runs skip the setup"""
+import concurrent.futures
 import os
 import random
 import shutil
@@ -34,6 +37,13 @@ if "--keep" in ARGS:
         raise SystemExit("bench: --keep needs a folder (e.g. --keep /tmp/gallery10k)")
     KEEP = os.path.abspath(ARGS[at + 1])
     del ARGS[at:at + 2]
+VIDEOS = 0
+if "--videos" in ARGS:
+    at = ARGS.index("--videos")
+    if at + 1 >= len(ARGS) or not ARGS[at + 1].isdigit() or not 0 <= int(ARGS[at + 1]) <= 100:
+        raise SystemExit("bench: --videos needs a percentage from 0 to 100 (e.g. --videos 10)")
+    VIDEOS = int(ARGS[at + 1])
+    del ARGS[at:at + 2]
 N = int(ARGS[0]) if ARGS else 10000
 ROUNDS = 5
 PIN = "bench-gallery-2468"
@@ -42,9 +52,25 @@ PIN = "bench-gallery-2468"
 def make_photos(folder, n):
     os.makedirs(folder)
     rnd = random.Random(7)
+    every = round(100 / VIDEOS) if VIDEOS else 0
+    clips = []
     for i in range(n):
+        if every and i % every == 0:
+            clips.append(os.path.join(folder, f"v{i:05d}.mp4"))
+            continue
         colour = (rnd.randrange(256), rnd.randrange(256), rnd.randrange(256))
         Image.new("RGB", (320, 240), colour).save(os.path.join(folder, f"p{i:05d}.jpg"), quality=80)
+    if clips:
+        base = os.path.join(os.path.dirname(folder), "base.mp4")
+        subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=640x360:rate=30", "-t", "2",
+                        "-c:v", "libx264", "-pix_fmt", "yuv420p", base], check=True)
+
+        def copy(path):  # the same pictures, a title of its own: no two clips are duplicates
+            subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-i", base, "-c", "copy", "-metadata",
+                            "title=" + os.path.basename(path), path], check=True)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            list(pool.map(copy, clips))
+        os.remove(base)
 
 
 def nu11vlt(work, *args):
@@ -120,11 +146,12 @@ def main():
         tiles.sort()
         p95 = tiles[int(len(tiles) * 0.95) - 1] if tiles else 0
         median = statistics.median(tiles) if tiles else 0
-        print(f"| gallery: {N} photos, unlock → IDs sorted by capture date and the first screen decoded, in the grid; median of {ROUNDS} unlocks (the vault call: {statistics.median(call):.0f} ms) | {statistics.median(listed):.0f} ms | |")
+        what = f"{N} items, {VIDEOS} % videos" if VIDEOS else f"{N} photos"
+        print(f"| gallery: {what}, unlock → IDs sorted by capture date and the first screen decoded, in the grid; median of {ROUNDS} unlocks (the vault call: {statistics.median(call):.0f} ms) | {statistics.median(listed):.0f} ms | |")
         print(f"| gallery: unlock → first screen ({first_tiles} tiles on screen) decrypted, decoded, painted; median of {ROUNDS} unlocks (target ≤ 300 ms) | {statistics.median(first):.0f} ms | {statistics.median(first) / 300:.2f}× target |")
         print(f"| gallery: the same, the slowest of the {ROUNDS} unlocks | {max(first):.0f} ms | {max(first) / 300:.2f}× target |")
         print(f"| gallery: one tile's decrypt + decode on the worker, median / p95 ({len(tiles)} tiles while scrolling) | {median:.2f} / {p95:.2f} ms | {16.7 / max(median, 0.001):.0f} tiles per 60 Hz frame |")
-        print(f"(setup: {N} photos made and imported in {setup:.0f} s)", file=sys.stderr)
+        print(f"(setup: {N} items made and imported in {setup:.0f} s)", file=sys.stderr)
     finally:
         if xvfb:
             xvfb.terminate()

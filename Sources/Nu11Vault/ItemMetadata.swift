@@ -31,6 +31,10 @@ struct ItemMetadata: Codable, Sendable {
         self.modified = modified
     }
 
+    /// What a gallery sorts and groups by: the capture date, else the source file's mtime,
+    /// else the import time.
+    var sortDate: Date { taken ?? modified ?? created }
+
     /// Adds what the photo analysis found.
     mutating func apply(_ photo: PhotoFacts) {
         type = photo.type
@@ -187,6 +191,9 @@ public struct ItemSummary: Sendable, Equatable {
 
     /// A still image (its type says so), whatever its extension.
     public var isImage: Bool { kind == .file && type.hasPrefix("image/") }
+    /// What a gallery sorts and groups by: the capture date, else the source file's mtime,
+    /// else the import time.
+    public var sortDate: Date { taken ?? modified ?? created }
     public var isVideo: Bool { kind == .file && type.hasPrefix("video/") }
 }
 
@@ -201,7 +208,8 @@ public struct AlbumSummary: Sendable, Codable, Equatable {
 public enum ItemOrder: String, Sendable, CaseIterable {
     /// Import order (the default).
     case imported
-    /// Capture date: EXIF DateTimeOriginal, else the source file's mtime, else import time.
+    /// Capture date: EXIF DateTimeOriginal (a video's container date), else the source file's
+    /// mtime, else import time.
     case taken
 }
 

@@ -53,9 +53,11 @@ extension App {
     func showShortcuts() {
         let groups: [(String, [(String, String)])] = [
             ("Vault", [("Lock the vault", "<Control>l"), ("Import files", "<Control>o"), ("Import a folder", "<Control><Shift>o"), ("Export the selection", "<Control>e"),
+                       ("Move the selection to an album", "<Control>m"), ("Delete the selection (asks first)", "Delete"),
                        ("Quit", "<Control>q")]),
             ("Viewer", [("Previous item", "Left"), ("Next item", "Right"), ("Zoom in", "plus"), ("Zoom out", "minus"),
-                        ("Fit to the window", "0"), ("Full screen", "F11"), ("Information", "i"), ("Back to the gallery", "Escape")]),
+                        ("Fit to the window", "0"), ("Full screen", "F11"), ("Information", "i"), ("Play a video", "space"),
+                        ("Delete the item (asks first)", "Delete"), ("Back to the gallery", "Escape")]),
             ("General", [("Keyboard shortcuts", "<Control>question")]),
         ]
         var xml = "<interface><object class=\"GtkShortcutsWindow\" id=\"shortcuts\"><property name=\"modal\">1</property>"

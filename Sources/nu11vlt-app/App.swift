@@ -91,6 +91,10 @@ final class App {
             guard let main = self.main else { return }
             main.confirmDelete(main.gallery.selectedIDs)
         }
+        actions.add("move-selected", accels: ["<Control>m"], needsVault: true) { [unowned self] in
+            guard let main = self.main else { return }
+            main.moveToAlbum(main.gallery.selectedIDs)
+        }
         actions.add("archives", needsVault: true) { [unowned self] in self.main?.transfers.archiveMenu() }
         actions.vaultOpen(false)
     }

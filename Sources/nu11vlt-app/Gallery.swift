@@ -21,6 +21,12 @@ final class Gallery {
     /// summary is fetched when it is first bound, a screenful at a time).
     private(set) var ids: [ItemID] = []
     private var summaries: [ItemID: ItemSummary] = [:]
+    /// What the grid's model holds: the items with their date sections (`GallerySections`).
+    private var cells: [GalleryCell] = []
+    /// Each item's sort date (capture, else import), for the section headers.
+    private var dates: [ItemID: Date] = [:]
+    private var columns = 2
+    private var grouping = Grouping.day
 
     /// The name of a listed item (nil while its summary is on its way).
     func name(of id: ItemID) -> String? { summaries[id]?.name }
@@ -52,8 +58,9 @@ final class Gallery {
         grid = must(gtk_grid_view_new(selection, factory))
         // GTK 4.8 makes max_columns × 30 rows of tiles up front, whatever fits: the most
         // columns follow the width (`fitColumns`), so a narrow window makes fewer tiles.
-        gtk_grid_view_set_max_columns(op(grid), UInt32(Self.columns(width: windowWidth - 200)))
-        gtk_grid_view_set_min_columns(op(grid), 2)
+        columns = Self.fittingColumns(width: windowWidth - 200)
+        gtk_grid_view_set_max_columns(op(grid), UInt32(columns))
+        gtk_grid_view_set_min_columns(op(grid), UInt32(columns))
         gtk_grid_view_set_enable_rubberband(op(grid), 1)
         n11g_set_label(grid, "Gallery")
         scroller = must(gtk_scrolled_window_new())
@@ -74,22 +81,38 @@ final class Gallery {
         on1(raw(factory), "teardown") { [unowned self] item in
             if let item { self.tiles[item] = nil; self.bound[item] = nil }
         }
+        // Delete asks, naming what goes (deletion destroys the keys: nothing to undo).
+        let keys = controller(gtk_event_controller_key_new())
+        onKeyValue(keys) { [unowned self] key in
+            switch Int32(key) {
+            case GDK_KEY_Delete, GDK_KEY_KP_Delete: self.screen.app.actions.activate("delete-selected")
+            // The sections' zoom level: days, months, years.
+            case GDK_KEY_minus, GDK_KEY_KP_Subtract: self.regroup(self.grouping.coarser)
+            case GDK_KEY_plus, GDK_KEY_equal, GDK_KEY_KP_Add: self.regroup(self.grouping.finer)
+            default: return false
+            }
+            return true
+        }
+        gtk_widget_add_controller(grid, keys)
         on1(raw(grid), "activate") { [unowned self] position in
             let i = Int(UInt32(truncatingIfNeeded: UInt(bitPattern: position)))
-            guard i < self.ids.count else { return }
+            guard i < self.cells.count, case .item(let id) = self.cells[i] else { return }
             let known = self.ids.compactMap { self.summaries[$0] }
-            if let at = known.firstIndex(where: { $0.id == self.ids[i] }) { self.screen.openViewer(known, at: at) }
+            if let at = known.firstIndex(where: { $0.id == id }) { self.screen.openViewer(known, at: at) }
         }
     }
 
     /// Shows `items` (already sorted, summaries known); tiles bind lazily as they come into view.
     func show(_ items: [ItemSummary]) {
         summaries = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        dates = Dictionary(items.map { ($0.id, $0.sortDate) }, uniquingKeysWith: { a, _ in a })
         show(ids: items.map(\.id))
     }
 
-    /// Shows `ids` (already sorted) with the first screen's summaries and thumbnails made.
-    func show(ids newIDs: [ItemID], head: FirstScreen) {
+    /// Shows `ids` (already sorted) with the first screen's summaries and thumbnails made,
+    /// in sections by their dates.
+    func show(ids newIDs: [ItemID], dates newDates: [ItemID: Date], head: FirstScreen) {
+        dates = newDates
         for summary in head.summaries { summaries[summary.id] = summary }
         for (id, box) in head.textures { if let texture = box.texture { textures.set(id, texture) } }
         show(ids: newIDs)
@@ -100,8 +123,21 @@ final class Gallery {
     func show(ids newIDs: [ItemID]) {
         ids = newIDs
         index = Dictionary(newIDs.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-        // The GTK model holds the IDs as text (a GtkStringList); `bind` reads them back.
-        let cIDs = newIDs.map { strdup($0.hex) } + [nil]
+        layOut()
+    }
+
+    private func regroup(_ new: Grouping) {
+        guard new != grouping else { return }
+        grouping = new
+        layOut()
+    }
+
+    /// Fills the grid's model with the items and their section headers.
+    private func layOut() {
+        cells = grouping.cells(ids, dates: dates, columns: columns)
+        let newIDs = ids
+        // The GTK model holds the cells as text (a GtkStringList); `bind` reads them back.
+        let cIDs = cells.map { strdup($0.modelText) } + [nil]
         defer { for p in cIDs { free(p) } }
         let old = g_list_model_get_n_items(model)
         cIDs.withUnsafeBufferPointer { buffer in
@@ -113,31 +149,32 @@ final class Gallery {
     }
 
     /// How many tiles (160 px and their margins) fit across `width`, from 2 to 7.
-    nonisolated static func fittingColumns(width: Int32, extra: Int = 0) -> Int {
-        min(7, max(2, Int(width) / 168 + extra))
+    nonisolated static func fittingColumns(width: Int32) -> Int {
+        min(7, max(2, Int(width) / 168))
     }
-
-    /// The most columns a grid of this width needs: one more than the tiles that fit (GTK
-    /// lays out as many as fit, up to this).
-    static func columns(width: Int32) -> Int { fittingColumns(width: width, extra: 1) }
 
     /// Follows the grid's width (called when it changes; applied after the layout in progress).
     private func fitColumns() {
         let width = gtk_widget_get_width(grid)
         guard width > 0 else { return }
-        let wanted = UInt32(Self.columns(width: width))
-        guard wanted != gtk_grid_view_get_max_columns(op(grid)) else { return }
+        let wanted = Self.fittingColumns(width: width)
+        guard wanted != columns else { return }
         onMain { [weak self] in
-            guard let self else { return }
-            gtk_grid_view_set_max_columns(op(grid), wanted)
+            guard let self, wanted != self.columns else { return }
+            // Exactly this many columns, so that every section header starts a row.
+            self.columns = wanted
+            gtk_grid_view_set_min_columns(op(grid), 1)
+            gtk_grid_view_set_max_columns(op(grid), UInt32(wanted))
+            gtk_grid_view_set_min_columns(op(grid), UInt32(wanted))
+            layOut()
         }
     }
 
     /// The IDs of the selected tiles.
     var selectedIDs: [ItemID] {
         var out: [ItemID] = []
-        for (i, id) in ids.enumerated() where gtk_selection_model_is_selected(selection, UInt32(i)) != 0 {
-            out.append(id)
+        for (i, cell) in cells.enumerated() where gtk_selection_model_is_selected(selection, UInt32(i)) != 0 {
+            if case .item(let id) = cell { out.append(id) }
         }
         return out
     }
@@ -175,7 +212,16 @@ final class Gallery {
 
     private func bind(_ item: UnsafeMutableRawPointer?) {
         guard let item, let object = gtk_list_item_get_item(OpaquePointer(item)), let tile = tiles[item] else { return }
-        guard let id = try? ItemID(hex: string(gtk_string_object_get_string(OpaquePointer(object)))) else { return }
+        guard let cell = GalleryCell(modelText: string(gtk_string_object_get_string(OpaquePointer(object)))) else { return }
+        let isItem: Bool = if case .item = cell { true } else { false }
+        gtk_list_item_set_selectable(OpaquePointer(item), isItem ? 1 : 0)
+        gtk_list_item_set_activatable(OpaquePointer(item), isItem ? 1 : 0)
+        let id: ItemID
+        switch cell {
+        case .header(let text): bound[item] = nil; tile.showHeader(text); return
+        case .spacer: bound[item] = nil; tile.showSpacer(); return
+        case .item(let itemID): id = itemID
+        }
         bound[item] = id
         guard let summary = summaries[id] else {
             tile.clear()
@@ -303,6 +349,8 @@ final class Tile {
     let badge: Widget
     /// A video's duration over its poster, bottom right.
     let duration: Widget
+    /// The picture with its overlays (hidden in a section header or a spacer).
+    let frame: Widget
 
     init() {
         picture = gtk_picture_new()
@@ -318,7 +366,7 @@ final class Tile {
         gtk_widget_set_valign(duration, GTK_ALIGN_END)
         margins(duration, 6)
         gtk_widget_set_visible(duration, 0)
-        let frame = gtk_overlay_new()
+        frame = must(gtk_overlay_new())
         gtk_overlay_set_child(op(frame), picture)
         gtk_overlay_add_overlay(op(frame), icon)
         gtk_overlay_add_overlay(op(frame), duration)
@@ -334,6 +382,9 @@ final class Tile {
 
     /// A tile whose summary is on its way.
     func clear() {
+        gtk_widget_set_visible(frame, 1)
+        gtk_widget_remove_css_class(name, "title-3")
+        gtk_label_set_xalign(op(name), 0.5)
         setText(name, "")
         gtk_picture_set_paintable(op(picture), nil)
         gtk_widget_set_visible(badge, 0)
@@ -342,6 +393,7 @@ final class Tile {
     }
 
     func show(_ item: ItemSummary) {
+        clear()
         setText(name, item.name)
         // A video says so, with its length: "clip.mp4, video, 0:02".
         let spoken = item.isVideo ? item.name + ", video" + (item.duration.map { ", " + Tile.durationText($0) } ?? "") : item.name

@@ -65,6 +65,7 @@ final class MainScreen {
         adw_header_bar_pack_start(op(header), app.actions.iconButton("list-add-symbolic", name: "Import", action: "import"))
         adw_header_bar_pack_start(op(header), app.actions.iconButton("folder-new-symbolic", name: "Import a folder", action: "import-folder"))
         adw_header_bar_pack_start(op(header), app.actions.iconButton("document-save-symbolic", name: "Export selected", action: "export-selected"))
+        adw_header_bar_pack_start(op(header), app.actions.iconButton("folder-symbolic", name: "Move selected to album", action: "move-selected"))
         adw_header_bar_pack_start(op(header), app.actions.iconButton("user-trash-symbolic", name: "Delete selected", action: "delete-selected"))
         adw_header_bar_pack_end(op(header), mainMenuButton(app))
         adw_header_bar_pack_end(op(header), app.actions.iconButton("system-lock-screen-symbolic", name: "Lock", action: "lock"))
@@ -143,27 +144,31 @@ final class MainScreen {
         let window = app.window
         let headCount = FirstScreen.count(windowWidth: window.map { gtk_widget_get_width($0) } ?? 1024,
                                           windowHeight: window.map { gtk_widget_get_height($0) } ?? 720)
-        app.session.run({ vault -> ([ItemID], [ItemSummary]?, FirstScreen, [AlbumSummary]) in
+        app.session.run({ vault -> ([(id: ItemID, date: Date)], [ItemSummary]?, FirstScreen, [AlbumSummary]) in
             let album: String? = if case .album(let name) = section { name } else { nil }
             let start = Timings.enabled ? App.monotonic() : 0
             defer { if Timings.enabled { Timings.report("list-call", (App.monotonic() - start) * 1000) } }
             if section == .fade {
                 // A handful of items: their summaries (with the deadlines) at once.
                 let items = try vault.items.list(limit: Int.max, order: .taken).items.filter { $0.fadesAt != nil }
-                return (items.map(\.id).reversed(), items.reversed(), FirstScreen(), try vault.albums.list())
+                return ([], items.reversed(), FirstScreen(), try vault.albums.list())
             }
-            let ids = Array(try vault.items.itemIDs(album: album).reversed())
-            return (ids, nil, try FirstScreen(vault: vault, ids: ids.prefix(headCount)), try vault.albums.list())
+            let dated = Array(try vault.items.datedItemIDs(album: album).reversed())
+            return (dated, nil, try FirstScreen(vault: vault, ids: dated.prefix(headCount).map(\.id)[...]), try vault.albums.list())
         }) { [weak self] result in
             guard let self, first?() ?? true else { return }
             switch result {
-            case .success(let (ids, summaries, head, albums)):
+            case .success(let (dated, summaries, head, albums)):
                 if let start = gallery.firstScreen.started { Timings.report("listed", (App.monotonic() - start) * 1000) }
                 if albums != self.albums {
                     self.albums = albums
                     rebuildSidebar()
                 }
-                if let summaries { gallery.show(summaries) } else { gallery.show(ids: ids, head: head) }
+                if let summaries {
+                    gallery.show(summaries)
+                } else {
+                    gallery.show(ids: dated.map(\.id), dates: Dictionary(dated.map { ($0.id, $0.date) }, uniquingKeysWith: { a, _ in a }), head: head)
+                }
             case .failure(let error): app.tell("The vault cannot be listed", describe(error))
             }
         }
@@ -207,6 +212,22 @@ final class MainScreen {
             app.session.run({ vault in try vault.items.delete(ids.map(ItemRef.init)) }) { [weak self] result in
                 if case .failure(let error) = result { self?.app.tell("Delete failed", describe(error)) }
                 then()
+                self?.reload()
+            }
+        }
+    }
+
+    /// Moves the selection to an album chosen from the list (or a new one, named), in one
+    /// worker call; says how many moved.
+    func moveToAlbum(_ ids: [ItemID]) {
+        guard !ids.isEmpty else { return app.tell("Nothing selected", "Select items in the gallery first.") }
+        let heading = ids.count == 1 ? "Move “\(gallery.name(of: ids[0]) ?? "the item")” to an album" : "Move \(ids.count) items to an album"
+        transfers.askAlbum(heading, current: nil) { [unowned self] name, create in
+            app.session.run({ vault in
+                if create { _ = try vault.albums.createAlbum(name) }
+                for id in ids { try vault.albums.moveItem(ItemRef(id), toAlbum: name) }
+            }) { [weak self] result in
+                if case .failure(let error) = result { self?.app.tell("Move failed", describe(error)) }
                 self?.reload()
             }
         }

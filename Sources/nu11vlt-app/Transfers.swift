@@ -122,25 +122,7 @@ final class Transfers {
                 }
                 return
             }
-            // Several items: the library's plan names each file (a taken name gets " (2)", nothing
-            // there is replaced), and a damaged item is reported while the others are written.
-            screen.app.session.run({ vault -> (written: Int, renamed: Int, failed: [String]) in
-                let plan = try ExportPlan(items: try vault.items.select(.items(ids.map { ItemRef($0) })), folder: target)
-                let report = try vault.items.export(plan, stripLocation: vault.photos.stripsLocationByDefault)
-                return (report.written.count, report.written.filter(\.renamed).count, report.failed.map(\.entry.item.name))
-            }) { [weak self] result in
-                guard let self else { return }
-                screen.progress(nil, "")
-                switch result {
-                case .success(let done):
-                    var text = "\(done.written) item\(done.written == 1 ? "" : "s") written to \(target)."
-                    if done.renamed > 0 { text += " \(done.renamed) got a new name, as a file of that name was already there." }
-                    if !done.failed.isEmpty { text += " Not exported (damaged): " + done.failed.joined(separator: ", ") + "." }
-                    screen.app.tell(done.failed.isEmpty ? "Exported" : "Exported, with problems", text)
-                case .failure(let error):
-                    screen.app.tell("Export failed", describe(error))
-                }
-            }
+            exportMany(ids, to: target)
         }
     }
 

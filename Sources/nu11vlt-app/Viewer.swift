@@ -82,6 +82,7 @@ final class Viewer {
             case GDK_KEY_0, GDK_KEY_KP_0: self.image.set(1); return true
             case GDK_KEY_F11: self.toggleFullscreen(); return true
             case GDK_KEY_i: self.info.toggle(); return true
+            case GDK_KEY_Delete, GDK_KEY_KP_Delete: self.actions.activate("delete"); return true
             case GDK_KEY_space, GDK_KEY_Return, GDK_KEY_KP_Enter:
                 guard self.current?.isVideo == true else { return false }
                 self.play()

@@ -119,7 +119,9 @@ def xdo(*args):
 
 def focus_window(title, timeout=15.0):
     def look():
-        r = subprocess.run(["xdotool", "search", "--name", title], capture_output=True, text=True)
+        # Mapped windows only: a program creates its window before it maps it, and focusing it
+        # in between fails silently (a loaded machine widens that gap).
+        r = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title], capture_output=True, text=True)
         ids = r.stdout.split()
         return ids[-1] if ids else None
     wid = wait_for(look, f"window {title!r}", timeout)

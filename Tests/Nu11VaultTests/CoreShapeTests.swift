@@ -243,18 +243,28 @@ struct TimePolicyTests {
         #expect(try locked.pinStatus() == LockedVault.PINStatus(failures: 0, secondsLeft: 0))
     }
 
-    @Test("a gallery's two-step listing: itemIDs sorts like list(order: .taken) reading only the dates; summaries leave out what is gone")
+    @Test("a gallery's two-step listing: itemIDs sorts like list(order: .taken) reading only the dates (capture, else mtime, else import); summaries leave out what is gone")
     func galleryListing() throws {
         let t = try TestVault()
         let v = try t.vault
         var made: [ItemID] = []
+        var mtimes: [ItemID: Date] = [:]
         for i in 0..<300 {
             // Names with quotes and the key text itself cannot confuse the date reader.
-            let name = i % 7 == 0 ? "\"taken\":\(i)-\"created\":0-\(i).txt" : "file-\(i).txt"
-            made.append(try v.items.importFile(at: t.file(name, Array("item \(i)".utf8))).id)
+            let name = i % 7 == 0 ? "\"taken\":\(i)-\"modified\":1-\"created\":0-\(i).txt" : "file-\(i).txt"
+            let path = try t.file(name, Array("item \(i)".utf8))
+            // Files without a capture date sort by their own mtime (a phone dump's PDFs among its photos).
+            let mtime = Date(timeIntervalSince1970: 1_000_000_000 + Double((i * 7919) % 300) * 86_400)
+            try FileManager.default.setAttributes([.modificationDate: mtime], ofItemAtPath: path)
+            let id = try v.items.importFile(at: path).id
+            made.append(id)
+            mtimes[id] = mtime
         }
         let sorted = try v.items.itemIDs()
         #expect(sorted == (try v.items.list(limit: Int.max, order: .taken).items.map(\.id)))
+        let dated = try v.items.datedItemIDs()
+        #expect(dated.map(\.id) == sorted && dated.allSatisfy { $0.date == mtimes[$0.id] }, "not sorted by the files' mtimes")
+        #expect(zip(dated, dated.dropFirst()).allSatisfy { $0.date <= $1.date })
         #expect(Set(sorted) == Set(made))
         let page = Array(sorted.prefix(5))
         try v.items.delete([try ItemRef(page[1])])

@@ -9,7 +9,7 @@ public enum ExportSelection: Sendable, Equatable {
     case items([ItemRef])
     /// Every item of the album.
     case album(String)
-    /// Every item taken (the photo's capture date, else its import time) in `from...to`;
+    /// Every item taken (the capture date, else the source file's mtime, else its import time) in `from...to`;
     /// an open end is nil.
     case taken(from: Date?, to: Date?)
     /// Every item.
@@ -29,6 +29,9 @@ public struct ExportPlan: Sendable {
         public let fileName: String
         /// Whether `fileName` differs from the item's own name.
         public var renamed: Bool { fileName != item.name }
+        /// Whether its name was taken (by a file in the folder, or an earlier item of the
+        /// plan) and it got a number: what a user is asked about (keep both, or skip).
+        public let clashed: Bool
     }
 
     public let folder: String
@@ -45,10 +48,19 @@ public struct ExportPlan: Sendable {
         self.folder = folder
         var taken = Set<String>()
         entries = items.map { item in
-            let name = Self.unique(Self.safeName(item.name, id: item.id), folder: folder, taken: &taken)
-            return Entry(item: item, fileName: name)
+            let safe = Self.safeName(item.name, id: item.id)
+            let name = Self.unique(safe, folder: folder, taken: &taken)
+            return Entry(item: item, fileName: name, clashed: name != safe)
         }
     }
+
+    private init(folder: String, entries: [Entry]) {
+        self.folder = folder
+        self.entries = entries
+    }
+
+    /// The same plan without the items whose names clashed ("skip" rather than "keep both").
+    public func skippingClashes() -> ExportPlan { ExportPlan(folder: folder, entries: entries.filter { !$0.clashed }) }
 
     /// `name` as one safe path component: separators and control characters become "_",
     /// "." and ".." and the empty name become "item-<ID prefix>", a leading "." becomes "_"

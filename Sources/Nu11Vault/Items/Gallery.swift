@@ -10,6 +10,12 @@ import Nu11Storage
 extension Items {
     /// The visible items' IDs in capture-date order (oldest first; ties by import order).
     public func itemIDs(album: String? = nil, kind: ItemKind = .file) throws -> [ItemID] {
+        try datedItemIDs(album: album, kind: kind).map(\.id)
+    }
+
+    /// The same, each with the date it is sorted by (the capture date, else the import time):
+    /// what a gallery's date headers are made of, from the same single pass.
+    public func datedItemIDs(album: String? = nil, kind: ItemKind = .file) throws -> [(id: ItemID, date: Date)] {
         let filter: ItemID?? = try album.map { .some(try vault.albums.albumID(named: $0)) } ?? .none
         evictExpiredPreviews()
         let rows = try visibleRows(kind: kind, album: filter, afterSeq: 0, limit: Int.max)
@@ -18,7 +24,7 @@ extension Items {
         let dates = try ItemMetadata.sortDates(rows, keys: keys)
         var order = Array(rows.indices)
         order.sort { dates[$0] != dates[$1] ? dates[$0] < dates[$1] : rows[$0].seq < rows[$1].seq }
-        return order.map { rows[$0].id }
+        return order.map { (rows[$0].id, Date(timeIntervalSince1970: dates[$0])) }
     }
 
     /// The summaries of `ids`, in their order; items gone since (deleted, faded) are left out.
@@ -36,7 +42,7 @@ extension Items {
 }
 
 extension ItemMetadata {
-    /// The capture date (else the import time) of a sealed record, read without decoding the
+    /// The capture date (else the source file's mtime, else the import time) of a sealed record, read without decoding the
     /// whole document: the record is our own JSON, where `"taken":` and `"created":` can only
     /// occur as keys (a quote inside a string is always escaped). Falls back to the full
     /// decode for anything unexpected.
@@ -46,15 +52,16 @@ extension ItemMetadata {
             plain = try SmallSeal.open(row.meta, key: key, associatedData: aad(row.id, album: row.album))
         } catch {
             let meta = try open(row, key: key)
-            return (meta.taken ?? meta.created).timeIntervalSince1970
+            return meta.sortDate.timeIntervalSince1970
         }
         defer { secureZero(&plain) }
-        if let taken = number(after: takenKey, in: plain) { return taken }
-        if !contains(takenKey, in: plain), let created = number(after: createdKey, in: plain) { return created }
-        if contains(takenKey, in: plain), let created = number(after: createdKey, in: plain),
-           isNull(after: takenKey, in: plain) { return created }
-        let meta = try open(row, key: key)
-        return (meta.taken ?? meta.created).timeIntervalSince1970
+        // taken, else modified, else created: each key absent, null or a number.
+        for field in [takenKey, modifiedKey] {
+            if let value = number(after: field, in: plain) { return value }
+            if contains(field, in: plain) && !isNull(after: field, in: plain) { return try open(row, key: key).sortDate.timeIntervalSince1970 }
+        }
+        if let created = number(after: createdKey, in: plain) { return created }
+        return try open(row, key: key).sortDate.timeIntervalSince1970
     }
 
     /// `sortDate` of every row, on every core.
@@ -66,6 +73,7 @@ extension ItemMetadata {
     }
 
     private static let takenKey = Array("\"taken\":".utf8)
+    private static let modifiedKey = Array("\"modified\":".utf8)
     private static let createdKey = Array("\"created\":".utf8)
 
     private static func find(_ key: [UInt8], in bytes: [UInt8]) -> Int? {

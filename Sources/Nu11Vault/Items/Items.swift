@@ -90,12 +90,12 @@ extension Items {
                 (row: row, item: summary(row: row, meta: meta, albumName: row.album.flatMap { names[$0] }))
             }
             all.sort { a, b in
-                let (x, y) = (a.item.taken ?? a.item.created, b.item.taken ?? b.item.created)
+                let (x, y) = (a.item.sortDate, b.item.sortDate)
                 return x != y ? x < y : a.row.seq < b.row.seq
             }
             if let taken {
                 all.removeAll { entry in
-                    let when = entry.item.taken ?? entry.item.created
+                    let when = entry.item.sortDate
                     return (taken.from.map { when < $0 } ?? false) || (taken.to.map { when > $0 } ?? false)
                 }
             }

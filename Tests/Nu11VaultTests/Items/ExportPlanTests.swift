@@ -94,14 +94,15 @@ struct ExportPlanTests {
         }
     }
 
-    @Test("a date range selects by capture date (else import time), both ends included; a reversed range is refused")
+    @Test("a date range selects by capture date (else the file's mtime, else import time), both ends included; a reversed range is refused")
     func takenRange() throws {
         let t = try TestVault()
         let vault = try t.vault
         _ = try vault.items.importFile(at: try t.file("now.bin", [1]))
         // The date as stored (the import's own summary may carry finer precision than the index keeps).
         let item = try #require(try vault.items.list().items.first)
-        let at = item.taken ?? item.created
+        let at = item.sortDate
+        #expect(item.taken == nil && item.modified != nil && at == item.modified, "a plain file's date is its mtime")
         #expect(try vault.items.select(.taken(from: at, to: at)).map(\.id) == [item.id])
         #expect(try vault.items.select(.taken(from: at.addingTimeInterval(1), to: nil)).isEmpty)
         #expect(try vault.items.select(.taken(from: nil, to: at.addingTimeInterval(-1))).isEmpty)

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CGtk
+import CNu11Gtk
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+/// The gallery's date sections. GTK 4.8 (Debian 12) has no section headers in a grid view
+/// (they came in 4.12), so the grid's model holds cells, not only items: a section starts
+/// a new row with a header cell (its date) and spacer cells to the row's end, and its last
+/// row is filled with spacers. The grid has exactly `columns` columns (its minimum and
+/// maximum), so every header starts a row. Headers and spacers are neither selectable nor
+/// activatable, and hold no item.
+enum GalleryCell: Equatable {
+    case item(ItemID)
+    case header(String)
+    case spacer
+
+    /// The text the model (a GtkStringList) holds: an item's hex ID, "h:" and the header's
+    /// text, or "s".
+    var modelText: String {
+        switch self {
+        case .item(let id): id.hex
+        case .header(let text): "h:" + text
+        case .spacer: "s"
+        }
+    }
+
+    init?(modelText text: String) {
+        if text == "s" { self = .spacer } else if text.hasPrefix("h:") { self = .header(String(text.dropFirst(2))) } else {
+            guard let id = try? ItemID(hex: text) else { return nil }
+            self = .item(id)
+        }
+    }
+}
+
+/// How finely the sections split the items: by day, month or year (`-` and `+` in the
+/// gallery, as a photo app's zoom level).
+enum Grouping: Int, CaseIterable {
+    case day, month, year
+
+    var coarser: Grouping { Grouping(rawValue: min(rawValue + 1, Grouping.year.rawValue)) ?? .year }
+    var finer: Grouping { Grouping(rawValue: max(rawValue - 1, 0)) ?? .day }
+
+    /// The header of the section `date` falls in, in the user's time zone: "Friday, 1 May
+    /// 2024", "May 2024" or "2024".
+    func header(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale.current
+        formatter.timeZone = .current
+        switch self {
+        case .day: formatter.setLocalizedDateFormatFromTemplate("EEEEdMMMMyyyy")
+        case .month: formatter.setLocalizedDateFormatFromTemplate("MMMMyyyy")
+        case .year: formatter.setLocalizedDateFormatFromTemplate("yyyy")
+        }
+        return formatter.string(from: date)
+    }
+
+    /// The cells of `ids` (in display order) with a header wherever the section changes.
+    /// Items without a date (none should lack one) join the section before them.
+    func cells(_ ids: [ItemID], dates: [ItemID: Date], columns: Int) -> [GalleryCell] {
+        let columns = max(1, columns)
+        var cells: [GalleryCell] = []
+        cells.reserveCapacity(ids.count + ids.count / 4 + columns)
+        var current: String?
+        var cache: [Int: String] = [:]
+        let calendar = Calendar.current
+        for id in ids {
+            if let date = dates[id] {
+                // One formatter call per distinct day, not per item (10,000 items, a few hundred days).
+                let day = calendar.ordinality(of: .day, in: .era, for: date) ?? 0
+                let text = cache[day] ?? header(date)
+                cache[day] = text
+                if text != current {
+                    if !cells.isEmpty { pad(&cells, columns) }
+                    cells.append(.header(text))
+                    pad(&cells, columns)
+                    current = text
+                }
+            }
+            cells.append(.item(id))
+        }
+        if !cells.isEmpty { pad(&cells, columns) }
+        return cells
+    }
+
+    private func pad(_ cells: inout [GalleryCell], _ columns: Int) {
+        while cells.count % columns != 0 { cells.append(.spacer) }
+    }
+}
+
+extension Tile {
+    /// A section's header: its date in large type, no picture; the accessible name says what
+    /// it is ("Section: May 2024").
+    func showHeader(_ text: String) {
+        clear()
+        gtk_widget_set_visible(frame, 0)
+        gtk_widget_add_css_class(name, "title-3")
+        gtk_label_set_xalign(op(name), 0)
+        setText(name, text)
+        n11g_set_label(root, "Section: " + text)
+    }
+
+    /// An empty cell that ends a section's row.
+    func showSpacer() {
+        clear()
+        gtk_widget_set_visible(frame, 0)
+        n11g_set_label(root, "")
+    }
+}
