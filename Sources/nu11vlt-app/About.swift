@@ -6,7 +6,7 @@ import Nu11Release
 /// The main menu (the header bar's ☰, where GNOME apps keep About) and the About window: the
 /// name, the version (the VERSION file, stamped at build time) and the license.
 @MainActor
-func mainMenuButton(_ app: App) -> Widget {
+func mainMenuButton(_ app: App, vault: Bool = false) -> Widget {
     let menu = must(gtk_menu_button_new())
     gtk_menu_button_set_icon_name(op(menu), "open-menu-symbolic")
     gtk_widget_set_tooltip_text(menu, "Main menu")
@@ -20,7 +20,15 @@ func mainMenuButton(_ app: App) -> Widget {
         gtk_popover_popdown(typed(popover))
         app.showAbout()
     }
-    gtk_popover_set_child(typed(popover), box(true, spacing: 2, [shortcuts, about]))
+    // In the vault, the header bar's less frequent actions too (a narrow window hides their buttons).
+    let vaultItems: [Widget] = !vault ? [] : [("Import a Folder…", "import-folder"), ("Move Selection to Album…", "move-selected"),
+                                              ("Archives…", "archives")].map { text, action in
+        button(text, style: "flat") { [unowned app] in
+            gtk_popover_popdown(typed(popover))
+            app.actions.activate(action)
+        }
+    }
+    gtk_popover_set_child(typed(popover), box(true, spacing: 2, vaultItems + [shortcuts, about]))
     gtk_menu_button_set_popover(op(menu), popover)
     return menu
 }

@@ -383,8 +383,10 @@ final class Tile {
     /// A tile whose summary is on its way.
     func clear() {
         gtk_widget_set_visible(frame, 1)
-        gtk_widget_remove_css_class(name, "title-3")
+        gtk_widget_remove_css_class(name, "title-4")
         gtk_label_set_xalign(op(name), 0.5)
+        gtk_label_set_wrap(op(name), 0)
+        gtk_label_set_ellipsize(op(name), PANGO_ELLIPSIZE_MIDDLE)
         setText(name, "")
         gtk_picture_set_paintable(op(picture), nil)
         gtk_widget_set_visible(badge, 0)

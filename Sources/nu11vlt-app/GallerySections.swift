@@ -42,14 +42,14 @@ enum Grouping: Int, CaseIterable {
     var coarser: Grouping { Grouping(rawValue: min(rawValue + 1, Grouping.year.rawValue)) ?? .year }
     var finer: Grouping { Grouping(rawValue: max(rawValue - 1, 0)) ?? .day }
 
-    /// The header of the section `date` falls in, in the user's time zone: "Friday, 1 May
-    /// 2024", "May 2024" or "2024".
+    /// The header of the section `date` falls in, in the user's time zone: "Fri, 1 May 2024"
+    /// (short enough for one cell), "May 2024" or "2024".
     func header(_ date: Date) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale.current
         formatter.timeZone = .current
         switch self {
-        case .day: formatter.setLocalizedDateFormatFromTemplate("EEEEdMMMMyyyy")
+        case .day: formatter.setLocalizedDateFormatFromTemplate("EEEdMMMyyyy")
         case .month: formatter.setLocalizedDateFormatFromTemplate("MMMMyyyy")
         case .year: formatter.setLocalizedDateFormatFromTemplate("yyyy")
         }
@@ -95,8 +95,10 @@ extension Tile {
     func showHeader(_ text: String) {
         clear()
         gtk_widget_set_visible(frame, 0)
-        gtk_widget_add_css_class(name, "title-3")
+        gtk_widget_add_css_class(name, "title-4")
         gtk_label_set_xalign(op(name), 0)
+        gtk_label_set_ellipsize(op(name), PANGO_ELLIPSIZE_NONE)
+        gtk_label_set_wrap(op(name), 1)
         setText(name, text)
         n11g_set_label(root, "Section: " + text)
     }

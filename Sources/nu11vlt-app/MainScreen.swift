@@ -26,6 +26,14 @@ final class MainScreen {
     enum Section: Equatable { case photos, album(String), fade, notes, settings }
     private(set) var section: Section = .photos
     private var sectionRows: [(row: Widget, section: Section)] = []
+    /// Sidebar and content side by side, or one at a time when the window is narrow (a phone:
+    /// 360 px); libadwaita 1.2's leaflet (its split views came in 1.4).
+    private let leaflet: OpaquePointer
+    private let sideScroll: Widget
+    /// Shown only while folded: back to the sections.
+    private let sectionsButton: Widget
+    /// Hidden while folded (the main menu has them too).
+    private var wideOnly: [Widget] = []
 
     init(app: App) {
         self.app = app
@@ -39,16 +47,19 @@ final class MainScreen {
         sidebar = gtk_list_box_new()
         gtk_widget_add_css_class(sidebar, "navigation-sidebar")
         n11g_set_label(sidebar, "Sections")
-        let sideScroll = gtk_scrolled_window_new()
+        sideScroll = must(gtk_scrolled_window_new())
         gtk_scrolled_window_set_child(op(sideScroll), sidebar)
         gtk_scrolled_window_set_policy(op(sideScroll), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
         gtk_widget_set_size_request(sideScroll, 200, -1)
-        let paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL)
-        gtk_paned_set_start_child(op(paned), sideScroll)
-        gtk_paned_set_end_child(op(paned), content)
-        gtk_paned_set_shrink_start_child(op(paned), 0)
-        gtk_paned_set_resize_start_child(op(paned), 0)
-        gtk_widget_set_vexpand(paned, 1)
+        let fold = must(adw_leaflet_new())
+        leaflet = must(op(fold))
+        adw_leaflet_set_can_navigate_back(leaflet, 1)
+        _ = adw_leaflet_append(leaflet, sideScroll)
+        adw_leaflet_page_set_navigatable(adw_leaflet_append(leaflet, gtk_separator_new(GTK_ORIENTATION_VERTICAL)), 0)
+        _ = adw_leaflet_append(leaflet, content)
+        adw_leaflet_set_visible_child(leaflet, content)
+        gtk_widget_set_vexpand(fold, 1)
+        sectionsButton = must(gtk_button_new_from_icon_name("go-previous-symbolic"))
         progressBar = gtk_progress_bar_new()
         gtk_progress_bar_set_show_text(op(progressBar), 1)
         gtk_widget_set_hexpand(progressBar, 1)
@@ -56,26 +67,46 @@ final class MainScreen {
         progressRow = box(false, spacing: 12, [progressBar])
         margins(progressRow, 8)
         gtk_widget_set_visible(progressRow, 0)
-        root = box(true, spacing: 0, [header, paned, progressRow])
+        root = box(true, spacing: 0, [header, fold, progressRow])
         append(progressRow, button("Cancel", name: "Cancel transfer") { [unowned self] in self.transfers.cancel() })
         gtk_stack_add_named(op(content), gallery.root, "gallery")
         gtk_stack_add_named(op(content), notes.root, "notes")
         gtk_stack_add_named(op(content), settings.root, "settings")
         gtk_stack_add_named(op(content), viewer.root, "viewer")
+        gtk_widget_set_tooltip_text(sectionsButton, "Sections")
+        n11g_set_label(sectionsButton, "Sections")
+        gtk_widget_set_visible(sectionsButton, 0)
+        adw_header_bar_pack_start(op(header), sectionsButton)
+        let importFolder = app.actions.iconButton("folder-new-symbolic", name: "Import a folder", action: "import-folder")
+        let move = app.actions.iconButton("folder-symbolic", name: "Move selected to album", action: "move-selected")
+        let archives = app.actions.iconButton("package-x-generic-symbolic", name: "Archives", action: "archives")
+        wideOnly = [importFolder, move, archives]
         adw_header_bar_pack_start(op(header), app.actions.iconButton("list-add-symbolic", name: "Import", action: "import"))
-        adw_header_bar_pack_start(op(header), app.actions.iconButton("folder-new-symbolic", name: "Import a folder", action: "import-folder"))
+        adw_header_bar_pack_start(op(header), importFolder)
         adw_header_bar_pack_start(op(header), app.actions.iconButton("document-save-symbolic", name: "Export selected", action: "export-selected"))
-        adw_header_bar_pack_start(op(header), app.actions.iconButton("folder-symbolic", name: "Move selected to album", action: "move-selected"))
+        adw_header_bar_pack_start(op(header), move)
         adw_header_bar_pack_start(op(header), app.actions.iconButton("user-trash-symbolic", name: "Delete selected", action: "delete-selected"))
-        adw_header_bar_pack_end(op(header), mainMenuButton(app))
+        adw_header_bar_pack_end(op(header), mainMenuButton(app, vault: true))
         adw_header_bar_pack_end(op(header), app.actions.iconButton("system-lock-screen-symbolic", name: "Lock", action: "lock"))
-        adw_header_bar_pack_end(op(header), app.actions.iconButton("package-x-generic-symbolic", name: "Archives", action: "archives"))
+        adw_header_bar_pack_end(op(header), archives)
         on1(raw(sidebar), "row-activated") { [unowned self] row in
             guard let entry = self.sectionRows.first(where: { raw($0.row) == row }) else { return }
             self.select(entry.section)
+            adw_leaflet_set_visible_child(self.leaflet, self.content)
         }
+        on(raw(sectionsButton), "clicked") { [unowned self] in adw_leaflet_set_visible_child(self.leaflet, self.sideScroll) }
+        on(raw(fold), "notify::folded") { [unowned self] in self.foldChanged() }
+        on(raw(fold), "notify::visible-child") { [unowned self] in self.foldChanged() }
         transfers.acceptDrops(on: content)
         rebuildSidebar()
+    }
+
+    /// Narrow (folded): one pane at a time, a back button to the sections, fewer header buttons.
+    private func foldChanged() {
+        let folded = adw_leaflet_get_folded(leaflet) != 0
+        let onContent = adw_leaflet_get_visible_child(leaflet) == content
+        gtk_widget_set_visible(sectionsButton, folded && onContent ? 1 : 0)
+        for widget in wideOnly { gtk_widget_set_visible(widget, folded ? 0 : 1) }
     }
 
     func tearDown() {
@@ -175,6 +206,16 @@ final class MainScreen {
     }
 
     var albumNames: [String] { albums.map(\.name) }
+
+    /// Re-reads the albums for the sidebar (after one is renamed or deleted in the settings).
+    func reloadAlbums() {
+        app.session.run({ vault in try vault.albums.list() }) { [weak self] result in
+            guard let self, case .success(let albums) = result, albums != self.albums else { return }
+            self.albums = albums
+            if case .album(let name) = section, !albums.contains(where: { $0.name == name }) { section = .settings }
+            rebuildSidebar()
+        }
+    }
 
     func openViewer(_ items: [ItemSummary], at index: Int) {
         viewer.open(items, at: index)

@@ -6,7 +6,8 @@ import Nu11Format
 import Nu11Vault
 
 /// Settings: the typed settings as preferences rows (`SettingRows`), backup and duress PINs, the
-/// Skeleton Switch (status, arm with confirmation, check-in, disarm) and the TPM's status.
+/// Skeleton Switch (status, arm with confirmation, check-in, disarm), the TPM's status, the
+/// PIN change and the albums (`AlbumRows`: rename, delete).
 @MainActor
 final class SettingsPane {
     unowned let screen: MainScreen
@@ -18,6 +19,7 @@ final class SettingsPane {
     /// settings.apply(KEY), .set-backup-pin, .set-duress-pin, .arm, .check-in, .disarm: the
     /// switch's actions follow its state (a switch that is off has nothing to check in or disarm).
     private let actions: Actions
+    private let albums: AlbumRows
 
     init(screen: MainScreen) {
         self.screen = screen
@@ -28,12 +30,13 @@ final class SettingsPane {
         n11g_set_label(skeleton, "Skeleton Switch status")
         tpm = label("", wrap: true)
         n11g_set_label(tpm, "TPM status")
+        albums = AlbumRows(screen: screen)
         let pins = box(false, spacing: 8)
         let switchRow = box(false, spacing: 8)
         let page = box(true, spacing: 12, [label("Settings", style: "title-2"), rows.group, status,
                                            label("PINs", style: "title-3"), pins,
                                            label("Skeleton Switch", style: "title-3"), skeleton, switchRow,
-                                           label("TPM", style: "title-3"), tpm])
+                                           label("TPM", style: "title-3"), tpm, albums.group])
         margins(page, 16)
         for w in [status, skeleton, tpm] { gtk_widget_set_halign(w, GTK_ALIGN_START) }
         let scroll = must(gtk_scrolled_window_new())
@@ -41,6 +44,7 @@ final class SettingsPane {
         gtk_widget_set_vexpand(scroll, 1)
         root = scroll
         actions = Actions(on: scroll, prefix: "settings")
+        actions.add("change-pin") { [unowned self] in self.changePIN() }
         actions.add("set-backup-pin") { [unowned self] in self.setPIN(backup: true) }
         actions.add("set-duress-pin") { [unowned self] in self.setPIN(backup: false) }
         actions.add("arm") { [unowned self] in self.arm() }
@@ -51,6 +55,7 @@ final class SettingsPane {
         for name in ["arm", "check-in", "disarm"] { actions.setEnabled(name, false) }  // until the status is read
         // What each PIN may set (as in the CLI): the primary PIN sets the backup PIN, the
         // backup PIN sets the duress PIN. A duress session looks like a backup session.
+        append(pins, actions.button("Change PIN…", name: "Change PIN", action: "change-pin"))
         if screen.app.role == .primary {
             append(pins, actions.button("Set backup PIN…", name: "Set backup PIN", action: "set-backup-pin"))
         } else {
@@ -64,7 +69,7 @@ final class SettingsPane {
     }
 
     func reload() {
-        screen.app.session.run({ vault -> (Settings, SkeletonStatus, String) in
+        screen.app.session.run({ vault -> (Settings, SkeletonStatus, String, [AlbumSummary]) in
             let settings = try LockedVault(vault.location).settings().settings
             let skeleton = vault.profiles.skeletonStatus()
             let tpm: String
@@ -75,12 +80,13 @@ final class SettingsPane {
                         + (s.lockoutFailures.map { "; lockout failures \($0)/\(s.lockoutMaxTries ?? 0)" } ?? "")
                         + (s.problem.map { "; \($0)" } ?? "")
             } catch { tpm = describe(error) }
-            return (settings, skeleton, tpm)
+            return (settings, skeleton, tpm, try vault.albums.list())
         }) { [weak self] result in
             guard let self else { return }
             switch result {
-            case .success(let (settings, switchStatus, tpmText)):
+            case .success(let (settings, switchStatus, tpmText, albumList)):
                 rows.show(settings)
+                albums.show(albumList)
                 setText(skeleton, switchStatus.enabled
                         ? "Armed: wipes\(switchStatus.secure == true ? " (secure)" : "") after \(switchStatus.interval ?? "?") without a check-in; \(Countdown.text(Double(switchStatus.secondsLeft ?? 0))) left"
                         : "Off")
@@ -116,6 +122,16 @@ final class SettingsPane {
                 try LockedVault.validateNewPIN(pin)
                 backup ? try vault.profiles.setBackupPIN(pin) : try vault.profiles.setDuressPIN(pin)
             }
+        }
+    }
+
+    /// This session's own PIN (the primary's, or the backup's), asked twice; the vault's keys
+    /// rotate with it, as `nu11vlt pin change` does.
+    private func changePIN() {
+        screen.transfers.askPassword("Change the PIN", "The new PIN (or passphrase) replaces the one you unlocked with. "
+                                     + "The keys are rotated too, so an old copy of the key store opens nothing added after.",
+                                     confirm: true) { [unowned self] pin in
+            run("The PIN is changed") { vault in try vault.profiles.changePIN(new: pin) }
         }
     }
 

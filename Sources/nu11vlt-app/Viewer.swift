@@ -35,7 +35,15 @@ final class Viewer {
         badge = label("", style: "caption")
         let bar = box(false, spacing: 6)
         let middle = box(false, spacing: 0, [image.root, info.root])
-        root = box(true, spacing: 6, [bar, middle, box(false, spacing: 12, [caption, image.level, badge])])
+        // The buttons scroll sideways when the window is narrower than they are (a phone).
+        let strip = must(gtk_scrolled_window_new())
+        gtk_scrolled_window_set_child(op(strip), bar)
+        gtk_scrolled_window_set_policy(op(strip), GTK_POLICY_AUTOMATIC, GTK_POLICY_NEVER)
+        gtk_scrolled_window_set_propagate_natural_height(op(strip), 1)
+        gtk_widget_set_hexpand(strip, 1)
+        gtk_label_set_wrap(op(caption), 1)
+        gtk_label_set_wrap(op(badge), 1)
+        root = box(true, spacing: 6, [strip, middle, box(false, spacing: 12, [caption, image.level, badge])])
         margins(root, 6)
         actions = Actions(on: root, prefix: "viewer")
         actions.add("back") { [unowned self] in self.close() }

@@ -16,8 +16,10 @@ core file appears, though its core limit was unlimited and a dumpable control pr
 crash in the same folder does write one.
 
 usage: gui_test.py BIN_DIR SCREENSHOT_DIR WORK_DIR"""
+import datetime
 import hashlib
 import os
+import shutil
 import re
 import resource
 import secrets
@@ -29,7 +31,7 @@ import time
 import pyatspi
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from atspi_driver import (Timeout, double_click, click, enabled, find, focus_window, gone, key, named, press, showing,  # noqa: E402
+from atspi_driver import (Timeout, center, double_click, click, enabled, find, focus_window, gone, key, named, press, showing,  # noqa: E402
                           screenshot, texts, type_text, wait_for)
 
 BIN, SHOTS, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -147,7 +149,7 @@ def unlock_typing(pin):
     key("Return")
 
 
-def import_through_chooser(path, check_cover=False, button="Import", title="Import into the vault"):
+def through_chooser(path, check_cover=False, button="Import", title="Import into the vault"):
     press(button)
     focus_window(title)
     if check_cover:
@@ -163,7 +165,7 @@ def import_through_chooser(path, check_cover=False, button="Import", title="Impo
         key("Return")
         try:
             wait_for(lambda: not window_exists(title), "the chooser to close", 3)
-            step(f"  imported {os.path.basename(path)}")
+            step(f"  chose {os.path.basename(path)}")
             return
         except Timeout:
             focus_window(title)
@@ -201,7 +203,7 @@ def scenario():
 
     step("import three photos through the file chooser")
     for i in (1, 2, 3):
-        import_through_chooser(os.path.join(PHOTOS, f"photo-{i}.jpg"), check_cover=(i == 1))
+        through_chooser(os.path.join(PHOTOS, f"photo-{i}.jpg"), check_cover=(i == 1))
         wait_label(f"photo-{i}.jpg", timeout=60)
     main_window()
     gone("Privacy cover", timeout=10)
@@ -216,12 +218,29 @@ def scenario():
     os.makedirs(os.path.join(dump, "Camera"), exist_ok=True)
     video(os.path.join(dump, "Camera", "clip-a.mp4"), 2, "libx264", ["-metadata", "creation_time=2024-05-01T10:20:30Z"])
     video(os.path.join(dump, "Camera", "clip-b.webm"), 1, "libvpx-vp9")
-    import_through_chooser(dump, button="Import a folder", title="Import a folder into the vault")
+    subprocess.run(["convert", "-size", "240x320", "gradient:teal-white", os.path.join(dump, "Camera", "screenshot.png")], check=True)
+    subprocess.run(["heif-enc", "-q", "60", os.path.join(dump, "Camera", "screenshot.png"), "-o", os.path.join(dump, "Camera", "iphone.heic")],
+                   check=True, capture_output=True)
+    # Files without a capture date are sorted and grouped by their own mtime.
+    for name, day in [("readme.txt", (2021, 3, 4)), ("Documents/ticket.pdf", (2020, 2, 3)), ("Camera/clip-b.webm", (2022, 6, 7)),
+                      ("Camera/screenshot.png", (2019, 1, 2)), ("Camera/iphone.heic", (2018, 5, 6))]:
+        when = datetime.datetime(*day, 12, 0).timestamp()
+        os.utime(os.path.join(dump, name), (when, when))
+    through_chooser(dump, button="Import a folder", title="Import a folder into the vault")
     wait_label("readme.txt", timeout=60)
     wait_label("ticket.pdf", timeout=60)
     main_window()
     time.sleep(1.0)
     screenshot(os.path.join(SHOTS, "gallery-files.png"))
+
+    step("every tile has a thumbnail or its type's icon and a name; date sections newest first, by capture date or mtime")
+    for name in ("screenshot.png", "iphone.heic", "readme.txt", "ticket.pdf"):
+        find(name, "label", timeout=30, visible=False)
+    shown = wait_for(lambda: (lambda h: h if len(h) >= 7 else None)(section_headers()), "the seven date headers", 30)
+    days = [day for day, _, _ in shown]
+    assert days == sorted(days, reverse=True) and len(set(days)) == len(days), f"the sections are out of order: {shown}"
+    assert days[0] == datetime.date.today() and days[-1] == datetime.date(2018, 5, 6), f"sections: {shown}"
+    screenshot(os.path.join(SHOTS, "gallery-sections.png"))
 
     step("videos: tiles with the poster and duration; the viewer plays one in the user's player from a private RAM file, gone after")
     clip = find("clip-a.mp4, video, 0:02", timeout=60)
@@ -367,6 +386,40 @@ def scenario():
     main_window()  # no window manager here: the focus does not come back from the dialog by itself
     gone("Privacy cover", timeout=10)
 
+    step("a multi-selection (click, Ctrl+click) moves to a new album made in the dialog")
+    click(find("clip-a.mp4, video, 0:02", timeout=30))
+    ctrl_click(find("clip-b.webm, video, 0:01", timeout=30))
+    press("Move selected to album")
+    find("Move 2 items to an album", timeout=15)
+    click(find("New album name", "text", timeout=15))
+    type_text("Clips")
+    respond("Move")
+    find("Album Clips", "list item", timeout=30)
+    wait_for(lambda: (lambda out: out if "clip-a.mp4" in out and "clip-b.webm" in out else None)(
+        subprocess.run([CLI, "list", "--album", "Clips", "--vault", VAULT, "--keystore", KEYSTORE, "--pin-stdin"],
+                       input=PRIMARY + "\n", capture_output=True, text=True).stdout), "both clips in the album Clips", 30)
+    main_window()
+
+    step("export a selection to a folder holding one of the names: asked once, keep both, a summary; nothing replaced")
+    here = os.path.join(PHOTOS, "export-here")
+    os.makedirs(here, exist_ok=True)
+    with open(os.path.join(here, "photo-1.jpg"), "w") as f:
+        f.write("the user's own file, already here\n")
+    click(wait_label("photo-1.jpg"))
+    ctrl_click(wait_label("photo-2.jpg"))
+    through_chooser(here, button="Export selected", title="Export 2 items to a folder")
+    find("A file named “photo-1.jpg” is already there", timeout=30)
+    screenshot(os.path.join(SHOTS, "export-clash.png"))
+    respond("Keep both")
+    find("1 got a new name", timeout=30, exact=False)
+    respond("OK")
+    assert open(os.path.join(here, "photo-1.jpg")).read() == "the user's own file, already here\n", "a file in the folder was replaced"
+    for name, original in [("photo-1 (2).jpg", "photo-1.jpg"), ("photo-2.jpg", "photo-2.jpg")]:
+        with open(os.path.join(here, name), "rb") as a, open(os.path.join(PHOTOS, original), "rb") as b:
+            assert a.read() == b.read(), f"{name} is not the original {original}"
+    main_window()
+    gone("Privacy cover", timeout=10)
+
     step("a note, typed into the editor and autosaved sealed")
     press_row("Notes")
     press("New note")
@@ -415,6 +468,28 @@ def scenario():
     find("Lock after", "text")
     time.sleep(0.5)
     screenshot(os.path.join(SHOTS, "settings.png"))
+
+    step("settings: albums renamed and deleted there (the items kept in Photos), as the CLI then lists them")
+    main_window()
+    press("Rename album Trips")
+    entry = find("Rename the album “Trips”", "text", timeout=15)
+    click(entry)
+    key("ctrl+a")
+    type_text("Holidays")
+    respond("OK")
+    find("Album Holidays", "list item", timeout=30)
+    main_window()
+    press("Delete album Clips")
+    find("Delete the album “Clips”?", timeout=15)
+    respond("Delete album, keep items")
+    gone("Album Clips", "list item", timeout=30)
+    albums = subprocess.run([CLI, "album", "list", "--vault", VAULT, "--keystore", KEYSTORE, "--pin-stdin"],
+                            input=PRIMARY + "\n", capture_output=True, text=True).stdout
+    assert "Holidays" in albums and "Trips" not in albums and "Clips" not in albums, f"the CLI lists the albums: {albums}"
+    listed = subprocess.run([CLI, "list", "--vault", VAULT, "--keystore", KEYSTORE, "--pin-stdin"],
+                            input=PRIMARY + "\n", capture_output=True, text=True).stdout
+    assert "clip-a.mp4" in listed and "clip-b.webm" in listed, "deleting the album took its items"
+    main_window()
 
     step("settings: a switch applies at once, and is what `nu11vlt settings get` reports")
     main_window()
@@ -495,6 +570,35 @@ def respond(label):
     press(f"{label} {label}")
 
 
+def section_headers():
+    """The gallery's date headers GTK has made (the bound part of the grid, which reaches past
+    the view), in the accessibility tree's order, which is the grid's: (date, text, y)."""
+    found = []
+    for acc in named("Section: ", exact=False):
+        try:
+            if not showing(acc):
+                continue
+            text = acc.name[len("Section: "):]
+            y = acc.queryComponent().getExtents(pyatspi.DESKTOP_COORDS).y
+        except Exception:
+            continue
+        for form in ("%a, %b %d, %Y", "%a, %d %b %Y", "%a %d %b %Y"):
+            try:
+                found.append((datetime.datetime.strptime(text, form).date(), text, y))
+                break
+            except ValueError:
+                continue
+        else:
+            raise AssertionError(f"a section header that is not a day: {text!r}")
+    return found
+
+
+def ctrl_click(acc):
+    x, y = center(acc)
+    subprocess.run(["xdotool", "mousemove", "--sync", str(x), str(y)], check=True)
+    subprocess.run(["xdotool", "keydown", "ctrl", "click", "1", "keyup", "ctrl"], check=True)
+
+
 def press_row(name):
     row = find(name, "list item", timeout=30)
     click(row)
@@ -503,8 +607,8 @@ def press_row(name):
 
 def scan_for_plaintext():
     """After quitting: the markers of the photos and the note are nowhere on disk."""
-    for name in os.listdir(PHOTOS):
-        os.remove(os.path.join(PHOTOS, name))  # the user's own originals
+    shutil.rmtree(PHOTOS)  # the user's own originals, and what was exported there
+    os.makedirs(PHOTOS)
     places = [os.environ["HOME"], os.environ["XDG_RUNTIME_DIR"], "/tmp", "/dev/shm"]
     for marker in (MARKER, NOTE_MARKER):
         r = subprocess.run(["grep", "-rlsaF", marker, *places], capture_output=True, text=True)
@@ -527,6 +631,54 @@ def check_sockets(strace_log):
 
 def unlimited_core():
     resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def narrow_dark():
+    """The vault of the main scenario again, at 360×720 (a Linux phone) in the dark style:
+    one pane at a time, every screen reachable, nothing wider than the window."""
+    step("at 360×720 in dark style (a phone): the sections fold, every screen is reachable; screenshots of each")
+    env = dict(os.environ, ADW_DEBUG_COLOR_SCHEME="prefer-dark")
+    env.pop("NU11VLT_FIDO2_DEVICE", None)
+    app = subprocess.Popen([APP, "--vault", VAULT, "--keystore", KEYSTORE], env=env,
+                           stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, "narrow-app.log"), "w"))
+    try:
+        find("PIN", "password text", timeout=60)
+        wid = focus_window("^Nu11VLT$")
+        subprocess.run(["xdotool", "windowsize", "--sync", wid, "360", "720"], check=True, capture_output=True)
+        time.sleep(1.0)
+
+        def width():
+            out = subprocess.run(["xdotool", "getwindowgeometry", wid], capture_output=True, text=True).stdout
+            return int(re.search(r"Geometry: (\d+)x(\d+)", out).group(1))
+        assert width() <= 380, f"the unlock screen does not fit 360 px: the window is {width()} px wide"
+        shot = lambda name: subprocess.run(["import", "-window", wid, os.path.join(SHOTS, name)], check=True, capture_output=True)
+        shot("narrow-unlock.png")
+        unlock_typing(PRIMARY)
+        find("photo-1.jpg", "label", timeout=60)
+        time.sleep(1.5)
+        assert width() <= 380, f"the gallery does not fit 360 px: the window is {width()} px wide"
+        assert showing(find("Sections", "push button", timeout=15)), "no way back to the sections while folded"
+        assert not [a for a in named("Import a folder", "push button") if showing(a)], "the narrow header keeps every button"
+        shot("narrow-gallery.png")
+        double_click(find("photo-1.jpg", "label"))
+        find("Back to gallery", "push button", timeout=15)
+        time.sleep(1.0)
+        assert width() <= 380, f"the viewer does not fit 360 px: the window is {width()} px wide"
+        shot("narrow-viewer.png")
+        press("Back to gallery")
+        for section, shot_name in (("Notes", "narrow-notes.png"), ("Settings", "narrow-settings.png")):
+            press("Sections")
+            press_row(section)
+            time.sleep(1.0)
+            assert width() <= 380, f"{section} does not fit 360 px: the window is {width()} px wide"
+            shot(shot_name)
+        main_window()
+        key("ctrl+q")
+        app.wait(timeout=30)
+    except BaseException:
+        screenshot(os.path.join(SHOTS, "failure-narrow.png"))
+        app.kill()
+        raise
 
 
 def first_run():
@@ -569,13 +721,26 @@ def first_run():
         wait_for(lambda: any("Lock the vault" in t for t in texts()), "the shortcuts listed", 15)
         screenshot(os.path.join(SHOTS, "shortcuts.png"))
         key("Escape")
+        step("in the settings: change the PIN (asked twice); then the old PIN opens nothing and the new one opens the vault")
+        main_window()
+        press_row("Settings")
+        press("Change PIN")
+        click(find("New password", "password text", timeout=15))
+        type_text("2580-new-pin")
+        click(find("Repeat password", "password text"))
+        type_text("2580-new-pin")
+        respond("OK")
+        wait_label("The PIN is changed", timeout=120)
     finally:
         app.send_signal(signal.SIGTERM)
         app.wait(timeout=30)
     # The CLI opens what the app made, with the PIN typed in the app; the phrase is nowhere on disk.
     r = subprocess.run([CLI, "status", "--vault", vault, "--keystore", keystore, "--pin-stdin"],
                        input="1234\n", capture_output=True, text=True)
-    assert r.returncode == 0, f"the CLI does not open the app's vault: {r.stderr.strip()}"
+    assert r.returncode != 0, "the PIN changed in the app still opens the vault"
+    r = subprocess.run([CLI, "status", "--vault", vault, "--keystore", keystore, "--pin-stdin"],
+                       input="2580-new-pin\n", capture_output=True, text=True)
+    assert r.returncode == 0, f"the CLI does not open the app's vault with the new PIN: {r.stderr.strip()}"
     hits = subprocess.run(["grep", "-rlsaF", phrase, vault, keystore, WORK], capture_output=True, text=True).stdout.split()
     assert not hits, f"the recovery phrase is on disk: {hits}"
 
@@ -662,6 +827,7 @@ def main():
     assert app.returncode == 0, f"the app exited with {app.returncode}"
     scan_for_plaintext()
     check_sockets(strace_log)
+    narrow_dark()
     first_run()
     crash_check()
     print("gui: PASS", flush=True)
