@@ -21,7 +21,8 @@ func mainMenuButton(_ app: App, vault: Bool = false) -> Widget {
         app.showAbout()
     }
     // In the vault, the header bar's less frequent actions too (a narrow window hides their buttons).
-    let vaultItems: [Widget] = !vault ? [] : [("Import a Folder…", "import-folder"), ("Move Selection to Album…", "move-selected"),
+    let vaultItems: [Widget] = !vault ? [] : [("Import a Folder…", "import-folder"), ("Export Selection…", "export-selected"),
+                                              ("Move Selection to Album…", "move-selected"), ("Delete Selection…", "delete-selected"),
                                               ("Archives…", "archives")].map { text, action in
         button(text, style: "flat") { [unowned app] in
             gtk_popover_popdown(typed(popover))

@@ -11,7 +11,8 @@ import Nu11Vault
 /// tears the vault's widgets down.
 @MainActor
 final class App {
-    let session: Session
+    /// Replaced only while no vault is open (`open`: a vault elsewhere, or a found half).
+    private(set) var session: Session
     /// Videos in the user's player, from a private RAM folder (emptied on lock and quit).
     let playback = Playback()
     let application: UnsafeMutablePointer<AdwApplication>
@@ -165,6 +166,23 @@ final class App {
         unlockScreen = screen
         replace(with: screen.root, name: "unlock")
         screen.start()
+    }
+
+    /// Half a vault here: what is missing, and how to find it (`HalfScreen`).
+    func showHalf(_ presence: LockedVault.Presence) {
+        unlockScreen = nil
+        let screen = HalfScreen(app: self, presence: presence)
+        firstRun = screen
+        replace(with: screen.root, name: "half")
+    }
+
+    /// Another vault (a folder chooser, or a moved half found): a new session on it, then its
+    /// unlock screen — or its first run, or what is missing there. Only while locked.
+    func open(_ location: VaultLocation) {
+        guard main == nil else { return }
+        session.close()
+        session = Session(location: location)
+        showUnlock(message: nil)
     }
 
     /// No vault yet: the first run creates one here (no terminal needed).

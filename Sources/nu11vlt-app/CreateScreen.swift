@@ -38,8 +38,9 @@ final class CreateScreen {
         gtk_label_set_max_width_chars(op(strength), 48)
         createButton = button("Create vault", name: "Create vault", style: "suggested-action") {}
         gtk_widget_set_sensitive(createButton, 0)
+        let elsewhere = button("Open a vault elsewhere…", style: "flat") { [unowned app] in openElsewhere(app) }
         let column = box(true, spacing: 12, [title, intro, places, label("PIN or passphrase"), pin, label("Repeat it"), repeatPIN,
-                                              strength, createButton])
+                                              strength, createButton, elsewhere])
         gtk_widget_set_size_request(column, 320, -1)
         gtk_label_set_max_width_chars(op(intro), 48)
         root = scrolledPage(flatHeader(app), column)

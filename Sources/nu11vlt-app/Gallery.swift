@@ -59,8 +59,10 @@ final class Gallery {
         // GTK 4.8 makes max_columns × 30 rows of tiles up front, whatever fits: the most
         // columns follow the width (`fitColumns`), so a narrow window makes fewer tiles.
         columns = Self.fittingColumns(width: windowWidth - 200)
+        // GTK 4.8 lays out width / 168 columns within [min, max]: the most is what fits now, the
+        // least is 2, so the window can still shrink (to a phone's 360 px).
         gtk_grid_view_set_max_columns(op(grid), UInt32(columns))
-        gtk_grid_view_set_min_columns(op(grid), UInt32(columns))
+        gtk_grid_view_set_min_columns(op(grid), 2)
         gtk_grid_view_set_enable_rubberband(op(grid), 1)
         n11g_set_label(grid, "Gallery")
         scroller = must(gtk_scrolled_window_new())
@@ -161,11 +163,9 @@ final class Gallery {
         guard wanted != columns else { return }
         onMain { [weak self] in
             guard let self, wanted != self.columns else { return }
-            // Exactly this many columns, so that every section header starts a row.
+            // As many columns as fit, which is what GTK lays out: every section header starts a row.
             self.columns = wanted
-            gtk_grid_view_set_min_columns(op(grid), 1)
             gtk_grid_view_set_max_columns(op(grid), UInt32(wanted))
-            gtk_grid_view_set_min_columns(op(grid), UInt32(wanted))
             layOut()
         }
     }

@@ -8,9 +8,9 @@ import Nu11Vault
 /// The gallery's date sections. GTK 4.8 (Debian 12) has no section headers in a grid view
 /// (they came in 4.12), so the grid's model holds cells, not only items: a section starts
 /// a new row with a header cell (its date) and spacer cells to the row's end, and its last
-/// row is filled with spacers. The grid has exactly `columns` columns (its minimum and
-/// maximum), so every header starts a row. Headers and spacers are neither selectable nor
-/// activatable, and hold no item.
+/// row is filled with spacers. The grid lays out as many columns as fit its width (its
+/// maximum, kept at that number by `Gallery.fitColumns`), so every header starts a row.
+/// Headers and spacers are neither selectable nor activatable, and hold no item.
 enum GalleryCell: Equatable {
     case item(ItemID)
     case header(String)

@@ -38,10 +38,13 @@ final class MainScreen {
     init(app: App) {
         self.app = app
         title = label("Photos", style: "heading")
+        gtk_label_set_ellipsize(op(title), PANGO_ELLIPSIZE_END)
         let header = adw_header_bar_new()
         adw_header_bar_set_title_widget(op(header), title)
         content = gtk_stack_new()
         gtk_stack_set_transition_type(op(content), GTK_STACK_TRANSITION_TYPE_CROSSFADE)
+        // Each page's own natural width (not the widest page's) decides the fold.
+        gtk_stack_set_hhomogeneous(op(content), 0)
         gtk_widget_set_hexpand(content, 1)
         gtk_widget_set_vexpand(content, 1)
         sidebar = gtk_list_box_new()
@@ -54,6 +57,9 @@ final class MainScreen {
         let fold = must(adw_leaflet_new())
         leaflet = must(op(fold))
         adw_leaflet_set_can_navigate_back(leaflet, 1)
+        // Fold as soon as the sections and the grid do not both get their natural width, so the
+        // header's extra buttons are hidden before they could hold the window wider than a phone.
+        adw_leaflet_set_fold_threshold_policy(leaflet, ADW_FOLD_THRESHOLD_POLICY_NATURAL)
         _ = adw_leaflet_append(leaflet, sideScroll)
         adw_leaflet_page_set_navigatable(adw_leaflet_append(leaflet, gtk_separator_new(GTK_ORIENTATION_VERTICAL)), 0)
         _ = adw_leaflet_append(leaflet, content)
@@ -80,12 +86,14 @@ final class MainScreen {
         let importFolder = app.actions.iconButton("folder-new-symbolic", name: "Import a folder", action: "import-folder")
         let move = app.actions.iconButton("folder-symbolic", name: "Move selected to album", action: "move-selected")
         let archives = app.actions.iconButton("package-x-generic-symbolic", name: "Archives", action: "archives")
-        wideOnly = [importFolder, move, archives]
+        let export = app.actions.iconButton("document-save-symbolic", name: "Export selected", action: "export-selected")
+        let delete = app.actions.iconButton("user-trash-symbolic", name: "Delete selected", action: "delete-selected")
+        wideOnly = [importFolder, export, move, delete, archives]
         adw_header_bar_pack_start(op(header), app.actions.iconButton("list-add-symbolic", name: "Import", action: "import"))
         adw_header_bar_pack_start(op(header), importFolder)
-        adw_header_bar_pack_start(op(header), app.actions.iconButton("document-save-symbolic", name: "Export selected", action: "export-selected"))
+        adw_header_bar_pack_start(op(header), export)
         adw_header_bar_pack_start(op(header), move)
-        adw_header_bar_pack_start(op(header), app.actions.iconButton("user-trash-symbolic", name: "Delete selected", action: "delete-selected"))
+        adw_header_bar_pack_start(op(header), delete)
         adw_header_bar_pack_end(op(header), mainMenuButton(app, vault: true))
         adw_header_bar_pack_end(op(header), app.actions.iconButton("system-lock-screen-symbolic", name: "Lock", action: "lock"))
         adw_header_bar_pack_end(op(header), archives)

@@ -59,6 +59,16 @@ final class Transfers {
         do { plan = try ImportPlan(paths: paths, recursive: true, album: album, groupLimit: Self.groupFiles) } catch {
             return screen.app.tell("Nothing was imported", describe(error))
         }
+        running = true
+        askAboutDuplicates(plan) { [weak self] plan in
+            guard let self else { return }
+            running = false
+            guard let plan else { return }
+            run(plan)
+        }
+    }
+
+    private func run(_ plan: ImportPlan) {
         var groups = plan.groups
         let total = plan.files.count
         running = true
@@ -128,32 +138,10 @@ final class Transfers {
 
     // MARK: dialogs
 
-    /// A file chooser; `body` gets the chosen local paths.
+    /// A file chooser over the app's window; `body` gets the chosen local paths.
     func choose(_ title: String, action: GtkFileChooserAction, accept: String, multiple: Bool, name: String? = nil,
                 _ body: @escaping ([String]) -> Void) {
-        let chooser = gtk_file_chooser_native_new(title, UnsafeMutablePointer(OpaquePointer(screen.app.window)), action, accept, "Cancel")
-        let fc = chooser
-        gtk_file_chooser_set_select_multiple(fc, multiple ? 1 : 0)
-        if let name { gtk_file_chooser_set_current_name(fc, name) }
-        gtk_native_dialog_set_modal(typed(chooser), 1)
-        on1(UnsafeMutableRawPointer(chooser), "response") { response in
-            let code = Int32(truncatingIfNeeded: Int(bitPattern: response))
-            var paths: [String] = []
-            if code == GTK_RESPONSE_ACCEPT.rawValue, let list = gtk_file_chooser_get_files(fc) {
-                for i in 0..<g_list_model_get_n_items(list) {
-                    guard let file = g_list_model_get_item(list, i) else { continue }
-                    if let path = g_file_get_path(OpaquePointer(file)) {
-                        paths.append(String(cString: path))
-                        g_free(path)
-                    }
-                    g_object_unref(file)
-                }
-                g_object_unref(UnsafeMutableRawPointer(list))
-            }
-            gtk_native_dialog_destroy(typed(chooser))
-            if !paths.isEmpty { body(paths) }
-        }
-        gtk_native_dialog_show(typed(chooser))
+        chooseFiles(screen.app.window, title, action: action, accept: accept, multiple: multiple, name: name, body)
     }
 
     /// A dialog with one text field.
@@ -196,4 +184,33 @@ final class Transfers {
         onResponse(dialog) { response in if response == "ok" { onOK() } }
         gtk_window_present(UnsafeMutablePointer(OpaquePointer(dialog)))
     }
+}
+
+/// A file chooser (GTK's, or the desktop portal's); `body` gets the chosen local paths.
+@MainActor
+func chooseFiles(_ window: Widget?, _ title: String, action: GtkFileChooserAction, accept: String, multiple: Bool, name: String? = nil,
+             _ body: @escaping ([String]) -> Void) {
+    let chooser = gtk_file_chooser_native_new(title, UnsafeMutablePointer(OpaquePointer(window)), action, accept, "Cancel")
+    let fc = chooser
+    gtk_file_chooser_set_select_multiple(fc, multiple ? 1 : 0)
+    if let name { gtk_file_chooser_set_current_name(fc, name) }
+    gtk_native_dialog_set_modal(typed(chooser), 1)
+    on1(UnsafeMutableRawPointer(chooser), "response") { response in
+        let code = Int32(truncatingIfNeeded: Int(bitPattern: response))
+        var paths: [String] = []
+        if code == GTK_RESPONSE_ACCEPT.rawValue, let list = gtk_file_chooser_get_files(fc) {
+            for i in 0..<g_list_model_get_n_items(list) {
+                guard let file = g_list_model_get_item(list, i) else { continue }
+                if let path = g_file_get_path(OpaquePointer(file)) {
+                    paths.append(String(cString: path))
+                    g_free(path)
+                }
+                g_object_unref(file)
+            }
+            g_object_unref(UnsafeMutableRawPointer(list))
+        }
+        gtk_native_dialog_destroy(typed(chooser))
+        if !paths.isEmpty { body(paths) }
+    }
+    gtk_native_dialog_show(typed(chooser))
 }

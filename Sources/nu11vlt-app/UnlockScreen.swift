@@ -70,16 +70,19 @@ final class UnlockScreen {
     /// The gate first (it may shred expired fade items or fire the Skeleton Switch), then the
     /// prompt — or the countdown of a wrong-PIN delay.
     func start(after wrong: Bool = false) {
-        app.session.runLocked({ locked -> LockedVault.PINStatus? in
-            guard locked.isInitialized else { return nil }
-            return try locked.pinStatus()
+        app.session.runLocked({ locked -> (LockedVault.Presence, LockedVault.PINStatus?) in
+            let presence = locked.presence
+            guard presence == .complete else { return (presence, nil) }
+            return (presence, try locked.pinStatus())
         }) { [weak self] result in
             guard let self else { return }
             refreshSecurityKeys()
             switch result {
-            case .success(nil):
+            case .success((.none, _)):
                 app.showCreate()
-            case .success(let pin?):
+            case .success((let half, nil)):
+                app.showHalf(half)
+            case .success((_, let pin?)):
                 failures = pin.failures
                 if pin.secondsLeft > 0 {
                     wait(pin.secondsLeft)
