@@ -107,6 +107,11 @@ final class MainScreen {
         on(raw(fold), "notify::visible-child") { [unowned self] in self.foldChanged() }
         transfers.acceptDrops(on: content)
         rebuildSidebar()
+        // A window that is already narrow (a phone) starts without the extra buttons, so they
+        // never hold it wider than the screen before the leaflet folds.
+        if let window = app.window, gtk_widget_get_width(window) > 0, gtk_widget_get_width(window) < 600 {
+            for widget in wideOnly { gtk_widget_set_visible(widget, 0) }
+        }
     }
 
     /// Narrow (folded): one pane at a time, a back button to the sections, fewer header buttons.
