@@ -258,6 +258,23 @@ final class App {
 
     // MARK: dialogs
 
+    /// A question in a modal dialog: `responses` in order (id, button label, and the
+    /// suggested or destructive look), `preferred` answered by Enter, Escape answering
+    /// "cancel"; `answer` gets the chosen id.
+    func ask(_ heading: String, _ body: String, _ responses: [(id: String, label: String, look: AdwResponseAppearance)],
+             preferred: String? = nil, _ answer: @escaping @MainActor (String) -> Void) {
+        let dialog = adw_message_dialog_new(UnsafeMutablePointer(OpaquePointer(window)), heading, body)
+        let d = op(dialog).map { UnsafeMutablePointer<AdwMessageDialog>($0) }
+        for response in responses {
+            adw_message_dialog_add_response(d, response.id, response.label)
+            if response.look != ADW_RESPONSE_DEFAULT { adw_message_dialog_set_response_appearance(d, response.id, response.look) }
+        }
+        if let preferred { adw_message_dialog_set_default_response(d, preferred) }
+        adw_message_dialog_set_close_response(d, "cancel")
+        onResponse(dialog, answer)
+        gtk_window_present(UnsafeMutablePointer(OpaquePointer(dialog)))
+    }
+
     /// A one-line message in a modal dialog.
     func tell(_ heading: String, _ body: String) {
         let dialog = adw_message_dialog_new(UnsafeMutablePointer(OpaquePointer(window)), heading, body)

@@ -40,16 +40,8 @@ extension Transfers {
         let heading = names.count == 1 ? "A file named “\(names[0])” is already there" : "\(names.count) names are already taken"
         let body = "\(shown): a file of that name is already in \((folder as NSString).lastPathComponent), or the selection has it twice. "
             + "Nothing there is replaced: keep both (the exported file gets a number), or skip \(names.count == 1 ? "it" : "them")?"
-        let dialog = adw_message_dialog_new(UnsafeMutablePointer(OpaquePointer(screen.app.window)), heading, body)
-        let d = op(dialog).map { UnsafeMutablePointer<AdwMessageDialog>($0) }
-        adw_message_dialog_add_response(d, "cancel", "Cancel")
-        adw_message_dialog_add_response(d, "skip", "Skip")
-        adw_message_dialog_add_response(d, "both", "Keep both")
-        adw_message_dialog_set_response_appearance(d, "both", ADW_RESPONSE_SUGGESTED)
-        adw_message_dialog_set_default_response(d, "both")
-        adw_message_dialog_set_close_response(d, "cancel")
-        onResponse(dialog, answer)
-        gtk_window_present(UnsafeMutablePointer(OpaquePointer(dialog)))
+        screen.app.ask(heading, body, [("cancel", "Cancel", ADW_RESPONSE_DEFAULT), ("skip", "Skip", ADW_RESPONSE_DEFAULT),
+                                       ("both", "Keep both", ADW_RESPONSE_SUGGESTED)], preferred: "both", answer)
     }
 
     private func run(_ plan: ExportPlan, skipped: Int) {

@@ -26,15 +26,8 @@ extension Transfers {
             let heading = duplicates.count == 1 ? "Already in the vault" : "\(duplicates.count) files are already in the vault"
             let text = "\(shown) \(duplicates.count == 1 ? "is" : "are") already in the vault, byte for byte"
                 + (duplicates.count == 1 ? " (as “\(duplicates[0].name)”)" : "") + ". Skip \(duplicates.count == 1 ? "it" : "them"), or import again?"
-            let dialog = adw_message_dialog_new(UnsafeMutablePointer(OpaquePointer(screen.app.window)), heading, text)
-            let d = op(dialog).map { UnsafeMutablePointer<AdwMessageDialog>($0) }
-            adw_message_dialog_add_response(d, "cancel", "Cancel")
-            adw_message_dialog_add_response(d, "again", "Import again")
-            adw_message_dialog_add_response(d, "skip", "Skip")
-            adw_message_dialog_set_response_appearance(d, "skip", ADW_RESPONSE_SUGGESTED)
-            adw_message_dialog_set_default_response(d, "skip")
-            adw_message_dialog_set_close_response(d, "cancel")
-            onResponse(dialog) { response in
+            screen.app.ask(heading, text, [("cancel", "Cancel", ADW_RESPONSE_DEFAULT), ("again", "Import again", ADW_RESPONSE_DEFAULT),
+                                           ("skip", "Skip", ADW_RESPONSE_SUGGESTED)], preferred: "skip") { response in
                 switch response {
                 case "skip":
                     var rest = plan
@@ -44,7 +37,6 @@ extension Transfers {
                 default: body(nil)
                 }
             }
-            gtk_window_present(UnsafeMutablePointer(OpaquePointer(dialog)))
         }
     }
 }

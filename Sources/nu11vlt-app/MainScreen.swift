@@ -43,8 +43,6 @@ final class MainScreen {
         adw_header_bar_set_title_widget(op(header), title)
         content = gtk_stack_new()
         gtk_stack_set_transition_type(op(content), GTK_STACK_TRANSITION_TYPE_CROSSFADE)
-        // Each page's own natural width (not the widest page's) decides the fold.
-        gtk_stack_set_hhomogeneous(op(content), 0)
         gtk_widget_set_hexpand(content, 1)
         gtk_widget_set_vexpand(content, 1)
         sidebar = gtk_list_box_new()
@@ -57,9 +55,6 @@ final class MainScreen {
         let fold = must(adw_leaflet_new())
         leaflet = must(op(fold))
         adw_leaflet_set_can_navigate_back(leaflet, 1)
-        // Fold as soon as the sections and the grid do not both get their natural width, so the
-        // header's extra buttons are hidden before they could hold the window wider than a phone.
-        adw_leaflet_set_fold_threshold_policy(leaflet, ADW_FOLD_THRESHOLD_POLICY_NATURAL)
         _ = adw_leaflet_append(leaflet, sideScroll)
         adw_leaflet_page_set_navigatable(adw_leaflet_append(leaflet, gtk_separator_new(GTK_ORIENTATION_VERTICAL)), 0)
         _ = adw_leaflet_append(leaflet, content)
@@ -107,11 +102,25 @@ final class MainScreen {
         on(raw(fold), "notify::visible-child") { [unowned self] in self.foldChanged() }
         transfers.acceptDrops(on: content)
         rebuildSidebar()
-        // A window that is already narrow (a phone) starts without the extra buttons, so they
-        // never hold it wider than the screen before the leaflet folds.
-        if let window = app.window, gtk_widget_get_width(window) > 0, gtk_widget_get_width(window) < 600 {
-            for widget in wideOnly { gtk_widget_set_visible(widget, 0) }
+        // The window's width alone decides (not the pages' natural widths, which change from
+        // page to page): under 600 px one pane at a time, and the header's extra buttons hidden,
+        // so they never hold the window wider than a phone's screen.
+        if let window = app.window {
+            on(raw(window), "notify::default-width") { [weak self] in self?.fitWidth() }
         }
+        fitWidth()
+    }
+
+    static let narrowWidth: Int32 = 600
+
+    /// Follows the window's width (on resize, and every second as a fallback: `tick`).
+    func fitWidth() {
+        guard let window = app.window else { return }
+        var width = gtk_widget_get_width(window)
+        if width <= 0 { gtk_window_get_default_size(typed(window), &width, nil) }
+        let unfold: gboolean = width >= Self.narrowWidth ? 1 : 0
+        if adw_leaflet_get_can_unfold(leaflet) != unfold { adw_leaflet_set_can_unfold(leaflet, unfold) }
+        foldChanged()
     }
 
     /// Narrow (folded): one pane at a time, a back button to the sections, fewer header buttons.
@@ -130,6 +139,7 @@ final class MainScreen {
     }
 
     func tick() {
+        fitWidth()
         let now = Date()
         gallery.tick(now: now)
         viewer.tick(now: now)
@@ -289,13 +299,9 @@ final class MainScreen {
 
     /// A yes/no dialog; `body` runs on yes.
     func confirm(_ heading: String, _ text: String, action: String, _ body: @escaping () -> Void) {
-        let dialog = adw_message_dialog_new(UnsafeMutablePointer(OpaquePointer(app.window)), heading, text)
-        let d = op(dialog).map { UnsafeMutablePointer<AdwMessageDialog>($0) }
-        adw_message_dialog_add_response(d, "cancel", "Cancel")
-        adw_message_dialog_add_response(d, "yes", action)
-        adw_message_dialog_set_response_appearance(d, "yes", ADW_RESPONSE_DESTRUCTIVE)
-        onResponse(dialog) { response in if response == "yes" { body() } }
-        gtk_window_present(UnsafeMutablePointer(OpaquePointer(dialog)))
+        app.ask(heading, text, [("cancel", "Cancel", ADW_RESPONSE_DEFAULT), ("yes", action, ADW_RESPONSE_DESTRUCTIVE)]) { response in
+            if response == "yes" { body() }
+        }
     }
 }
 

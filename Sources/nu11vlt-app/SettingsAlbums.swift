@@ -46,17 +46,11 @@ final class AlbumRows {
 
     private func delete(_ album: AlbumSummary) {
         let items = album.items == 1 ? "its item" : "its \(album.items) items"
-        let dialog = adw_message_dialog_new(UnsafeMutablePointer(OpaquePointer(screen.app.window)), "Delete the album “\(album.name)”?",
-                                            album.items == 0 ? "It is empty." : "Keep \(items) in Photos, or destroy \(items) with it (as “Delete securely” says; no undo).")
-        let d = op(dialog).map { UnsafeMutablePointer<AdwMessageDialog>($0) }
-        adw_message_dialog_add_response(d, "cancel", "Cancel")
-        adw_message_dialog_add_response(d, "keep", album.items == 0 ? "Delete album" : "Delete album, keep items")
-        if album.items > 0 {
-            adw_message_dialog_add_response(d, "destroy", "Delete album and items")
-            adw_message_dialog_set_response_appearance(d, "destroy", ADW_RESPONSE_DESTRUCTIVE)
-        }
-        adw_message_dialog_set_close_response(d, "cancel")
-        onResponse(dialog) { [unowned self] response in
+        let text = album.items == 0 ? "It is empty." : "Keep \(items) in Photos, or destroy \(items) with it (as “Delete securely” says; no undo)."
+        var responses: [(id: String, label: String, look: AdwResponseAppearance)] = [
+            ("cancel", "Cancel", ADW_RESPONSE_DEFAULT), ("keep", album.items == 0 ? "Delete album" : "Delete album, keep items", ADW_RESPONSE_DEFAULT)]
+        if album.items > 0 { responses.append(("destroy", "Delete album and items", ADW_RESPONSE_DESTRUCTIVE)) }
+        screen.app.ask("Delete the album “\(album.name)”?", text, responses) { [unowned self] response in
             let name = album.name
             switch response {
             case "keep": finish({ vault in try vault.albums.deleteAlbum(name, items: .moveItemsToPhotos) })
@@ -64,7 +58,6 @@ final class AlbumRows {
             default: break
             }
         }
-        gtk_window_present(UnsafeMutablePointer(OpaquePointer(dialog)))
     }
 
     private func finish(_ work: @escaping @Sendable (Vault) throws -> Void) {
