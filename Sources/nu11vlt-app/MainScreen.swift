@@ -119,7 +119,10 @@ final class MainScreen {
         var width = gtk_widget_get_width(window)
         if width <= 0 { gtk_window_get_default_size(typed(window), &width, nil) }
         let unfold: gboolean = width >= Self.narrowWidth ? 1 : 0
-        if adw_leaflet_get_can_unfold(leaflet) != unfold { adw_leaflet_set_can_unfold(leaflet, unfold) }
+        if adw_leaflet_get_can_unfold(leaflet) != unfold {
+            adw_leaflet_set_can_unfold(leaflet, unfold)
+            notes.setNarrow(unfold == 0)
+        }
         foldChanged()
     }
 

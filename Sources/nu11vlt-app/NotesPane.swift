@@ -23,11 +23,19 @@ final class NotesPane {
     private var lastEdit = 0.0
     private var loadingText = false
 
+    private let listScroll: Widget
+
+    /// On a narrow window (a phone) the list sits above the editor, not beside it.
+    func setNarrow(_ narrow: Bool) {
+        gtk_orientable_set_orientation(op(root), narrow ? GTK_ORIENTATION_VERTICAL : GTK_ORIENTATION_HORIZONTAL)
+        gtk_widget_set_size_request(listScroll, narrow ? -1 : 220, narrow ? 140 : -1)
+    }
+
     init(screen: MainScreen) {
         self.screen = screen
         list = must(gtk_list_box_new())
         n11g_set_label(list, "Notes")
-        let listScroll = must(gtk_scrolled_window_new())
+        listScroll = must(gtk_scrolled_window_new())
         gtk_scrolled_window_set_child(op(listScroll), list)
         gtk_widget_set_size_request(listScroll, 220, -1)
         gtk_widget_set_vexpand(listScroll, 1)
@@ -40,7 +48,7 @@ final class NotesPane {
         gtk_scrolled_window_set_child(op(textScroll), text)
         gtk_widget_set_vexpand(textScroll, 1)
         gtk_widget_set_hexpand(textScroll, 1)
-        status = label("", style: "dim-label")
+        status = label("", style: "dim-label", wrap: true)
         n11g_set_label(status, "Note status")
         let left = box(true, spacing: 6, [listScroll])
         let editor = box(true, spacing: 6, [titleEntry, textScroll, status])
@@ -79,6 +87,7 @@ final class NotesPane {
         for note in notes {
             let row = must(gtk_list_box_row_new())
             let title = label(note.title)
+            gtk_label_set_ellipsize(op(title), PANGO_ELLIPSIZE_END)
             gtk_widget_set_halign(title, GTK_ALIGN_START)
             margins(title, 6)
             gtk_list_box_row_set_child(typed(row), title)
