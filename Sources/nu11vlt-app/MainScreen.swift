@@ -128,7 +128,9 @@ final class MainScreen {
 
     /// Narrow (folded): one pane at a time, a back button to the sections, fewer header buttons.
     private func foldChanged() {
-        let folded = adw_leaflet_get_folded(leaflet) != 0
+        // A leaflet that may not unfold is folded already, though it says so only at its next
+        // allocation: the extra buttons must not show (and widen the window) in between.
+        let folded = adw_leaflet_get_folded(leaflet) != 0 || adw_leaflet_get_can_unfold(leaflet) == 0
         let onContent = adw_leaflet_get_visible_child(leaflet) == content
         gtk_widget_set_visible(sectionsButton, folded && onContent ? 1 : 0)
         for widget in wideOnly { gtk_widget_set_visible(widget, folded ? 0 : 1) }
