@@ -64,7 +64,7 @@ final class SettingsPane {
         append(switchRow, actions.button("Arm…", name: "Arm Skeleton Switch", action: "arm"))
         append(switchRow, actions.button("Check in", name: "Skeleton check-in", action: "check-in"))
         append(switchRow, actions.button("Disarm", name: "Disarm Skeleton Switch", action: "disarm"))
-        gtk_widget_set_size_request(page, 360, -1)
+        gtk_widget_set_size_request(page, 320, -1)  // with its margins, within a phone's 360 px
         applyBox = { [unowned self] key, value in self.apply(key, value) }
     }
 
