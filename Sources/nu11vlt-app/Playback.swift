@@ -19,6 +19,9 @@ import Nu11Vault
 final class Playback {
     /// nil when there is no private RAM folder (then "Play" says so and writes nothing).
     let folder: String?
+    /// Bumped by every `clear` (the viewer moved on, a lock, quit): a decrypt still in flight
+    /// then removes its file and starts no player.
+    private var epoch = 0
 
     init() {
         let base = Self.ramFolder()
@@ -48,7 +51,12 @@ final class Playback {
         }
         let ext = (item.name as NSString).pathExtension.filter { $0.isLetter || $0.isNumber }.prefix(8)
         let path = folder + "/" + ItemID().hex + (ext.isEmpty ? "" : "." + ext)
-        session.run({ vault in _ = try vault.items.export(ItemRef(item.id), toFile: path) }) { result in
+        let started = epoch
+        session.run({ vault in _ = try vault.items.export(ItemRef(item.id), toFile: path) }) { [weak self] result in
+            guard let self, started == self.epoch else {
+                unlink(path)
+                return
+            }
             if case .failure(let error) = result {
                 unlink(path)
                 done(.failure(PlaybackError(message: describe(error))))
@@ -66,6 +74,7 @@ final class Playback {
 
     /// Removes every file of this app's RAM folder.
     func clear() {
+        epoch += 1
         guard let folder, let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         for entry in entries { unlink(folder + "/" + entry) }
     }
