@@ -14,17 +14,30 @@ import Foundation
 /// nor the disk nor the network. libvips (and what Debian links it with) is loaded only
 /// there; the `nu11vlt` binary links no image library at all.
 ///
-/// One helper serves a whole command; if it dies (a hostile image, the memory limit), that
-/// image gets no thumbnail and the next request starts a new helper.
+/// The helpers serve a whole command: one, while one request at a time is made (the usual
+/// case), and up to `maxHelpers` (one per core, at most 4) when several threads ask at once —
+/// a folder import decodes its photos on every core (`Items.importFiles`). Each is its own
+/// `nu11vlt-image-helper` process under the same lock-down; a request goes to the lowest idle
+/// one. If one dies (a hostile image, the memory limit), that image gets no thumbnail and the
+/// next request to it starts a new helper.
 public final class ImageHelper: @unchecked Sendable {
     public static let shared = ImageHelper()
     public static let executableName = "nu11vlt-image-helper"
+    /// How many helpers may run at once.
+    public static let maxHelpers = max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))
 
-    private let lock = NSLock()
-    private var toChild: Int32 = -1
-    private var fromChild: Int32 = -1
-    private var pid: Int32 = 0
-    private var unavailable: String?
+    // @unchecked Sendable: `busy` is read and written under `pick` only; each slot is used by
+    // the one thread that marked it busy, until it marks it idle again.
+    private let slots: [HelperProcess]
+    private var busy: [Bool]
+    private let pick = NSLock()
+    private let idle: DispatchSemaphore
+
+    init(count: Int = ImageHelper.maxHelpers) {
+        slots = (0..<max(1, count)).map { _ in HelperProcess() }
+        busy = Array(repeating: false, count: slots.count)
+        idle = DispatchSemaphore(value: slots.count)
+    }
 
     /// The helper next to the running executable (/proc/self/exe: a build folder, or
     /// `make install PREFIX=…` with everything in bin/), else in the package's libexec folder
@@ -73,20 +86,49 @@ public final class ImageHelper: @unchecked Sendable {
         return try ImageWire.RawImage.parse(payload, maxSide: side)
     }
 
-    /// Starts the helper ahead of the first request (the app does, before its unlock screen,
-    /// so that the first screen after unlock does not wait for libvips to start).
+    /// Starts the first helper ahead of the first request (the app does, before its unlock
+    /// screen, so that the first screen after unlock does not wait for libvips to start).
     public func warmUp() {
-        lock.lock()
-        defer { lock.unlock() }
-        try? start()
+        let slot = take()
+        defer { give(slot) }
+        try? slots[slot].start()
     }
 
     func request(_ op: ImageWire.Op, arg: UInt32, _ bytes: [UInt8]) throws(ImageDecodeError) -> [UInt8] {
-        lock.lock()
-        defer { lock.unlock() }
         guard bytes.count <= Int(ImageWire.maxRequest) else {
             throw ImageDecodeError(reason: "larger than \(ImageLimits.maxBytes >> 20) MiB")
         }
+        let slot = take()
+        defer { give(slot) }
+        return try slots[slot].request(op, arg: arg, bytes)
+    }
+
+    /// The lowest idle helper, marked busy (waits while all are busy).
+    private func take() -> Int {
+        idle.wait()
+        pick.lock()
+        defer { pick.unlock() }
+        let slot = busy.firstIndex(of: false) ?? 0
+        busy[slot] = true
+        return slot
+    }
+
+    private func give(_ slot: Int) {
+        pick.lock()
+        busy[slot] = false
+        pick.unlock()
+        idle.signal()
+    }
+}
+
+/// One helper process and its pipes, used by one request at a time (`ImageHelper` sees to it).
+private final class HelperProcess {
+    private var toChild: Int32 = -1
+    private var fromChild: Int32 = -1
+    private var pid: Int32 = 0
+    private var unavailable: String?
+
+    func request(_ op: ImageWire.Op, arg: UInt32, _ bytes: [UInt8]) throws(ImageDecodeError) -> [UInt8] {
         try start()
         var payload: [UInt8] = []
         let ok: Bool
@@ -108,11 +150,11 @@ public final class ImageHelper: @unchecked Sendable {
         return payload
     }
 
-    private func start() throws(ImageDecodeError) {
+    func start() throws(ImageDecodeError) {
         if toChild >= 0 { return }
         if let unavailable { throw ImageDecodeError(reason: unavailable) }
-        guard let path = Self.locate() else {
-            unavailable = "\(Self.executableName) is neither next to this program nor in ../libexec/nu11vlt/, so images are not decoded (reinstall the package)"
+        guard let path = ImageHelper.locate() else {
+            unavailable = "\(ImageHelper.executableName) is neither next to this program nor in ../libexec/nu11vlt/, so images are not decoded (reinstall the package)"
             throw ImageDecodeError(reason: unavailable ?? "")
         }
         // A helper that dies mid-request must not kill us with SIGPIPE.
@@ -120,7 +162,7 @@ public final class ImageHelper: @unchecked Sendable {
         var input: Int32 = -1, output: Int32 = -1, child: Int32 = 0
         let rc = nu11_spawn_piped(path, &input, &output, &child)
         guard rc == 0 else {
-            unavailable = "\(Self.executableName) cannot be started (\(String(cString: strerror(rc))))"
+            unavailable = "\(ImageHelper.executableName) cannot be started (\(String(cString: strerror(rc))))"
             throw ImageDecodeError(reason: unavailable ?? "")
         }
         toChild = input

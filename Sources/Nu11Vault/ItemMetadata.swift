@@ -22,6 +22,8 @@ struct ItemMetadata: Codable, Sendable {
     var thumbnail: Bool?
     /// Videos: the duration in seconds, from the container.
     var duration: Double?
+    /// A Live Photo's still: the item holding its motion (`LivePhotos`).
+    var motion: ItemID?
 
     init(name: String, size: UInt64, type: String, created: Date, modified: Date? = nil) {
         self.name = name
@@ -188,6 +190,9 @@ public struct ItemSummary: Sendable, Equatable {
     public var thumbnail: Bool
     /// Videos: the duration in seconds, from the container.
     public var duration: Double?
+    /// A Live Photo's still: its motion (a short video item, present and visible when the
+    /// summary comes from `summaries`), which a gallery shows as part of this item.
+    public var motion: ItemID?
 
     /// A still image (its type says so), whatever its extension.
     public var isImage: Bool { kind == .file && type.hasPrefix("image/") }

@@ -21,13 +21,13 @@ final class FirstScreen: Sendable {
 
     /// Runs on the worker. A thumbnail that cannot be read is left to the tile's own load
     /// (which shows no picture), so one damaged item does not fail the listing.
-    init(vault: Vault, ids: ArraySlice<ItemID>) throws {
+    init(vault: Vault, ids: ArraySlice<ItemID>, scale: Int) throws {
         summaries = try vault.items.summaries(Array(ids))
         var made: [ItemID: TextureBox] = [:]
         for item in summaries where item.thumbnail {
             let start = Timings.enabled ? App.monotonic() : 0
             do {
-                made[item.id] = TextureBox(try Texture.decode(try vault.photos.thumbnail(ItemRef(item.id), size: .grid)))
+                made[item.id] = TextureBox(try Texture.tile(vault, item.id, scale: scale))
             } catch {
                 continue  // the tile loads it again when bound, and shows no picture if that fails too
             }

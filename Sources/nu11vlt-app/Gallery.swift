@@ -96,6 +96,12 @@ final class Gallery {
             return true
         }
         gtk_widget_add_controller(grid, keys)
+        zoomGestures()
+        // A window moved to a screen of another scale: the tiles get pictures of its size.
+        on(raw(grid), "notify::scale-factor") { [unowned self] in
+            textures.removeAll()
+            for id in Set(bound.values) where summaries[id]?.thumbnail == true { load(id, onScreen: true) }
+        }
         on1(raw(grid), "activate") { [unowned self] position in
             let i = Int(UInt32(truncatingIfNeeded: UInt(bitPattern: position)))
             guard i < self.cells.count, case .item(let id) = self.cells[i] else { return }
@@ -127,6 +133,30 @@ final class Gallery {
         index = Dictionary(newIDs.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         layOut()
     }
+
+    /// The sections' zoom level by Ctrl+scroll (up for finer) and by a pinch (in for coarser),
+    /// as `-`/`+` do: one step per notch, one per pinch.
+    private func zoomGestures() {
+        let scroll = gtk_event_controller_scroll_new(GTK_EVENT_CONTROLLER_SCROLL_VERTICAL)
+        // Before the scrolled window's own scrolling, which would otherwise take the wheel.
+        gtk_event_controller_set_propagation_phase(controller(scroll), GTK_PHASE_CAPTURE)
+        onScroll(controller(scroll)) { [unowned self] dy, control in
+            guard control, dy != 0 else { return false }
+            regroup(dy < 0 ? grouping.finer : grouping.coarser)
+            return true
+        }
+        gtk_widget_add_controller(scroller, controller(scroll))
+        let pinch = gtk_gesture_zoom_new()
+        onPinch(controller(pinch)) { [unowned self] factor in
+            guard !pinched, factor < 0.7 || factor > 1.4 else { return }
+            pinched = true
+            regroup(factor < 1 ? grouping.coarser : grouping.finer)
+        }
+        on1(raw(pinch), "end") { [unowned self] _ in pinched = false }
+        gtk_widget_add_controller(scroller, controller(pinch))
+    }
+
+    private var pinched = false
 
     private func regroup(_ new: Grouping) {
         guard new != grouping else { return }
@@ -180,6 +210,12 @@ final class Gallery {
     }
 
     func summary(_ id: ItemID) -> ItemSummary? { summaries[id] }
+
+    /// `ids` with each Live Photo's motion after its still: what an action on them acts on
+    /// (the motion is part of the item the user sees).
+    func withMotions(_ ids: [ItemID]) -> [ItemID] {
+        ids.flatMap { id in [id] + (summaries[id]?.motion.map { [$0] } ?? []) }
+    }
 
     func tearDown() {
         show([])
@@ -318,10 +354,10 @@ final class Gallery {
     private func load(_ id: ItemID, onScreen: Bool) {
         guard !loading.contains(id) else { return }
         loading.insert(id)
+        let scale = Int(gtk_widget_get_scale_factor(grid))
         screen.app.session.run({ vault -> TextureBox in
             let start = Timings.enabled ? App.monotonic() : 0
-            let thumb = try vault.photos.thumbnail(ItemRef(id), size: .grid)
-            let texture = TextureBox(try Texture.decode(thumb))
+            let texture = TextureBox(try Texture.tile(vault, id, scale: scale))
             if Timings.enabled { Timings.report("tile", (App.monotonic() - start) * 1000) }
             return texture
         }) { [weak self] result in

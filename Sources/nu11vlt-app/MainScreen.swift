@@ -203,6 +203,7 @@ final class MainScreen {
         let window = app.window
         let headCount = FirstScreen.count(windowWidth: window.map { gtk_widget_get_width($0) } ?? 1024,
                                           windowHeight: window.map { gtk_widget_get_height($0) } ?? 720)
+        let scale = Int(window.map { gtk_widget_get_scale_factor($0) } ?? 1)
         app.session.run({ vault -> ([(id: ItemID, date: Date)], [ItemSummary]?, FirstScreen, [AlbumSummary]) in
             let album: String? = if case .album(let name) = section { name } else { nil }
             let start = Timings.enabled ? App.monotonic() : 0
@@ -213,7 +214,7 @@ final class MainScreen {
                 return ([], items.reversed(), FirstScreen(), try vault.albums.list())
             }
             let dated = Array(try vault.items.datedItemIDs(album: album).reversed())
-            return (dated, nil, try FirstScreen(vault: vault, ids: dated.prefix(headCount).map(\.id)[...]), try vault.albums.list())
+            return (dated, nil, try FirstScreen(vault: vault, ids: dated.prefix(headCount).map(\.id)[...], scale: scale), try vault.albums.list())
         }) { [weak self] result in
             guard let self, first?() ?? true else { return }
             switch result {
@@ -276,9 +277,11 @@ final class MainScreen {
             what = names.prefix(5).map { "“\($0)”" }.joined(separator: ", ")
                 + (ids.count > 5 ? " and \(ids.count - 5) more" : "") + " will be destroyed. "
         }
+        let all = gallery.withMotions(ids)
+        if all.count > ids.count { what += ids.count == 1 ? "Its Live Photo motion goes with it. " : "Live Photos go with their motion. " }
         confirm(heading, what + "Deleted items are destroyed as the “Delete securely” setting says. This cannot be undone.",
                 action: "Delete") { [unowned self] in
-            app.session.run({ vault in try vault.items.delete(ids.map(ItemRef.init)) }) { [weak self] result in
+            app.session.run({ vault in try vault.items.delete(all.map(ItemRef.init)) }) { [weak self] result in
                 if case .failure(let error) = result { self?.app.tell("Delete failed", describe(error)) }
                 then()
                 self?.reload()
@@ -291,10 +294,11 @@ final class MainScreen {
     func moveToAlbum(_ ids: [ItemID]) {
         guard !ids.isEmpty else { return app.tell("Nothing selected", "Select items in the gallery first.") }
         let heading = ids.count == 1 ? "Move “\(gallery.name(of: ids[0]) ?? "the item")” to an album" : "Move \(ids.count) items to an album"
+        let all = gallery.withMotions(ids)
         transfers.askAlbum(heading, current: nil) { [unowned self] name, create in
             app.session.run({ vault in
                 if create { _ = try vault.albums.createAlbum(name) }
-                for id in ids { try vault.albums.moveItem(ItemRef(id), toAlbum: name) }
+                for id in all { try vault.albums.moveItem(ItemRef(id), toAlbum: name) }
             }) { [weak self] result in
                 if case .failure(let error) = result { self?.app.tell("Move failed", describe(error)) }
                 self?.reload()

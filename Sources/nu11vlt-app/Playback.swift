@@ -65,11 +65,16 @@ final class Playback {
             var name = [CChar](repeating: 0, count: 128), err = [CChar](repeating: 0, count: 512)
             guard n11g_launch_default(path, item.type, &name, name.count, &err, err.count) == 0 else {
                 unlink(path)
-                done(.failure(PlaybackError(message: String(cString: err) + " (install a video player, such as Totem or Celluloid, or export it)")))
+                done(.failure(PlaybackError(message: Self.text(err) + " (install a video player, such as Totem or Celluloid, or export it)")))
                 return
             }
-            done(.success(String(cString: name)))
+            done(.success(Self.text(name)))
         }
+    }
+
+    /// A NUL-terminated buffer that C filled, as text.
+    private static func text(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Removes every file of this app's RAM folder.

@@ -3,6 +3,7 @@ import CGtk
 import Foundation
 import Nu11Format
 import Nu11Media
+import Nu11Vault
 
 /// Decoding on the worker thread: an encoded thumbnail or image → a GdkTexture (immutable,
 /// so it may be made off the main thread and shown on it). This process holds keys, so it
@@ -12,6 +13,28 @@ import Nu11Media
 enum Texture {
     static func decode(_ thumb: EncodedThumbnail) throws -> OpaquePointer? {
         try fromPixels(ImageHelper.shared.pixels(thumb.bytes, maxSide: max(thumb.width, thumb.height, 1)))
+    }
+
+    /// A gallery tile's picture for a screen of `scale` device pixels per pixel (the window's
+    /// scale factor). The grid thumbnail (256 px on the long side) covers a 160 px tile at
+    /// scale 1; at scale 2 the tile is 320 device pixels square, so the screen preview is
+    /// scaled (by the helper) until its short side covers that, and the tile stays sharp.
+    static func tile(_ vault: Vault, _ id: ItemID, scale: Int) throws -> OpaquePointer? {
+        let grid = try vault.photos.thumbnail(ItemRef(id), size: .grid)
+        let need = Tile.side * max(1, scale)
+        guard min(grid.width, grid.height) < need,
+              let preview = try? vault.photos.thumbnail(ItemRef(id), size: .preview),
+              min(preview.width, preview.height) > min(grid.width, grid.height) else {
+            return try decode(grid)
+        }
+        return try decodeImage(preview.bytes, maxSide: tileSide(width: preview.width, height: preview.height, need: need))
+    }
+
+    /// The long side that gives an image of `width` × `height` a short side of `need` (never
+    /// more than it has, nor more than four tiles across for a panorama).
+    static func tileSide(width: Int, height: Int, need: Int) -> Int {
+        let long = max(width, height, 1), short = max(1, min(width, height))
+        return max(1, min(long, need * long / short, 4 * need))
     }
 
     /// A full image, scaled by the helper to at most `maxSide` pixels.

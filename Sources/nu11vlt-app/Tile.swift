@@ -17,13 +17,18 @@ final class Tile {
     let badge: Widget
     /// A video's duration over its poster, bottom right.
     let duration: Widget
+    /// "LIVE" over a Live Photo's still, top left (its motion plays from the viewer).
+    let live: Widget
     /// The picture with its overlays (hidden in a section header or a spacer).
     let frame: Widget
+
+    /// The picture's side, in pixels (device pixels at scale 1).
+    nonisolated static let side = 160
 
     init() {
         picture = gtk_picture_new()
         gtk_picture_set_content_fit(op(picture), GTK_CONTENT_FIT_COVER)
-        gtk_widget_set_size_request(picture, 160, 160)
+        gtk_widget_set_size_request(picture, Int32(Tile.side), Int32(Tile.side))
         icon = must(gtk_image_new())
         gtk_image_set_pixel_size(op(icon), 64)
         gtk_widget_add_css_class(icon, "dim-label")
@@ -34,10 +39,17 @@ final class Tile {
         gtk_widget_set_valign(duration, GTK_ALIGN_END)
         margins(duration, 6)
         gtk_widget_set_visible(duration, 0)
+        live = label("LIVE", style: "osd")
+        gtk_widget_add_css_class(live, "caption-heading")
+        gtk_widget_set_halign(live, GTK_ALIGN_START)
+        gtk_widget_set_valign(live, GTK_ALIGN_START)
+        margins(live, 6)
+        gtk_widget_set_visible(live, 0)
         frame = must(gtk_overlay_new())
         gtk_overlay_set_child(op(frame), picture)
         gtk_overlay_add_overlay(op(frame), icon)
         gtk_overlay_add_overlay(op(frame), duration)
+        gtk_overlay_add_overlay(op(frame), live)
         name = label("")
         gtk_label_set_ellipsize(op(name), PANGO_ELLIPSIZE_MIDDLE)
         gtk_label_set_max_width_chars(op(name), 18)
@@ -60,13 +72,16 @@ final class Tile {
         gtk_widget_set_visible(badge, 0)
         gtk_widget_set_visible(icon, 0)
         gtk_widget_set_visible(duration, 0)
+        gtk_widget_set_visible(live, 0)
     }
 
     func show(_ item: ItemSummary) {
         clear()
         setText(name, item.name)
-        // A video says so, with its length: "clip.mp4, video, 0:02".
-        let spoken = item.isVideo ? item.name + ", video" + (item.duration.map { ", " + Tile.durationText($0) } ?? "") : item.name
+        // A video says so, with its length: "clip.mp4, video, 0:02"; a Live Photo: "IMG_1.HEIC, Live Photo".
+        let spoken = item.isVideo ? item.name + ", video" + (item.duration.map { ", " + Tile.durationText($0) } ?? "")
+            : item.motion != nil ? item.name + ", Live Photo" : item.name
+        gtk_widget_set_visible(live, item.motion != nil ? 1 : 0)
         n11g_set_label(root, spoken)
         n11g_set_label(picture, spoken)
         gtk_widget_set_visible(duration, item.isVideo ? 1 : 0)

@@ -115,8 +115,9 @@ final class Transfers {
 
     // MARK: export
 
-    func chooseExport(_ ids: [ItemID]) {
-        guard !ids.isEmpty else { return screen.app.tell("Nothing selected", "Select items in the gallery first.") }
+    func chooseExport(_ shown: [ItemID]) {
+        guard !shown.isEmpty else { return screen.app.tell("Nothing selected", "Select items in the gallery first.") }
+        let ids = screen.gallery.withMotions(shown)  // a Live Photo exports as its two files
         let single = ids.count == 1 ? screen.gallery.summary(ids[0]) : nil
         let action = single == nil ? GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER : GTK_FILE_CHOOSER_ACTION_SAVE
         choose(single == nil ? "Export \(ids.count) items to a folder" : "Export", action: action, accept: "Export",

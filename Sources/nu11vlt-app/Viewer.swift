@@ -92,7 +92,7 @@ final class Viewer {
             case GDK_KEY_i: self.info.toggle(); return true
             case GDK_KEY_Delete, GDK_KEY_KP_Delete: self.actions.activate("delete"); return true
             case GDK_KEY_space, GDK_KEY_Return, GDK_KEY_KP_Enter:
-                guard self.current?.isVideo == true else { return false }
+                guard let item = self.current, item.isVideo || item.motion != nil else { return false }
                 self.play()
                 return true
             default: return false
@@ -192,7 +192,7 @@ final class Viewer {
         actions.setEnabled("previous", items.count > 1)
         actions.setEnabled("next", items.count > 1)
         actions.setEnabled("zoom", item.map { $0.isImage && !zoomed } ?? false)
-        actions.setEnabled("play", item?.isVideo ?? false)
+        actions.setEnabled("play", item.map { $0.isVideo || $0.motion != nil } ?? false)
         actions.setEnabled("move", item.map { $0.fadesAt == nil } ?? false)
         for name in ["export", "fade", "delete"] { actions.setEnabled(name, item != nil) }
     }
@@ -229,7 +229,7 @@ final class Viewer {
         screen.transfers.askAlbum("Move “\(item.name)” to an album", current: item.album) { [unowned self] name, create in
             screen.app.session.run({ vault in
                 if create { _ = try vault.albums.createAlbum(name) }
-                try vault.albums.moveItem(ItemRef(item.id), toAlbum: name)
+                for id in [item.id] + (item.motion.map { [$0] } ?? []) { try vault.albums.moveItem(ItemRef(id), toAlbum: name) }
             }) { [weak self] result in
                 switch result {
                 case .success: self?.screen.reload()
@@ -239,9 +239,23 @@ final class Viewer {
         }
     }
 
-    /// A video in the user's player, from the private RAM file (see `Playback`).
+    /// A video (or a Live Photo's motion) in the user's player, from the private RAM file
+    /// (see `Playback`).
     private func play() {
-        guard let item = current, item.isVideo else { return }
+        guard let item = current else { return }
+        if item.isVideo { return play(item) }
+        guard let motion = item.motion else { return }
+        let mine = generation
+        screen.app.session.run({ vault in try vault.items.summaries([motion]).first }) { [weak self] result in
+            guard let self, mine == self.generation else { return }
+            guard case .success(let clip?) = result, clip.isVideo else {
+                return screen.app.tell("Cannot play “\(item.name)”", "its Live Photo motion is no longer in the vault")
+            }
+            play(clip)
+        }
+    }
+
+    private func play(_ item: ItemSummary) {
         let mine = generation
         setText(badge, "Opening in your video player…")
         screen.app.playback.play(item, session: screen.app.session) { [weak self] result in

@@ -120,6 +120,7 @@ final class InfoPane {
         lines.append("Size: " + ByteCountFormatter.string(fromByteCount: Int64(item.size), countStyle: .file))
         lines.append("Type: \(item.type)")
         if let duration = item.duration { lines.append("Duration: " + Tile.durationText(duration)) }
+        if item.motion != nil { lines.append("Live Photo: its motion plays with ▶ (kept as its own video file)") }
         if item.isImage || item.isVideo {
             lines.append("Location: " + (item.gps == true ? "stored in the \(item.isVideo ? "video" : "photo")" : "none stored"))
         }

@@ -194,6 +194,13 @@ def scenario():
     step("the unlock screen (the gate ran first)")
     wait_label("Enter your PIN", timeout=60)
     main_window()
+    # A laptop's screen: the window fills the 1280×800 display (the narrow pass is a phone's).
+    wid = focus_window("^Nu11VLT$")
+    subprocess.run(["xdotool", "windowmove", "--sync", wid, "0", "0"], capture_output=True)
+    subprocess.run(["xdotool", "windowsize", "--sync", wid, "1280", "800"], check=True, capture_output=True)
+    time.sleep(1.0)
+    geometry = subprocess.run(["xdotool", "getwindowgeometry", wid], capture_output=True, text=True).stdout
+    assert "1280x800" in geometry, f"the window is not 1280×800: {geometry}"
     screenshot(os.path.join(SHOTS, "unlock.png"))
 
     step("unlock with the primary PIN on the keypad")
@@ -235,9 +242,12 @@ def scenario():
     subprocess.run(["convert", "-size", "240x320", "gradient:teal-white", os.path.join(dump, "Camera", "screenshot.png")], check=True)
     subprocess.run(["heif-enc", "-q", "60", os.path.join(dump, "Camera", "screenshot.png"), "-o", os.path.join(dump, "Camera", "iphone.heic")],
                    check=True, capture_output=True)
+    # An iPhone Live Photo: the still and its motion, one name in one folder.
+    video(os.path.join(dump, "Camera", "iphone.mov"), 2, "libx264", ["-f", "mov"])
     # Files without a capture date are sorted and grouped by their own mtime.
     for name, day in [("readme.txt", (2021, 3, 4)), ("Documents/ticket.pdf", (2020, 2, 3)), ("Camera/clip-b.webm", (2022, 6, 7)),
-                      ("Camera/screenshot.png", (2019, 1, 2)), ("Camera/iphone.heic", (2018, 5, 6))]:
+                      ("Camera/screenshot.png", (2019, 1, 2)), ("Camera/iphone.heic", (2018, 5, 6)),
+                      ("Camera/iphone.mov", (2018, 5, 6))]:
         when = datetime.datetime(*day, 12, 0).timestamp()
         os.utime(os.path.join(dump, name), (when, when))
     through_chooser(dump, button="Import a folder", title="Import a folder into the vault")
@@ -254,6 +264,18 @@ def scenario():
     days = [day for day, _, _ in shown]
     assert days == sorted(days, reverse=True) and len(set(days)) == len(days), f"the sections are out of order: {shown}"
     assert days[0] == datetime.date.today() and days[-1] == datetime.date(2018, 5, 6), f"sections: {shown}"
+    find("iphone.heic, Live Photo", timeout=30, visible=False)
+    step("Ctrl+scroll zooms the sections out to years and back to days (as a pinch and -/+ do)")
+    g = center(find("Gallery"))
+    subprocess.run(["xdotool", "mousemove", "--sync", str(g[0]), str(g[1])], check=True)
+    subprocess.run(["xdotool", "keydown", "ctrl", "click", "--delay", "300", "5", "click", "5", "keyup", "ctrl"], check=True)
+    find("Section: 2018", timeout=15, visible=False)
+    find("Section: 2024", timeout=15, visible=False)
+    screenshot(os.path.join(SHOTS, "gallery-years.png"))
+    subprocess.run(["xdotool", "keydown", "ctrl", "click", "--delay", "300", "4", "click", "4", "keyup", "ctrl"], check=True)
+    gone("Section: 2018", timeout=15)
+    wait_for(lambda: (lambda h: h if len(h) >= 7 else None)(section_headers()), "the day headers again", 30)
+    assert "iphone.mov" not in texts(), "a Live Photo's motion has a tile of its own"
     screenshot(os.path.join(SHOTS, "gallery-sections.png"))
 
     step("videos: tiles with the poster and duration; the viewer plays one in the user's player from a private RAM file, gone after")
@@ -281,6 +303,29 @@ def scenario():
     press("Back to gallery")
     wait_for(lambda: not os.path.exists(path), "the private file to be removed when the viewer closes", 15)
     main_window()
+
+    step("a Live Photo is one tile (LIVE); its viewer plays the motion from a private RAM file")
+    double_click(scroll_to("iphone.heic, Live Photo"))
+    find("Back to gallery", "push button")
+    press("Information")
+    wait_label("Live Photo", timeout=15, exact=False)
+    press("Information")
+    press("Play video")
+    lines = wait_for(lambda: (lambda l: l if len(l) >= 2 else None)(open(PLAYER_LOG).read().split("\n")[:-1]), "the motion to be played", 30)
+    path, digest, mode = lines[1].split("\t")
+    original = hashlib.sha256(open(os.path.join(dump, "Camera", "iphone.mov"), "rb").read()).hexdigest()
+    assert digest == original and mode == "0o600", "the player did not get the motion's bytes"
+    assert "iphone" not in path, f"the item's name is in the private file's path: {path}"
+    played.append(path)
+    screenshot(os.path.join(SHOTS, "viewer-live-photo.png"))
+    press("Back to gallery")
+    wait_for(lambda: not os.path.exists(path), "the motion's private file to be removed when the viewer closes", 15)
+    main_window()
+    # Back to the top of the gallery, where the steps below find their photos.
+    g = find("Gallery", timeout=10).queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+    subprocess.run(["xdotool", "mousemove", "--sync", str(g.x + g.width // 2), str(g.y + g.height // 2)], check=True)
+    subprocess.run(["xdotool", "click", "--repeat", "40", "--delay", "30", "4"], check=True)
+    time.sleep(1.0)
 
     step("another program's window in front: the privacy cover is up; back in the app it is gone")
     other = subprocess.Popen(["display", "-size", "200x200", "xc:gray"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -605,6 +650,27 @@ def section_headers():
         else:
             raise AssertionError(f"a section header that is not a day: {text!r}")
     return found
+
+
+def scroll_to(name, timeout=60):
+    """The tile named `name` (in the last sections), once the gallery is scrolled down by the
+    mouse wheel until its centre is inside the gallery's view."""
+    grid = find("Gallery", timeout=10)
+    g = grid.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+
+    def look():
+        for acc in named(name):
+            try:
+                e = acc.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+            except Exception:
+                continue
+            # Its centre (where a click lands) inside the view, clear of the edges.
+            if showing(acc) and e.height > 0 and g.y + 20 <= e.y + e.height // 2 <= g.y + g.height - 20:
+                return acc
+        subprocess.run(["xdotool", "mousemove", "--sync", str(g.x + g.width // 2), str(g.y + g.height // 2)], check=True)
+        subprocess.run(["xdotool", "click", "--repeat", "3", "--delay", "60", "5"], check=True)
+        return None
+    return wait_for(look, f"{name!r} scrolled into view", timeout, interval=0.6)
 
 
 def ctrl_click(acc):

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Nu11Format
+import Nu11Media
 import Nu11Storage
 
 /// A folder import stopped by a full disk: every file that fit was committed (each whole),
@@ -33,8 +34,53 @@ extension Items {
         var batch: [StagedItem] = []
         var batchBytes: UInt64 = 0
         var batchFirst = ""  // the batch's first file, named when its commit does not fit
-        defer { for s in batch where !s.published { s.writer.abort(); s.thumbnailWriter?.abort(); s.keyWriter?.abort() } }
-        for (n, path) in paths.enumerated() {
+        // Decoding on every core: files are encrypted one after the other on this thread while
+        // the photos before them are decoded by the helpers (`ImageHelper.maxHelpers`); each
+        // is sealed and joins its batch in the order given, once its analysis is back.
+        var flight: [(path: String, item: EncryptedItem, analysis: PendingAnalysis, bytes: Int)] = []
+        var flightBytes = 0
+        defer {
+            for f in flight { _ = f.analysis.wait(); f.item.writer.abort() }
+            for s in batch where !s.published { s.writer.abort(); s.thumbnailWriter?.abort(); s.keyWriter?.abort() }
+        }
+        // Live Photos: each pair's motion is staged just before its still, which names it.
+        let pairs = LivePhotos.pairs(paths)
+        let stillOf = Dictionary(pairs.map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        var motions: [String: ItemID] = [:]  // a still's path → its staged motion
+
+        /// Seals the oldest file in flight into the batch; commits the batch when it is full.
+        func land() throws {
+            let f = flight.removeFirst()
+            flightBytes -= f.bytes
+            let staged: StagedItem
+            do {
+                staged = try seal(f.item, analysis: f.analysis.wait(), motion: motions[f.path])
+            } catch let error as Nu11Error where error.diskFull {
+                throw stopHere(f.path, error)
+            }
+            if let still = stillOf[f.path], LivePhotos.isMotion(staged.meta) { motions[still] = staged.row.id }
+            if batch.isEmpty { batchFirst = f.path }
+            batch.append(staged)
+            batchBytes += staged.meta.size
+            if batch.count >= 256 || batchBytes >= 256 << 20 {
+                results += try commitOrStop(&batch, results: results, first: batchFirst)
+                batch = []
+                batchBytes = 0
+            }
+        }
+
+        /// A full disk at `path`: what is staged before it is committed (each file whole), the
+        /// rest is left.
+        func stopHere(_ path: String, _ error: Nu11Error) -> ImportStopped {
+            for f in flight { _ = f.analysis.wait(); f.item.writer.abort() }
+            flight = []
+            if let more = try? commitBatch(&batch) { results += more }
+            batch = []
+            return stopped(results, at: path, error)
+        }
+
+        let window = ImageHelper.maxHelpers + 1
+        for (n, path) in LivePhotos.ordered(paths, pairs: pairs).enumerated() {
             progress(n, paths.count)
             let fd: Int32
             do {
@@ -44,26 +90,23 @@ extension Items {
                 continue
             }
             defer { close(fd) }
-            let staged: StagedItem
+            let item: EncryptedItem
             do {
-                staged = try stage(FileDescriptorStream(fd: fd, label: path), name: (path as NSString).lastPathComponent,
+                item = try encrypt(FileDescriptorStream(fd: fd, label: path), name: (path as NSString).lastPathComponent,
                                    kind: .file, domain: domain, album: targetAlbum, fadeDeadline: fade.map { now + $0 },
                                    modified: ImportSource.modificationTime(fd))
             } catch let error as Nu11Error where error.diskFull {
-                // Commit what fit (each file whole), then stop at this one.
-                if let more = try? commitBatch(&batch) { results += more }
-                batch = []
-                throw stopped(results, at: path, error)
+                // Commit what fit, then stop at this one.
+                while !flight.isEmpty { try land() }
+                throw stopHere(path, error)
             }
-            if batch.isEmpty { batchFirst = path }
-            batch.append(staged)
-            batchBytes += staged.meta.size
-            if batch.count >= 256 || batchBytes >= 256 << 20 {
-                results += try commitOrStop(&batch, results: results, first: batchFirst)
-                batch = []
-                batchBytes = 0
-            }
+            let copied = item.capture?.bytes.count ?? 0  // read before the analysis thread owns the copy
+            flight.append((path, item, PendingAnalysis(item.capture), copied))
+            flightBytes += copied
+            // At most `window` files in flight, and at most 256 MiB of their copies.
+            while flight.count >= window || flightBytes > 256 << 20 { try land() }
         }
+        while !flight.isEmpty { try land() }
         results += try commitOrStop(&batch, results: results, first: batchFirst)
         progress(paths.count, paths.count)
         audit("import", ids: results.map(\.id))

@@ -14,17 +14,19 @@ extension Items {
     }
 
     /// The same, each with the date it is sorted by (the capture date, else the import time):
-    /// what a gallery's date headers are made of, from the same single pass.
+    /// what a gallery's date headers are made of, from the same single pass. A Live Photo is
+    /// one entry: the motion of a still in the same listing is left out (`LivePhotos`).
     public func datedItemIDs(album: String? = nil, kind: ItemKind = .file) throws -> [(id: ItemID, date: Date)] {
         let filter: ItemID?? = try album.map { .some(try vault.albums.albumID(named: $0)) } ?? .none
         evictExpiredPreviews()
         let rows = try visibleRows(kind: kind, album: filter, afterSeq: 0, limit: Int.max)
         var keys: [Domain: SecretBytes] = [:]
         for domain in Set(rows.map(\.domain)) { keys[domain] = try metadataKey(domain) }
-        let dates = try ItemMetadata.sortDates(rows, keys: keys)
-        var order = Array(rows.indices)
-        order.sort { dates[$0] != dates[$1] ? dates[$0] < dates[$1] : rows[$0].seq < rows[$1].seq }
-        return order.map { (rows[$0].id, Date(timeIntervalSince1970: dates[$0])) }
+        let facts = try ItemMetadata.listingFacts(rows, keys: keys)
+        let motions = Set(facts.compactMap(\.motion))
+        var order = rows.indices.filter { !motions.contains(rows[$0].id) }
+        order.sort { facts[$0].date != facts[$1].date ? facts[$0].date < facts[$1].date : rows[$0].seq < rows[$1].seq }
+        return order.map { (rows[$0].id, Date(timeIntervalSince1970: facts[$0].date)) }
     }
 
     /// The summaries of `ids`, in their order; items gone since (deleted, faded) are left out.
@@ -35,41 +37,73 @@ extension Items {
         for id in ids {
             guard let row = try index.item(id), isVisible(row) else { continue }
             let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
-            out.append(summary(row: row, meta: meta, albumName: row.album.flatMap { names[$0] }))
+            var item = summary(row: row, meta: meta, albumName: row.album.flatMap { names[$0] })
+            // A Live Photo's motion counts only while it is there to be played.
+            if let motion = item.motion, try index.item(motion).map(isVisible) != true { item.motion = nil }
+            out.append(item)
         }
         return out
     }
 }
 
 extension ItemMetadata {
-    /// The capture date (else the source file's mtime, else the import time) of a sealed record, read without decoding the
-    /// whole document: the record is our own JSON, where `"taken":` and `"created":` can only
-    /// occur as keys (a quote inside a string is always escaped). Falls back to the full
-    /// decode for anything unexpected.
-    static func sortDate(_ row: ItemRow, key: SecretBytes) throws -> Double {
+    /// What a listing needs of an item.
+    struct ListingFacts: Sendable {
+        /// The capture date, else the source file's mtime, else the import time.
+        var date: Double
+        /// A Live Photo still's motion.
+        var motion: ItemID?
+    }
+
+    /// The listing facts of a sealed record, read without decoding the whole document: the
+    /// record is our own JSON, where `"taken":`, `"created":` and `"motion":` can only occur
+    /// as keys (a quote inside a string is always escaped). Falls back to the full decode
+    /// for anything unexpected.
+    static func listingFacts(_ row: ItemRow, key: SecretBytes) throws -> ListingFacts {
         var plain: [UInt8]
         do {
             plain = try SmallSeal.open(row.meta, key: key, associatedData: aad(row.id, album: row.album))
         } catch {
-            let meta = try open(row, key: key)
-            return meta.sortDate.timeIntervalSince1970
+            return try fullFacts(row, key: key)
         }
         defer { secureZero(&plain) }
+        var motion: ItemID?
+        if contains(motionKey, in: plain) {
+            guard let hex = string(after: motionKey, in: plain), let id = try? ItemID(hex: hex) else { return try fullFacts(row, key: key) }
+            motion = id
+        }
         // taken, else modified, else created: each key absent, null or a number.
         for field in [takenKey, modifiedKey] {
-            if let value = number(after: field, in: plain) { return value }
-            if contains(field, in: plain) && !isNull(after: field, in: plain) { return try open(row, key: key).sortDate.timeIntervalSince1970 }
+            if let value = number(after: field, in: plain) { return ListingFacts(date: value, motion: motion) }
+            if contains(field, in: plain) && !isNull(after: field, in: plain) { return try fullFacts(row, key: key) }
         }
-        if let created = number(after: createdKey, in: plain) { return created }
-        return try open(row, key: key).sortDate.timeIntervalSince1970
+        if let created = number(after: createdKey, in: plain) { return ListingFacts(date: created, motion: motion) }
+        return try fullFacts(row, key: key)
     }
 
-    /// `sortDate` of every row, on every core.
-    static func sortDates(_ rows: [ItemRow], keys: [Domain: SecretBytes]) throws -> [Double] {
+    private static func fullFacts(_ row: ItemRow, key: SecretBytes) throws -> ListingFacts {
+        let meta = try open(row, key: key)
+        return ListingFacts(date: meta.sortDate.timeIntervalSince1970, motion: meta.motion)
+    }
+
+    /// `listingFacts` of every row, on every core.
+    static func listingFacts(_ rows: [ItemRow], keys: [Domain: SecretBytes]) throws -> [ListingFacts] {
         try inParallel(rows) { row, _ in
             guard let key = keys[row.domain] else { throw Nu11Error(.internalError, "domain \(row.domain) is not open") }
-            return try sortDate(row, key: key)
+            return try listingFacts(row, key: key)
         }
+    }
+
+    private static let motionKey = Array("\"motion\":".utf8)
+
+    /// The JSON string right after `key` when it is plain (no escapes).
+    private static func string(after key: [UInt8], in bytes: [UInt8]) -> String? {
+        guard var i = find(key, in: bytes) else { return nil }
+        while i < bytes.count, bytes[i] == UInt8(ascii: " ") { i += 1 }
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { return nil }
+        let start = i + 1
+        guard let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")), !bytes[start ..< end].contains(UInt8(ascii: "\\")) else { return nil }
+        return String(decoding: bytes[start ..< end], as: UTF8.self)
     }
 
     private static let takenKey = Array("\"taken\":".utf8)

@@ -75,15 +75,21 @@ public struct ImportPlan: Sendable {
         for file in drop { folderAlbums[file] = nil }
     }
 
-    /// The files in commit groups: consecutive files with the same album, cut at `groupLimit`.
+    /// The files in commit groups: consecutive files with the same album, cut at `groupLimit`;
+    /// the two halves of a Live Photo go into one group, whatever their order (`LivePhotos`).
     public var groups: [Group] {
         var out: [Group] = []
-        for file in files where file != "-" {
+        let pairs = LivePhotos.pairs(files)
+        let partner = pairs.merging(pairs.map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        var ahead = Set<String>()  // partners already placed with the other half
+        for file in files where file != "-" && ahead.remove(file) == nil {
             let album = folderAlbums[file] ?? self.album
-            if let last = out.last, last.album == album, last.files.count < groupLimit {
-                out[out.count - 1].files.append(file)
+            let together = [file] + (partner[file].map { [$0] } ?? [])
+            if let other = partner[file] { ahead.insert(other) }
+            if let last = out.last, last.album == album, last.files.count + together.count <= groupLimit {
+                out[out.count - 1].files += together
             } else {
-                out.append(Group(album: album, files: [file]))
+                out.append(Group(album: album, files: together))
             }
         }
         return out

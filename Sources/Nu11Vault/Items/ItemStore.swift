@@ -31,11 +31,24 @@ extension Items {
                itemKey: SecretBytes = SecretBytes(randomCount: 32), metadata: (UInt64) -> ItemMetadata,
                write: (inout FileDescriptorStream) throws -> UInt64) throws -> StagedItem {
         let writer = try AtomicFileWriter(destination: location.path(id: id, kind: kind, domain: domain, album: album))
+        let size: UInt64
         do {
             var sink = writer.sink
-            let size = try write(&sink)
+            size = try write(&sink)
             try writer.prepare(.batched)
-            let meta = metadata(size)
+        } catch {
+            writer.abort()
+            throw error
+        }
+        return try sealRecords(writer: writer, id: id, kind: kind, domain: domain, album: album, fadeDeadline: fadeDeadline,
+                               itemKey: itemKey, meta: metadata(size))
+    }
+
+    /// Seals an encrypted item's key record and metadata (its index row); a failure aborts
+    /// its temp file.
+    func sealRecords(writer: AtomicFileWriter, id: ItemID, kind: ItemKind, domain: Domain, album: ItemID?, fadeDeadline: Double?,
+                     itemKey: SecretBytes, meta: ItemMetadata) throws -> StagedItem {
+        do {
             let record = try ItemKeyRecord.seal(itemKey: itemKey, domain: domain, kind: kind, itemID: id, domainKey: domainKey(domain))
             var row = ItemRow(id: id, kind: kind, domain: domain, album: album,
                               meta: try meta.seal(id: id, album: album, key: metadataKey(domain)))
@@ -47,40 +60,18 @@ extension Items {
         }
     }
 
-    /// Encrypts `source` as a new `.n11` envelope (see `stage`). An image (told by its first
-    /// bytes) is copied in memory while it is encrypted; after the last chunk its thumbnails
-    /// are made from that copy and sealed beside it, and its facts join the metadata. A file
-    /// that cannot be decoded imports as a plain file, with a notice.
+    /// Encrypts `source` as a new `.n11` envelope (see `stage`). An image or a video (told by
+    /// its first bytes) is copied in memory while it is encrypted; after the last chunk its
+    /// thumbnails are made from that copy and sealed beside it, and its facts join the
+    /// metadata. A file that cannot be decoded imports as a plain file, with a notice. (The
+    /// two steps, `encrypt` and `seal`, are apart in a folder import, which decodes on every
+    /// core: `importFiles`.)
     func stage(_ source: some ByteSource, name: String, kind: ItemKind, domain: Domain, album: ItemID?,
                fadeDeadline: Double?, id: ItemID = ItemID(), created: Date = Date(), type: String? = nil,
-               modified: Date? = nil) throws -> StagedItem {
-        let itemKey = SecretBytes(randomCount: 32)
-        let capture = kind == .file ? PhotoCapture(name: name) : nil
-        var photo: PhotoFacts?
-        var staged = try stage(id: id, kind: kind, domain: domain, album: album, fadeDeadline: fadeDeadline, itemKey: itemKey,
-                               metadata: { size in
-                                   var meta = ItemMetadata(name: name, size: size, type: type ?? (kind == .note ? "text/plain" : ItemMetadata.guessType(name)),
-                                                           created: created, modified: modified)
-                                   if let photo { meta.apply(photo) } else if let capture, type == nil, capture.claimsWrongType(meta.type) {
-                                       meta.type = "application/octet-stream"
-                                   }
-                                   return meta
-                               },
-                               write: { sink in
-                                   let header = N11Header(kind: kind, domain: domain, itemID: id)
-                                   guard let capture else {
-                                       var input = source
-                                       return try N11Envelope.seal(from: &input, to: &sink, header: header, itemKey: itemKey)
-                                   }
-                                   var input = CapturingSource(base: source, capture: capture)
-                                   let size = try N11Envelope.seal(from: &input, to: &sink, header: header, itemKey: itemKey)
-                                   let (facts, warning) = capture.analyze()
-                                   photo = facts
-                                   if let warning { notice(warning) }
-                                   return size
-                               })
-        try attachThumbnails(&staged, photo: photo, header: N11Header(kind: kind, domain: domain, itemID: id), itemKey: itemKey)
-        return staged
+               modified: Date? = nil, motion: ItemID? = nil) throws -> StagedItem {
+        let item = try encrypt(source, name: name, kind: kind, domain: domain, album: album, fadeDeadline: fadeDeadline,
+                               id: id, created: created, type: type, modified: modified)
+        return try seal(item, analysis: item.capture?.analyze() ?? (nil, nil), motion: motion)
     }
 
     /// Seals a staged photo's thumbnails beside it (nothing for other files).

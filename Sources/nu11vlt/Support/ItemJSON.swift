@@ -19,7 +19,7 @@ struct ItemJSON: Encodable {
             ("albumID", item.albumID?.hex), ("domain", "\(item.domain)"), ("kind", Self.name(item.kind)),
             ("created", item.created), ("fadesAt", item.fadesAt), ("modified", item.modified), ("width", item.width),
             ("height", item.height), ("taken", item.taken), ("camera", item.camera), ("gps", item.gps),
-            ("thumbnail", item.thumbnail), ("duration", item.duration),
+            ("thumbnail", item.thumbnail), ("duration", item.duration), ("motion", item.motion?.hex),
         ]).encode(to: encoder)
     }
 

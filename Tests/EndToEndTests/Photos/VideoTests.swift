@@ -83,4 +83,23 @@ struct VideoTests {
         // Typed by the content, never by the name: text named .mp4 is not a video.
         #expect(try cli.listJSON().first { $0["name"] as? String == "fake.mp4" }?["type"] as? String == "application/octet-stream")
     }
+
+    @Test("an iPhone Live Photo (IMG_0001.HEIC + IMG_0001.MOV in one folder): two items, the still's JSON names its motion")
+    func livePhoto() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let roll = cli.root + "/roll"
+        try FileManager.default.createDirectory(atPath: roll, withIntermediateDirectories: true)
+        let clip = try Self.iphoneClip(cli)
+        try FileManager.default.moveItem(atPath: clip, toPath: roll + "/IMG_0001.MOV")
+        try PhotoFixtures.run(cli, "convert", ["-size", "240x320", "gradient:teal-white", cli.root + "/still.png"])
+        try PhotoFixtures.run(cli, "heif-enc", ["-q", "60", cli.root + "/still.png", "-o", roll + "/IMG_0001.HEIC"])
+        let r = try cli.run(["import", "-r", roll], pinStdin: true)
+        #expect(r.code == 0, "import: \(r.stderr)")
+        let items = try cli.listJSON()
+        let still = try #require(items.first { $0["name"] as? String == "IMG_0001.HEIC" })
+        let motion = try #require(items.first { $0["name"] as? String == "IMG_0001.MOV" })
+        #expect(still["motion"] as? String == motion["id"] as? String, "\(still)")
+        #expect(motion["motion"] is NSNull && motion["duration"] as? Double == 2.0, "\(motion)")
+    }
 }

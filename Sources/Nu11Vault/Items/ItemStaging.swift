@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Nu11Format
+import Nu11Media
+import Nu11Storage
+
+/// An item encrypted into its temp file, its key and what it is still to be sealed with; an
+/// image's or a video's in-memory copy waits for its analysis (`PendingAnalysis`).
+struct EncryptedItem {
+    let writer: AtomicFileWriter
+    let id: ItemID
+    let kind: ItemKind
+    let domain: Domain
+    let album: ItemID?
+    let fadeDeadline: Double?
+    let itemKey: SecretBytes
+    let size: UInt64
+    let name: String
+    let created: Date
+    let type: String?
+    let modified: Date?
+    let capture: PhotoCapture?
+}
+
+/// A capture's analysis, running on another thread: a helper of the pool decodes it, so a
+/// folder import decodes as many photos at once as there are helpers (`ImageHelper`).
+final class PendingAnalysis: @unchecked Sendable {
+    // @unchecked Sendable, and why it is sound: the capture is handed over whole — the
+    // importing thread touches neither it nor `result` until `wait` returns, and the
+    // semaphore orders the analysis thread's write of `result` before that read.
+    private let done = DispatchSemaphore(value: 0)
+    private var result: (facts: PhotoFacts?, warning: String?) = (nil, nil)
+    private var waited = false
+
+    /// Starts the analysis: on another thread when it needs a decoder, else at once.
+    init(_ capture: PhotoCapture?) {
+        guard let capture, capture.needsDecoder else {
+            result = capture?.analyze() ?? (nil, nil)
+            done.signal()
+            return
+        }
+        let handed = Handed(capture)
+        DispatchQueue.global(qos: .userInitiated).async {
+            self.result = handed.value.analyze()
+            self.done.signal()
+        }
+    }
+
+    /// The analysis, once it is done (on the importing thread only).
+    func wait() -> (facts: PhotoFacts?, warning: String?) {
+        if !waited {
+            done.wait()
+            waited = true
+        }
+        return result
+    }
+
+    /// A capture crossing to the analysis thread, which is then its only user.
+    private struct Handed: @unchecked Sendable {
+        let value: PhotoCapture
+        init(_ value: PhotoCapture) { self.value = value }
+    }
+}
+
+extension Items {
+    /// The first step of `stage`: the content encrypted into its temp file (not yet durable),
+    /// an image's or a video's copy kept for its analysis.
+    func encrypt(_ source: some ByteSource, name: String, kind: ItemKind, domain: Domain, album: ItemID?,
+                 fadeDeadline: Double?, id: ItemID = ItemID(), created: Date = Date(), type: String? = nil,
+                 modified: Date? = nil) throws -> EncryptedItem {
+        let itemKey = SecretBytes(randomCount: 32)
+        let capture = kind == .file ? PhotoCapture(name: name) : nil
+        let writer = try AtomicFileWriter(destination: location.path(id: id, kind: kind, domain: domain, album: album))
+        do {
+            var sink = writer.sink
+            let header = N11Header(kind: kind, domain: domain, itemID: id)
+            let size: UInt64
+            if let capture {
+                var input = CapturingSource(base: source, capture: capture)
+                size = try N11Envelope.seal(from: &input, to: &sink, header: header, itemKey: itemKey)
+            } else {
+                var input = source
+                size = try N11Envelope.seal(from: &input, to: &sink, header: header, itemKey: itemKey)
+            }
+            try writer.prepare(.batched)
+            return EncryptedItem(writer: writer, id: id, kind: kind, domain: domain, album: album, fadeDeadline: fadeDeadline,
+                                 itemKey: itemKey, size: size, name: name, created: created, type: type, modified: modified,
+                                 capture: capture)
+        } catch {
+            writer.abort()
+            throw error
+        }
+    }
+
+    /// The second step: the metadata (with what the analysis found, and a Live Photo's
+    /// motion), key record and thumbnails sealed. A failure aborts the item's temp files.
+    func seal(_ item: EncryptedItem, analysis: (facts: PhotoFacts?, warning: String?), motion: ItemID?) throws -> StagedItem {
+        if let warning = analysis.warning { notice(warning) }
+        var meta = ItemMetadata(name: item.name, size: item.size,
+                                type: item.type ?? (item.kind == .note ? "text/plain" : ItemMetadata.guessType(item.name)),
+                                created: item.created, modified: item.modified)
+        if let photo = analysis.facts {
+            meta.apply(photo)
+            if meta.type.hasPrefix("image/") { meta.motion = motion }
+        } else if let capture = item.capture, item.type == nil, capture.claimsWrongType(meta.type) {
+            meta.type = "application/octet-stream"
+        }
+        var staged = try sealRecords(writer: item.writer, id: item.id, kind: item.kind, domain: item.domain, album: item.album,
+                                     fadeDeadline: item.fadeDeadline, itemKey: item.itemKey, meta: meta)
+        try attachThumbnails(&staged, photo: analysis.facts, header: N11Header(kind: item.kind, domain: item.domain, itemID: item.id),
+                             itemKey: item.itemKey)
+        return staged
+    }
+}
