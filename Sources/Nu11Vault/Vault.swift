@@ -49,6 +49,11 @@ public final class Vault {
     /// by the preview.cache_mib setting, zeroed on eviction; keyed by item and part,
     /// consulted only after the read-time checks, emptied on delete, fade expiry and lock.
     public private(set) lazy var previewCache = PreviewCache<CachedPart>(capacityBytes: settings.previewCacheMiB << 20)
+    /// What a gallery listing read from each item's sealed metadata (its sort date, a Live
+    /// Photo's motion), so a session that lists again (the app, after each import, delete or
+    /// move) opens only what changed: keyed by item, checked against the sealed record's tag,
+    /// emptied on lock (`Items.datedItemIDs`).
+    var listingCache = ListingCache()
 
     /// The domains this PIN sees: the primary PIN sees Vault and Fade; a backup PIN sees
     /// only Backup.
@@ -79,6 +84,7 @@ public final class Vault {
         unlocked = nil
         metadataKeys.removeAll()
         previewCache.removeAll()
+        listingCache.removeAll()
         fileLock = nil
     }
 
@@ -124,6 +130,7 @@ public final class Vault {
         guard !fresh.keys.sameKeys(as: current.keys) else { return }
         replaceHeld(fresh)
         previewCache.removeAll()
+        listingCache.removeAll()
         profiles.loadRecovery()
         try maintenance.resumeRotation()
     }

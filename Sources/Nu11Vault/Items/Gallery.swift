@@ -20,13 +20,28 @@ extension Items {
         let filter: ItemID?? = try album.map { .some(try vault.albums.albumID(named: $0)) } ?? .none
         evictExpiredPreviews()
         let rows = try visibleRows(kind: kind, album: filter, afterSeq: 0, limit: Int.max)
-        var keys: [Domain: SecretBytes] = [:]
-        for domain in Set(rows.map(\.domain)) { keys[domain] = try metadataKey(domain) }
-        let facts = try ItemMetadata.listingFacts(rows, keys: keys)
+        let facts = try listingFacts(rows)
         let motions = Set(facts.compactMap(\.motion))
         var order = rows.indices.filter { !motions.contains(rows[$0].id) }
         order.sort { facts[$0].date != facts[$1].date ? facts[$0].date < facts[$1].date : rows[$0].seq < rows[$1].seq }
         return order.map { (rows[$0].id, Date(timeIntervalSince1970: facts[$0].date)) }
+    }
+
+    /// The listing facts of `rows`: from the session's cache where the sealed record is the one
+    /// read before (its tag), else opened (on every core) and kept.
+    func listingFacts(_ rows: [ItemRow]) throws -> [ItemMetadata.ListingFacts] {
+        var facts = rows.map { vault.listingCache.facts($0) }
+        let missing = facts.indices.filter { facts[$0] == nil }
+        guard !missing.isEmpty else { return facts.compactMap { $0 } }
+        let toOpen = missing.map { rows[$0] }
+        var keys: [Domain: SecretBytes] = [:]
+        for domain in Set(toOpen.map(\.domain)) { keys[domain] = try metadataKey(domain) }
+        let opened = try ItemMetadata.listingFacts(toOpen, keys: keys)
+        for (i, fact) in zip(missing, opened) {
+            facts[i] = fact
+            vault.listingCache.keep(fact, for: rows[i])
+        }
+        return facts.compactMap { $0 }
     }
 
     /// The summaries of `ids`, in their order; items gone since (deleted, faded) are left out.
@@ -141,4 +156,34 @@ extension ItemMetadata {
         }
         return Double(text)
     }
+}
+
+/// The listing facts a session has read, by item; an entry counts only while the item's row
+/// holds the very record it was read from, in the same album (the record's last 16 bytes are
+/// its AEAD tag: any re-seal, such as a thumbnail backfill, an album move or a key rotation,
+/// changes it; and the album is what the record's associated data binds besides the ID, so a
+/// row moved in the index behind our back is opened again, and fails).
+struct ListingCache {
+    private var entries: [ItemID: (tag: ArraySlice<UInt8>, album: ItemID?, facts: ItemMetadata.ListingFacts)] = [:]
+    /// How many records have been opened to fill it (for the tests).
+    private(set) var opened = 0
+
+    func facts(_ row: ItemRow) -> ItemMetadata.ListingFacts? {
+        guard let entry = entries[row.id], row.meta.count >= 16, entry.tag == row.meta.suffix(16), entry.album == row.album else {
+            return nil
+        }
+        return entry.facts
+    }
+
+    mutating func keep(_ facts: ItemMetadata.ListingFacts, for row: ItemRow) {
+        guard row.meta.count >= 16 else { return }
+        entries[row.id] = (row.meta.suffix(16), row.album, facts)
+        opened += 1
+    }
+
+    mutating func removeAll() {
+        entries.removeAll()
+    }
+
+    var count: Int { entries.count }
 }
