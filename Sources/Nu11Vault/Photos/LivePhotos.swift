@@ -21,9 +21,10 @@ public enum LivePhotos {
     public static func pairs(_ paths: [String]) -> [String: String] {
         var stills: [String: [String]] = [:], motions: [String: [String]] = [:]
         for path in paths {
-            let url = URL(fileURLWithPath: path)
-            let ext = url.pathExtension.lowercased()
-            let key = url.deletingPathExtension().path.lowercased()
+            // String work only: a URL would stat each path and read the working folder.
+            let ns = path as NSString
+            let ext = ns.pathExtension.lowercased()
+            let key = ns.deletingPathExtension.lowercased()
             if stillExtensions.contains(ext) { stills[key, default: []].append(path) }
             if motionExtensions.contains(ext) { motions[key, default: []].append(path) }
         }
