@@ -89,6 +89,12 @@ enum Gate {
         }
         if !report.counterAhead { try skeletonCheck(location, armed: armed, state: tampered ? nil : state, now: now) }
 
+        // Key records as loose files (a key store from before key packs, or a record put back
+        // from quarantine) move into their packs before anything reads them.
+        let loose = try keyStore.adoptLooseItemKeys()
+        if let first = loose.refused.first {
+            report.warnings.append("\(loose.refused.count) file(s) in the key store's items/ folder are not key records of the item they are named after and were left there (e.g. \(first))")
+        }
         try recoverPending(location, keyStore: keyStore, index: index)
         let stuck = sweepLeftovers(location, keyStore: keyStore)
         if !stuck.isEmpty {

@@ -75,7 +75,7 @@ extension LockedVault {
         do {
             let (store, unlocked) = try KeyStore.create(root: temp, pin: pin, parameters: parameters, keys: current)
             let seals = try index.recoverySeals()
-            var writers: [AtomicFileWriter] = []
+            var records: [ItemKeyRecord] = []
             for row in try index.allRows() {
                 guard row.domain == .vault, let seal = seals[row.id] else {
                     report.notCovered += 1
@@ -84,11 +84,11 @@ extension LockedVault {
                 let itemKey = try RecoverySeal.open(seal, with: privateKey,
                                                     associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: row.id, kind: row.kind))
                 let key = try ItemKeyRecord.seal(itemKey: itemKey, domain: .vault, kind: row.kind, itemID: row.id, domainKey: unlocked.keys.main)
-                writers.append(try store.stageItemKey(key, folderMade: true))
+                records.append(key)
                 report.recovered += 1
             }
+            try store.writeItemKeys(records, durable: false)
             try store.syncFileSystem()
-            for writer in writers { try writer.publish() }
             try store.recordVaultID(vaultID)
             var state = DeviceState(now: 0)
             _ = EffectiveTime.advance(&state, clock: clock)

@@ -108,13 +108,14 @@ struct KeyStoreTests {
         let itemKey = SecretBytes(randomCount: 32)
         try store.storeItemKey(ItemKeyRecord.seal(itemKey: itemKey, domain: .vault, kind: .file, itemID: id,
                                                   domainKey: unlocked.keys.main))
-        let recordBefore = try ProtectedFiles.read(ksPath + "/items/\(id.hex).key")
+        let packPath = ksPath + "/keys/\(KeyPack.shard(of: id)).n11p"
+        let recordBefore = try ProtectedFiles.read(packPath)
         #expect { _ = try store.unlock(pin: pin("2469")) } throws: { ($0 as? Nu11Error) == .wrongPIN }
         try store.changePIN(current: pin("2468"), new: pin("new passphrase"))
         #expect { _ = try store.unlock(pin: pin("2468")) } throws: { ($0 as? Nu11Error) == .wrongPIN }
         let again = try store.unlock(pin: pin("new passphrase"))
         #expect(again.keys.main.constantTimeEquals(unlocked.keys.main))
-        #expect(try ProtectedFiles.read(ksPath + "/items/\(id.hex).key") == recordBefore, "item keys are not re-wrapped")
+        #expect(try ProtectedFiles.read(packPath) == recordBefore, "item keys are not re-wrapped")
         #expect(try store.itemKeyRecord(id).open(domainKey: again.keys.main).constantTimeEquals(itemKey))
         // Crypto-shredding.
         try store.destroyItemKey(id)

@@ -141,7 +141,10 @@ struct VaultTests {
         let item = try (try t.vault).items.importFile(at: t.file("x", [9, 9]))
         let id = item.id
         try (try t.vault).items.delete([item.ref])
-        #expect(!FileManager.default.fileExists(atPath: t.root + "/ks/items/\(item.id).key"))
+        // Its pack (read as bytes) no longer names it in any slot.
+        let pack = FileManager.default.contents(atPath: t.root + "/ks/keys/\(KeyPack.shard(of: item.id)).n11p").map(Array.init) ?? []
+        let idBytes = item.id.bytes
+        #expect(!stride(from: 8, to: max(8, pack.count - 83), by: 84).contains { pack[($0 + 8)..<($0 + 24)].elementsEqual(idBytes) })
         #expect(!FileManager.default.fileExists(atPath: t.location.path(id: id, kind: .file, domain: .vault, album: nil)))
         #expect { _ = try t.exported(item.id) } throws: { ($0 as? Nu11Error)?.code == .notFound }
         #expect { try (try t.vault).items.delete([item.ref]) } throws: { ($0 as? Nu11Error)?.code == .notFound }

@@ -116,8 +116,14 @@ public enum ProtectedFiles {
         }
     }
 
-    /// Overwrites a file in place with random bytes and fsyncs it (the file stays).
-    public static func overwrite(_ path: String) throws {
+    /// Unlinks a file without syncing its folder: for a batch whose caller syncs once after.
+    public static func unlinkOnly(_ path: String) throws {
+        if unlink(path) != 0 && errno != ENOENT { throw POSIX.error("remove", path) }
+    }
+
+    /// Overwrites a file in place with random bytes and fsyncs it (the file stays); without
+    /// `sync`, the caller syncs a whole batch at once.
+    public static func overwrite(_ path: String, sync: Bool = true) throws {
         let fd = try POSIX.openFile(path, O_WRONLY | O_NOFOLLOW)
         do {
             let size = try POSIX.fileSize(fd, path)
@@ -133,7 +139,7 @@ public enum ProtectedFiles {
                 try block.withUnsafeBytes { try stream.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
                 remaining -= UInt64(n)
             }
-            try POSIX.fsyncOrThrow(fd, path)
+            if sync { try POSIX.fsyncOrThrow(fd, path) }
             close(fd)
         } catch {
             close(fd)

@@ -16,19 +16,4 @@ extension KeyStore {
     public func recordVaultID(_ id: ItemID) throws {
         try ProtectedFiles.writeAtomically(VaultIDRecord.seal(id, deviceKey: deviceKey()), to: vaultIDPath)
     }
-
-    /// Moves an item's key record into `quarantine/` (it stays restorable by moving it back
-    /// into `items/`).
-    public func quarantineItemKey(_ id: ItemID) throws {
-        let path = itemPath(id)
-        guard POSIX.exists(path) else { return }
-        try ProtectedFiles.makeDirectory(quarantinePath)
-        try ProtectedFiles.move(path, to: POSIX.join(quarantinePath, id.hex + ".key"))
-    }
-
-    /// Names of quarantined key records.
-    public func quarantinedKeyIDs() throws -> [String] {
-        guard POSIX.exists(quarantinePath) else { return [] }
-        return try ProtectedFiles.list(quarantinePath).filter { $0.hasSuffix(".key") }
-    }
 }

@@ -55,40 +55,68 @@ extension KeyStore {
 
     /// Re-wraps, under `new`, every item key record of `domains` that opens under one of
     /// `olds`; records already under `new`, and records that open under none (another
-    /// vault's fade items), are left alone. Written in batches of 2,048: temp files, one
-    /// syncfs, renames, one syncfs — each record is replaced atomically and opens under the
-    /// old keys or the new ones at every instant. Returns how many were re-wrapped.
+    /// vault's fade items), are left alone. Each pack that changes is written whole as a new
+    /// file (free slots dropped), in batches of 64 packs: temp files, one syncfs, renames, one
+    /// syncfs — each pack is replaced atomically, so every record opens under the old keys or
+    /// the new ones at every instant — then the replaced packs are zeroed in place and synced
+    /// (no copy of a record outlives its pack). Returns how many were re-wrapped.
     @discardableResult
     public func rewrapItemKeys(domains: [Domain], from olds: [DomainKeys], to new: DomainKeys,
                                progress: (Int, Int) -> Void = { _, _ in }) throws -> Int {
-        let ids = try itemKeyIDs()
-        try ProtectedFiles.makeDirectory(itemsPath)
-        var batch: [AtomicFileWriter] = []
-        defer { for writer in batch { writer.abort() } }
+        let shards = try packShards()
+        var batch: [(old: KeyPackFile, writer: AtomicFileWriter)] = []
+        defer { for entry in batch { entry.writer.abort() } }
         var rewrapped = 0
         func flush() throws {
             guard !batch.isEmpty else { return }
             try syncFileSystem()
-            for writer in batch { try writer.publish() }
+            for entry in batch { try entry.writer.publish() }
             try syncFileSystem()
+            for entry in batch { try entry.old.shred() }
+            try syncFileSystem()
+            for entry in batch { entry.old.release() }
             batch.removeAll()
         }
-        for (n, id) in ids.enumerated() {
-            if n % 256 == 0 { progress(n, ids.count) }
-            // Read directly (a record deleted meanwhile is simply not there to re-wrap).
-            guard let bytes = try? ProtectedFiles.read(itemPath(id), limit: 4096), let record = try? ItemKeyRecord.parse(bytes),
-                  record.itemID == id, domains.contains(record.domain) else { continue }
-            if record.opens(under: new.key(for: record.domain)) { continue }
-            for old in olds {
-                guard let fresh = record.rewrapped(from: old.key(for: record.domain), to: new.key(for: record.domain)) else { continue }
-                batch.append(try stageItemKey(fresh, folderMade: true))
-                rewrapped += 1
-                break
+        for (n, shard) in shards.enumerated() {
+            progress(n, shards.count)
+            guard let pack = try KeyPackFile(packPath(shard), exclusive: true) else { continue }
+            var out = KeyPack.header
+            var changed = false
+            for (index, slot) in try pack.slots().enumerated() {
+                switch slot {
+                case .free:
+                    continue
+                case .damaged:
+                    // Kept as it is for `check` to report (padded to a whole slot).
+                    let raw = pack.raw(index)
+                    out += raw + [UInt8](repeating: 0xff, count: KeyPack.slotCount - raw.count)
+                case .record(let record):
+                    var fresh: ItemKeyRecord?
+                    if domains.contains(record.domain) && !record.opens(under: new.key(for: record.domain)) {
+                        fresh = olds.lazy.compactMap { record.rewrapped(from: $0.key(for: record.domain), to: new.key(for: record.domain)) }.first
+                    }
+                    if let fresh {
+                        out += fresh.encoded()
+                        rewrapped += 1
+                        changed = true
+                    } else {
+                        out += record.encoded()
+                    }
+                }
             }
-            if batch.count >= 2048 { try flush() }
+            guard changed else {
+                pack.release()
+                continue
+            }
+            let writer = try AtomicFileWriter(destination: pack.path)
+            batch.append((pack, writer))
+            var sink = writer.sink
+            try sink.write(out)
+            try writer.prepare(.batched)
+            if batch.count >= 64 { try flush() }
         }
         try flush()
-        progress(ids.count, ids.count)
+        progress(shards.count, shards.count)
         return rewrapped
     }
 

@@ -15,7 +15,6 @@ public final class KeyStore: Sendable {
 
     var masterPath: String { layout.master }
     var devicePath: String { layout.device }
-    var itemsPath: String { layout.items }
 
     public var exists: Bool { POSIX.exists(masterPath) }
 
@@ -30,7 +29,7 @@ public final class KeyStore: Sendable {
                             remedy: .otherKeyStore, item: root)
         }
         try ProtectedFiles.makeDirectory(root)
-        try ProtectedFiles.makeDirectory(store.itemsPath)
+        try ProtectedFiles.makeDirectory(store.packsPath)
         let device = try store.deviceKey(createIfMissing: true)
         var record = MasterRecord(parameters: parameters)
         let keys = given?.withRole(.primary) ?? DomainKeys.generate(role: .primary, created: created)
@@ -158,63 +157,6 @@ public final class KeyStore: Sendable {
         var bytes = try ProtectedFiles.read(devicePath, limit: 64)
         defer { secureZero(&bytes) }
         return try DeviceKeyRecord.parse(bytes)
-    }
-
-    // MARK: item keys
-
-    func itemPath(_ id: ItemID) -> String { layout.item(id) }
-
-    public func storeItemKey(_ record: ItemKeyRecord) throws {
-        try ProtectedFiles.makeDirectory(itemsPath)
-        try ProtectedFiles.writeAtomically(record.encoded(), to: itemPath(record.itemID))
-    }
-
-    /// Writes a key record next to its place without fsync or rename, for a batch: the
-    /// caller makes the batch durable with one syncfs, then publishes every writer, then
-    /// syncs again (never a name on content that is not yet durable).
-    public func stageItemKey(_ record: ItemKeyRecord, folderMade: Bool = false) throws -> AtomicFileWriter {
-        if !folderMade { try ProtectedFiles.makeDirectory(itemsPath) }
-        let writer = try AtomicFileWriter(destination: itemPath(record.itemID))
-        do {
-            var sink = writer.sink
-            try sink.write(record.encoded())
-            try writer.prepare(.batched)
-        } catch {
-            writer.abort()
-            throw error
-        }
-        return writer
-    }
-
-    public func itemKeyRecord(_ id: ItemID) throws -> ItemKeyRecord {
-        let path = itemPath(id)
-        guard POSIX.exists(path) else {
-            throw Nu11Error(.notFound, "item \(id) has no key record (it was deleted or shredded)",
-                            remedy: .check(reason: nil), item: id.hex)
-        }
-        do {
-            return try ItemKeyRecord.parse(ProtectedFiles.read(path, limit: 4096))
-        } catch let error as Nu11Error {
-            throw error.about(id.hex)
-        }
-    }
-
-    public func hasItemKey(_ id: ItemID) -> Bool { POSIX.exists(itemPath(id)) }
-
-    /// Crypto-shredding: overwrites the record, then unlinks it.
-    public func destroyItemKey(_ id: ItemID) throws {
-        let path = itemPath(id)
-        guard POSIX.exists(path) else { return }
-        try ProtectedFiles.overwriteAndRemove(path)
-    }
-
-    /// IDs of every item key record.
-    public func itemKeyIDs() throws -> [ItemID] {
-        guard POSIX.exists(itemsPath) else { return [] }
-        return try ProtectedFiles.list(itemsPath).compactMap { name in
-            guard name.hasSuffix(".key") else { return nil }
-            return try? ItemID(hex: String(name.dropLast(4)))
-        }
     }
 }
 

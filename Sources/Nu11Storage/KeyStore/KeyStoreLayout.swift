@@ -13,7 +13,9 @@ import Nu11Format
 ///     <root>/security-keys.n11u   the FIDO2 security keys (or a decoy), fixed size
 ///     <root>/tpm.n11t             a TPM enrolment set aside
 ///     <root>/swept                the leftover sweep's cache
-///     <root>/items/<id>.key       one wrapped key per item; destroying it shreds the item
+///     <root>/keys/<hh>.n11p       the item key records, in 256 packs by the ID's first byte;
+///                                 zeroing a record's slot shreds the item
+///     <root>/items/<id>.key       loose records (the layout before packs), adopted into packs
 ///     <root>/pending/             the intent journal (one marker per commit or delete)
 ///     <root>/quarantine/          key records set aside by the check
 ///     <root>/forward/             forward records of a rotation chain
@@ -40,6 +42,7 @@ public struct KeyStoreLayout: Sendable, Equatable {
     var tpmAside: String { POSIX.join(root, "tpm.n11t") }
     var swept: String { POSIX.join(root, "swept") }
 
+    var keys: String { POSIX.join(root, "keys") }
     var items: String { POSIX.join(root, "items") }
     var pending: String { POSIX.join(root, "pending") }
     var quarantine: String { POSIX.join(root, "quarantine") }
@@ -47,14 +50,12 @@ public struct KeyStoreLayout: Sendable, Equatable {
     var log: String { POSIX.join(root, "log") }
     var archiveKeys: String { POSIX.join(root, "archive-keys") }
 
-    func item(_ id: ItemID) -> String { POSIX.join(items, id.hex + ".key") }
-
     /// Every file at the top of the key store.
     var files: [String] { [master, device, state, settings, settingsAside, vaultID, tpmAside, swept, escrow, securityKeys] }
 
     /// Every folder inside the key store.
-    public var folders: [String] { [items, pending, quarantine, forward, log, archiveKeys] }
+    public var folders: [String] { [keys, items, pending, quarantine, forward, log, archiveKeys] }
 
     /// The folders where an interrupted command can leave a temp file (swept at every start).
-    public var workFolders: [String] { [items, pending, forward, log] }
+    public var workFolders: [String] { [keys, items, pending, forward, log] }
 }

@@ -55,7 +55,7 @@ extension Archives {
         var madeFolders: [String] = []
         var succeeded = false
         defer {
-            for s in staged where !s.published { s.writer.abort(); s.keyWriter?.abort() }
+            for s in staged where !s.published { s.writer.abort() }
             if !succeeded { for folder in madeFolders { _ = rmdir(folder) } }
         }
         for id in newAlbums.values {

@@ -41,7 +41,7 @@ extension Items {
         var flightBytes = 0
         defer {
             for f in flight { _ = f.analysis.wait(); f.item.writer.abort() }
-            for s in batch where !s.published { s.writer.abort(); s.thumbnailWriter?.abort(); s.keyWriter?.abort() }
+            for s in batch where !s.published { s.writer.abort(); s.thumbnailWriter?.abort() }
         }
         // Live Photos: each pair's motion is staged just before its still, which names it.
         let pairs = LivePhotos.pairs(paths)

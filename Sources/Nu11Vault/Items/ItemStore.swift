@@ -14,8 +14,8 @@ struct StagedItem {
     let fadeDeadline: Double?
     /// The sealed thumbnails' temp file (photos only), published with the item.
     var thumbnailWriter: AtomicFileWriter?
-    /// The key record's temp file, once the commit wrote it.
-    var keyWriter: AtomicFileWriter?
+    /// Whether the commit wrote the key record into its pack.
+    var keyWritten = false
     /// Whether the commit renamed the file (and key record) into place.
     var published = false
 }
@@ -86,8 +86,8 @@ extension Items {
     }
 
     /// Makes `staged` visible, in the one order the crash and power-loss tests prove:
-    /// journal marker → fade deadlines → key records written → one sync → key records and
-    /// files renamed into place → one sync → the index transaction (new albums, new rows,
+    /// journal marker → fade deadlines → key records written into free slots of their packs →
+    /// one sync → files renamed into place → one sync → the index transaction (new albums, new rows,
     /// removal of the `replacing` rows): the commit point. Then the replaced items are
     /// shredded and the marker removed. A failure before the commit point undoes the lot;
     /// a crash is undone (before) or finished (after) from the marker by the next command.
@@ -107,11 +107,11 @@ extension Items {
                 state.fade += fades
                 try saveState()
             }
-            for i in staged.indices { staged[i].keyWriter = try keyStore.stageItemKey(staged[i].record) }
+            for i in staged.indices { staged[i].keyWritten = true }
+            try keyStore.writeItemKeys(staged.map(\.record), durable: false)
             try ProtectedFiles.syncFileSystem(location.vaultRoot)
             try keyStore.syncFileSystem()
             for i in staged.indices {
-                try staged[i].keyWriter?.publish()
                 staged[i].published = true
                 try staged[i].thumbnailWriter?.publish()
                 try staged[i].writer.publish()
@@ -143,8 +143,9 @@ extension Items {
                 if s.published { try shredder().shred(s.row) }
                 s.writer.abort()
                 s.thumbnailWriter?.abort()
-                s.keyWriter?.abort()
             }
+            // Written (or perhaps written: a failure partway) and not shredded above.
+            try keyStore.destroyItemKeys(staged.filter { $0.keyWritten && !$0.published }.map(\.row.id))
             if !fades.isEmpty {
                 let ids = Set(fades.map(\.id))
                 state.fade.removeAll { ids.contains($0.id) }

@@ -100,8 +100,13 @@ extension Maintenance {
             if repair && !hasFile {
                 // Never destroyed on a guess: moved aside, restorable by moving it back.
                 try keyStore.quarantineItemKey(id)
-                finding.repaired = "moved to \(keyStore.quarantinePath)/ (to restore: move it back into \(keyStore.root)/items/)"
+                finding.repaired = "moved to \(keyStore.quarantinePath)/ (to restore: move it into \(keyStore.root)/items/, which the next command adopts)"
             }
+            report.warnings.append(finding)
+        }
+        for (pack, slot) in try keyStore.damagedKeySlots() {
+            var finding = CheckReport.Finding(item: pack, problem: "key pack slot \(slot) is neither a key record nor free (a write cut short, or damage)")
+            if repair { finding.repaired = "its bytes moved to " + (try keyStore.quarantineDamagedSlot(pack: pack, slot: slot)) }
             report.warnings.append(finding)
         }
         audit(repair ? "check and repair" : "check", count: report.itemsChecked,

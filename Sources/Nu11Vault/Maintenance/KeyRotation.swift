@@ -5,7 +5,7 @@ import Nu11Storage
 
 /// Where a key rotation is.
 public struct RekeyProgress: Sendable {
-    public enum Phase: String, Sendable { case keyRecords = "key records", rows = "index rows" }
+    public enum Phase: String, Sendable { case keyRecords = "key packs", rows = "index rows" }
     public var phase: Phase
     public var done: Int
     public var total: Int

@@ -114,7 +114,7 @@ struct CommandTests {
         // Delete: key record, file and row gone.
         let del = try cli.run(["delete", ids[0]], pinStdin: true)
         #expect(del.code == 0)
-        #expect(!FileManager.default.fileExists(atPath: cli.keystore + "/items/\(ids[0]).key"))
+        #expect(!cli.hasKeyRecord(ids[0]))
         expectCleanError(try cli.run(["export", ids[0], "-o", "-"], pinStdin: true), code: 4, mentions: ids[0])
 
         // Status after unlock.
@@ -123,7 +123,7 @@ struct CommandTests {
 
         // PIN change: current on stdin, new on the next line of the same descriptor. It rotates
         // the vault's keys: the key records are re-wrapped (the content is not touched).
-        let before = try Data(contentsOf: URL(fileURLWithPath: cli.keystore + "/items/\(ids[3]).key"))
+        let before = try #require(cli.keyRecordBytes(ids[3]))
         let contentPath = try #require(FileManager.default.enumerator(atPath: cli.vault)?.allObjects
             .compactMap { $0 as? String }.first { $0.hasSuffix("\(ids[3]).n11") }.map { cli.vault + "/" + $0 })
         let content = try Data(contentsOf: URL(fileURLWithPath: contentPath))
@@ -133,7 +133,7 @@ struct CommandTests {
         expectCleanError(try cli.run(["list"], pinStdin: true), code: 3, mentions: "wrong")
         let withNew = try cli.runPinFD(["export", ids[3], "-o", "-"], pin: "brand new pin")
         #expect(withNew.stdout == Data(originals["s16384.bin"] ?? []))
-        #expect(try Data(contentsOf: URL(fileURLWithPath: cli.keystore + "/items/\(ids[3]).key")) != before)
+        #expect(try #require(cli.keyRecordBytes(ids[3])) != before)
         #expect(try Data(contentsOf: URL(fileURLWithPath: contentPath)) == content, "pin change re-encrypted content")
     }
 }

@@ -2,11 +2,6 @@
 import Foundation
 import Testing
 
-extension CLI {
-    func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
-    func keyRecord(_ id: String) -> String { keystore + "/items/\(id).key" }
-}
-
 @Suite("notes, fade, secure delete, wipe")
 struct FadeNotesTests {
     @Test("notes: add (stdin), list, show, edit, delete; titles sealed; fade notes under fade_")
@@ -26,7 +21,7 @@ struct FadeNotesTests {
         // The edited note has a new ID and key; the old version (key record and file) is shredded.
         let oldID = id
         id = String(edited.out.dropFirst("saved ".count).prefix(32))
-        #expect(id != oldID && !cli.exists(cli.keyRecord(oldID)) && !cli.exists(cli.vault + "/Notes/vault_\(oldID).n11note"))
+        #expect(id != oldID && !cli.hasKeyRecord(oldID) && !cli.exists(cli.vault + "/Notes/vault_\(oldID).n11note"))
         expectCleanError(try cli.run(["note", "show", oldID], pinStdin: true), code: 4)
         #expect(try cli.run(["note", "show", id], pinStdin: true).out == "second body")
         #expect(try cli.run(["note", "list"], pinStdin: true).out.contains("New title"))
@@ -39,7 +34,7 @@ struct FadeNotesTests {
         #expect(cli.exists(cli.vault + "/Notes/fade_\(fadeID).n11note"))
         #expect(try cli.run(["note", "list"], pinStdin: true).out.contains("fades"))
         #expect(try cli.run(["note", "delete", id], pinStdin: true).code == 0)
-        #expect(!cli.exists(cli.vault + "/Notes/vault_\(id).n11note") && !cli.exists(cli.keyRecord(id)))
+        #expect(!cli.exists(cli.vault + "/Notes/vault_\(id).n11note") && !cli.hasKeyRecord(id))
         expectCleanError(try cli.run(["note", "show", id], pinStdin: true), code: 4)
         let fileID = try cli.importIDs([cli.file("f.txt", [1])])[0]
         expectCleanError(try cli.run(["note", "show", fileID], pinStdin: true), code: 64, mentions: "not a note")
@@ -52,12 +47,12 @@ struct FadeNotesTests {
         let keep = try cli.importIDs([cli.file("keep.jpg", [1, 2, 3])])[0]
         let id = try cli.importIDs([cli.file("fade.jpg", Array(repeating: 9, count: 40_000))], extra: ["--fade", "2s"])[0]
         let file = cli.vault + "/Fade/\(id).n11"
-        #expect(cli.exists(file) && cli.exists(cli.keyRecord(id)))
+        #expect(cli.exists(file) && cli.hasKeyRecord(id))
         #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout.count == 40_000, "readable before expiry")
         cli.clockAhead = "+1h"  // the deadline passes (faketime: no sleep)
         try command(cli, id)
         #expect(!cli.exists(file), "file survived")
-        #expect(!cli.exists(cli.keyRecord(id)), "key record survived")
+        #expect(!cli.hasKeyRecord(id), "key record survived")
         let rows = try cli.spawn("/usr/bin/sqlite3", [cli.vault + "/index.sqlite", "SELECT count(*) FROM item WHERE id = '\(id)'"])
         #expect(rows.out == "0\n", "index row survived")
         #expect(try cli.run(["export", keep, "-o", "-"], pinStdin: true).stdout == Data([1, 2, 3]))
@@ -88,16 +83,16 @@ struct FadeNotesTests {
         cli.clockAhead = "+1h"  // the deadline passes (faketime: no sleep)
         let swept = try cli.run(["sweep"])
         #expect(swept.code == 0 && swept.out.contains("1 item(s) destroyed"), "\(swept.out) \(swept.stderr)")
-        #expect(!cli.exists(cli.keyRecord(id)))
+        #expect(!cli.hasKeyRecord(id))
         // Restore everything — vault folder and key store, including the old device state.
         let restored = try cli.spawn("/bin/sh", ["-c", "rm -rf \"$0\" \"$1\" && cp -a \"$2\" \"$0\" && cp -a \"$3\" \"$1\"",
                                       cli.vault, cli.keystore, cli.root + "/vault-copy", cli.root + "/ks-copy"])
         #expect(restored.code == 0, "restore failed: \(restored.stderr)")
-        #expect(cli.exists(cli.keyRecord(id)) && cli.exists(cli.vault + "/Fade/\(id).n11"), "the copy was not restored")
+        #expect(cli.hasKeyRecord(id) && cli.exists(cli.vault + "/Fade/\(id).n11"), "the copy was not restored")
         let r = try cli.run(["export", id, "-o", "-"], pinStdin: true)
         #expect(r.code != 0 && r.stdout.isEmpty, "an expired item exported")
         // Only the vault folder restored (the key record is gone for good).
-        #expect(!cli.exists(cli.keyRecord(id)))
+        #expect(!cli.hasKeyRecord(id))
     }
 
     @Test("a fade item whose schedule entry is gone (the device state put back from before) is expired, never permanent")
@@ -113,7 +108,7 @@ struct FadeNotesTests {
         #expect(!listed.contains { $0["id"] as? String == id && $0["fadesAt"] == nil }, "listed as permanent: \(listed)")
         let r = try cli.run(["export", id, "-o", "-"], pinStdin: true)
         #expect(r.code == 4 && r.stdout.isEmpty, "a fade item without its deadline exported: \(r.code) \(r.stderr)")
-        #expect(!cli.exists(cli.keyRecord(id)), "its key survived")
+        #expect(!cli.hasKeyRecord(id), "its key survived")
     }
 
     @Test("fade set moves a permanent item into Fade (re-encrypted) and it expires")
@@ -129,7 +124,7 @@ struct FadeNotesTests {
         let id = String(set.out.prefix(32))
         #expect(id != old && set.out.contains("ID changed"))
         expectCleanError(try cli.run(["export", old, "-o", "-"], pinStdin: true), code: 4, mentions: "no item")
-        #expect(!cli.exists(cli.keystore + "/items/\(old).key"))
+        #expect(!cli.hasKeyRecord(old))
         #expect(cli.exists(cli.vault + "/Fade/\(id).n11"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: cli.vault + "/Vault/Albums").allSatisfy {
             (try? FileManager.default.contentsOfDirectory(atPath: cli.vault + "/Vault/Albums/" + $0))?.isEmpty ?? true
@@ -159,7 +154,7 @@ struct FadeNotesTests {
         let standard = try Data(contentsOf: URL(fileURLWithPath: cli.root + "/link1"))
         #expect(secure.count == before[0].count && secure != before[0], "secure delete left the old bytes")
         #expect(standard == before[1], "standard delete is crypto-shredding only")
-        #expect(!cli.exists(cli.keyRecord(ids[0])) && !cli.exists(cli.keyRecord(ids[1])))
+        #expect(!cli.hasKeyRecord(ids[0]) && !cli.hasKeyRecord(ids[1]))
         // The setting makes secure the default.
         #expect(try cli.run(["settings", "set", "deletion.mode", "secure"], pinStdin: true).code == 0)
         let c = try cli.importIDs([cli.file("c.jpg", Array(repeating: 3, count: 50_000))])[0]

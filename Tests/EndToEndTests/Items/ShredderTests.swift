@@ -58,7 +58,7 @@ struct ShredderTests {
         // Two hours later (faketime moves both clocks, as a real boot later would): no PIN needed.
         let later = try cli.spawn(ClockTests.faketime, ["-f", "+2h", CLI.binary, "sweep"])
         #expect(later.code == 0, "\(later.stderr)")
-        #expect(!cli.exists(cli.keyRecord(id)), "the key record survived the sweep")
+        #expect(!cli.hasKeyRecord(id), "the key record survived the sweep")
         try expectOverwritten(cli, w, "fade expiry")
     }
 
@@ -76,7 +76,7 @@ struct ShredderTests {
         let w = try witness(cli, files(cli, primary, in: "Vault/Photos") + files(cli, fading, in: "Fade"), tag: "duress")
         let forced = try cli.with("duress-pin", ["list"])
         #expect(forced.code == 0, "\(forced.stderr)")
-        #expect(!cli.exists(cli.keyRecord(primary)) && !cli.exists(cli.keyRecord(fading)))
+        #expect(!cli.hasKeyRecord(primary) && !cli.hasKeyRecord(fading))
         try expectOverwritten(cli, w, "duress")
     }
 
@@ -110,7 +110,7 @@ struct ShredderTests {
             interrupted += 1
             let next = try trial.run(["list"], pinStdin: true)
             #expect(next.code == 0, "call \(at): \(next.stderr)")
-            #expect(!trial.exists(trial.keyRecord(id)), "call \(at): the key record survived")
+            #expect(!trial.hasKeyRecord(id), "call \(at): the key record survived")
             try expectOverwritten(trial, w, "an interrupted delete --secure killed at call \(at) of \(calls)")
         }
         #expect(interrupted > 0, "no call of \(calls) left the delete between its commit point and the overwrite")

@@ -91,7 +91,7 @@ struct ProfileTests {
         let forced = try cli.with("duress-pin", ["list"])
         #expect(forced.code == 0 && forced.out == normal.out && forced.stderr == normal.stderr)
         expectCleanError(try cli.run(["list"], pinStdin: true), code: 3)
-        #expect(!cli.exists(cli.keyRecord(primaryID)) && !cli.exists(cli.vault + "/Vault/Photos/\(primaryID).n11"))
+        #expect(!cli.hasKeyRecord(primaryID) && !cli.exists(cli.vault + "/Vault/Photos/\(primaryID).n11"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: cli.vault + "/Fade").isEmpty)
         #expect(try cli.with("backup-pin", ["export", backupID, "-o", "-"]).stdout == Data([7]))
         #expect(try cli.with("duress-pin", ["export", backupID, "-o", "-"]).stdout == Data([7]))

@@ -31,8 +31,12 @@ struct TrustTests {
         #expect(files(under: b.vault) == bFiles, "the vault changed")
         #expect(try a.run(["export", aID, "-o", "-"], pinStdin: true).stdout == Data([1, 2, 3]))
         // A key record without an item is moved aside, never destroyed, and can be put back.
+        // (Put as a loose record into items/, the layout before key packs: adopted into a pack.)
         let stray = a.keystore + "/items/" + String(repeating: "cd", count: 16) + ".key"
-        try FileManager.default.copyItem(atPath: a.keyRecord(aID), toPath: stray)
+        var strayRecord = try #require(a.keyRecordBytes(aID))
+        strayRecord.replaceSubrange(8..<24, with: [UInt8](repeating: 0xcd, count: 16))
+        try FileManager.default.createDirectory(atPath: a.keystore + "/items", withIntermediateDirectories: true)
+        try Data(strayRecord).write(to: URL(fileURLWithPath: stray))
         let repaired = try a.run(["check", "--repair"], pinStdin: true)
         #expect(repaired.code == 0 && repaired.out.contains("to restore"), "\(repaired.out)")
         #expect(a.exists(a.keystore + "/quarantine/" + String(repeating: "cd", count: 16) + ".key") && !a.exists(stray))
@@ -83,6 +87,8 @@ struct TrustTests {
         _ = try cli.importIDs([cli.file("a.jpg", [1])])
         let outside = cli.file("outside.txt", Array("precious".utf8))
         #expect(symlink(outside, cli.vault + "/Vault/Photos/planted.n11") == 0)
+        #expect(symlink(outside, cli.keystore + "/keys/planted.n11p") == 0)
+        try FileManager.default.createDirectory(atPath: cli.keystore + "/items", withIntermediateDirectories: true)
         #expect(symlink(outside, cli.keystore + "/items/planted.key") == 0)
         let r = try cli.run(["wipe", "--secure", "--yes"])
         #expect(r.code == 0, "\(r.stderr)")
@@ -103,7 +109,7 @@ struct TrustTests {
     func leftovers() throws {
         let cli = try CLI()
         try cli.initVault()
-        let planted = [cli.vault + "/Vault/Photos/.n11tmp-aaaa", cli.vault + "/.n11tmp-bbbb", cli.keystore + "/items/.n11tmp-cccc",
+        let planted = [cli.vault + "/Vault/Photos/.n11tmp-aaaa", cli.vault + "/.n11tmp-bbbb", cli.keystore + "/keys/.n11tmp-cccc",
                        cli.keystore + "/.n11tmp-dddd"]
         try FileManager.default.createDirectory(atPath: cli.keystore + "/pending", withIntermediateDirectories: true)
         for p in planted + [cli.keystore + "/pending/.n11tmp-eeee"] { FileManager.default.createFile(atPath: p, contents: Data([1])) }
@@ -210,7 +216,7 @@ struct TrustTests {
         let sql = try cli.spawn("/usr/bin/sqlite3", [cli.vault + "/index.sqlite", "UPDATE item SET domain = 2 WHERE id = '\(id)'"])
         #expect(sql.code == 0, "\(sql.stderr)")
         #expect(try cli.run(["sweep"]).code == 0)
-        #expect(cli.exists(cli.keyRecord(id)) && cli.exists(cli.vault + "/Vault/Photos/\(id).n11"))
+        #expect(cli.hasKeyRecord(id) && cli.exists(cli.vault + "/Vault/Photos/\(id).n11"))
         _ = try cli.spawn("/usr/bin/sqlite3", [cli.vault + "/index.sqlite", "UPDATE item SET domain = 1 WHERE id = '\(id)'"])
         #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == Data([4, 4]))
     }

@@ -9,14 +9,7 @@ import Testing
 struct BindingTests {
     /// The nonce of each item key record (bytes 24..<36: after the clear fields, ItemKeyRecord).
     static func recordNonces(_ cli: CLI) throws -> [String: [UInt8]] {
-        let folder = cli.keystore + "/items"
-        var out: [String: [UInt8]] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder) where name.hasSuffix(".key") {
-            let bytes = try #require(FileManager.default.contents(atPath: folder + "/" + name))
-            try #require(bytes.count == 84, "\(name) is \(bytes.count) bytes")
-            out[name] = Array(bytes[24..<36])
-        }
-        return out
+        try cli.allKeyRecords().mapValues { Array($0[24..<36]) }
     }
 
     @Test("rekey re-wraps every item key record with a nonce of its own, none repeated, none kept from before")

@@ -27,7 +27,7 @@ struct ClockTests {
         #expect(back.code == 0, "\(back.stderr)")
         #expect(back.stderr.contains("behind the latest time"), "no warning: \(back.stderr)")
         #expect(back.out.contains(keep) && back.out.contains(fade), "an item was lost to a clock set back: \(back.out)")
-        #expect(cli.exists(cli.keyRecord(fade)))
+        #expect(cli.hasKeyRecord(fade))
         // Five wrong PINs under the clock set back: locked, and the message says one minute…
         for _ in 0..<5 { _ = try at(cli, "-1d", ["list"], pin: "nope") }
         let locked = try at(cli, "-1d", ["list"], pin: cli.pin)
@@ -54,7 +54,7 @@ struct ClockTests {
         // The delay runs in real time from here (VaultClockTests measure it with a test clock).
         let locked = try cli.run(["list"], pinStdin: true)
         expectCleanError(locked, code: 6, mentions: "seconds")
-        #expect(cli.exists(cli.keyRecord(id)))
+        #expect(cli.hasKeyRecord(id))
     }
 
     @Test("within one boot the wall clock is ignored: jumping it forward fades nothing and does not fire the switch")
@@ -66,7 +66,7 @@ struct ClockTests {
         #expect(try cli.run(["skeleton", "enable", "--interval", "1d"], pinStdin: true).code == 0)
         let jumped = try at(cli, "+3d", ["list"], pin: cli.pin, realBootClock: true)
         #expect(jumped.code == 0 && jumped.out.contains(fade), "\(jumped.stderr)")
-        #expect(cli.exists(cli.keyRecord(fade)) && cli.exists(cli.keystore + "/master.n11k"))
+        #expect(cli.hasKeyRecord(fade) && cli.exists(cli.keystore + "/master.n11k"))
         let status = try at(cli, "+3d", ["skeleton", "status", "--json"], realBootClock: true)
         let left = (try JSONSerialization.jsonObject(with: status.stdout) as? [String: Any])?["secondsLeft"] as? Int
         #expect((left ?? 0) > 86_000, "time left \(String(describing: left)) after a wall-clock jump")

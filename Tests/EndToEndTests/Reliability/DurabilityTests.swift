@@ -15,7 +15,10 @@ import Testing
 /// * a file is unlinked only after what was written to it is durable (a secure overwrite
 ///   fsynced before its unlink, else the cut can leave the old bytes), and when the command
 ///   ends every unlink is durable: its folder synced after it (else a shredded key record can
-///   come back after a cut). SQLite's own -wal, -shm and -journal files are its business.
+///   come back after a cut). SQLite's own -wal, -shm and -journal files are its business;
+/// * a key pack (`.n11p`, changed in place) is durable at every commit point and when the
+///   command ends (else a cut loses a committed item's key record, or brings back a
+///   destroyed one).
 enum PowerLossModel {
     struct Violation: CustomStringConvertible {
         let call: Int
@@ -66,6 +69,9 @@ enum PowerLossModel {
         func commitCheck(_ n: Int, _ what: String) {
             for name in placed.sorted() where dirtyNames.contains(parent(name)) {
                 violations.append(Violation(call: n, text: "\(what): \(name) was renamed into place but its folder was not synced"))
+            }
+            for pack in dirtyContent.sorted() where pack.hasSuffix(".n11p") {
+                violations.append(Violation(call: n, text: "\(what): key pack \(pack) was changed in place but not synced"))
             }
         }
         for (n, raw) in joined(trace).enumerated() {
@@ -140,6 +146,7 @@ struct DurabilityTests {
         try Data((cli.pin + "\n").utf8).write(to: URL(fileURLWithPath: cli.root + "/pin"))
         _ = cli.file("a.jpg", Array(repeating: 3, count: 40_000))
         _ = cli.file("b.jpg", [4, 4])
+        _ = cli.file("c.jpg", [7])
         let pin = "--pin-fd 3 3<\"$NU11VLT_VAULT/../pin\""
         let existing = try cli.importIDs([cli.file("old.jpg", [5])])[0]
         let doomed = try cli.importIDs([cli.file("doomed.jpg", Array(repeating: 6, count: 70_000))])[0]
@@ -147,6 +154,13 @@ struct DurabilityTests {
         try PhotoFixtures.run(cli, "convert", ["-size", "320x240", "plasma:fractal", "-quality", "85", cli.root + "/p.jpg"])
         let photo = try cli.importIDs([cli.root + "/p.jpg"])[0]
         try FileManager.default.removeItem(atPath: cli.vault + "/Thumbnails/\(photo).n11thumb")
+        // One record as a loose file (the layout before key packs), for the adoption step.
+        let (pack, at) = try #require(cli.keyRecordLocation(existing))
+        var packBytes = try Data(contentsOf: URL(fileURLWithPath: pack))
+        try FileManager.default.createDirectory(atPath: cli.keystore + "/items", withIntermediateDirectories: true)
+        try packBytes[at..<(at + 84)].write(to: URL(fileURLWithPath: cli.keystore + "/items/\(existing).key"))
+        packBytes.replaceSubrange(at..<(at + 84), with: Data(count: 84))
+        try packBytes.write(to: URL(fileURLWithPath: pack))
         let steps: [(String, String)] = [
             ("thumbnails-missing", "exec \"$0\" thumbnails --missing \(pin)"),
             ("recovery-setup", "exec \"$0\" recovery setup \(pin)"),
@@ -155,6 +169,7 @@ struct DurabilityTests {
             ("skeleton-enable", "exec \"$0\" skeleton enable --interval 1h \(pin)"),
             ("skeleton-disable", "exec \"$0\" skeleton disable \(pin)"),
             ("pin-set-backup", "printf '%s\\nbackup-pin-5555\\n' \"$(cat \"$NU11VLT_VAULT/../pin\")\" | \"$0\" pin set-backup --pin-stdin --new-pin-fd 0"),
+            ("adopt-loose-and-import", "exec \"$0\" import c.jpg \(pin)"),
             ("import", "exec \"$0\" import a.jpg b.jpg \(pin)"),
             ("import-stdin", "exec \"$0\" import - --name s.jpg \(pin) < a.jpg"),
             ("note-add", "printf body | \"$0\" note add --title t \(pin)"),
@@ -162,6 +177,7 @@ struct DurabilityTests {
             ("delete", "exec \"$0\" delete \(existing) \(pin)"),
             ("delete-secure", "exec \"$0\" delete --secure \(doomed) \(pin)"),
             ("delete-secure-photo", "exec \"$0\" delete --secure \(photo) \(pin)"),   // its thumbnail, made by thumbnails --missing
+            ("rekey", "exec \"$0\" rekey \(pin)"),
             ("pin-change", "printf '%s\\nnew-pin-4444\\n' \"$(cat \"$NU11VLT_VAULT/../pin\")\" | \"$0\" pin change --pin-stdin --new-pin-fd 0"),
         ]
         for (label, command) in steps {
@@ -169,6 +185,9 @@ struct DurabilityTests {
             #expect(trace.contains("rename"), "\(label): nothing renamed? the trace is empty")
             let violations = PowerLossModel.check(trace: trace, scope: cli.root + "/")
             #expect(violations.isEmpty, "\(label): \(violations.prefix(3))")
+            if label == "adopt-loose-and-import" {
+                #expect(!cli.exists(cli.keystore + "/items") && cli.hasKeyRecord(existing), "the loose record was not adopted")
+            }
         }
     }
 
@@ -225,6 +244,18 @@ struct DurabilityTests {
         let viaUnlinkat = shred.replacingOccurrences(of: "1 unlink(\"/v/k/x.key\")", with: "1 unlinkat(AT_FDCWD</>, \"/v/k/x.key\", 0)")
             .replacingOccurrences(of: "\n1 fsync(4</v/k>) = 0", with: "")
         #expect(PowerLossModel.check(trace: viaUnlinkat, scope: scope).contains { $0.text.contains("can come back") })
+        // A key pack changed in place must be synced before the commit point (or a syncfs).
+        let pack = """
+            1 openat(AT_FDCWD</>, "/v/k/keys/ab.n11p", O_RDWR|O_NOFOLLOW) = 3</v/k/keys/ab.n11p>
+            1 pwrite64(3</v/k/keys/ab.n11p>, ""..., 84, 92) = 84
+            1 syncfs(3</v/k/keys/ab.n11p>) = 0
+            1 fsync(5</v/index.sqlite-wal>) = 0
+            """
+        #expect(PowerLossModel.check(trace: pack, scope: scope).isEmpty)
+        let packUnsynced = pack.replacingOccurrences(of: "1 syncfs(3</v/k/keys/ab.n11p>) = 0\n", with: "")
+        #expect(PowerLossModel.check(trace: packUnsynced, scope: scope).contains { $0.text.contains("changed in place") })
+        let packAfterCommit = pack + "\n1 pwrite64(3</v/k/keys/ab.n11p>, \"\"..., 84, 8) = 84"
+        #expect(PowerLossModel.check(trace: packAfterCommit, scope: scope).contains { $0.text.contains("when the command ended") })
         // SQLite's sidecars are its own: a -wal removed at close is no violation.
         #expect(PowerLossModel.check(trace: good + "\n1 unlink(\"/v/index.sqlite-wal\") = 0", scope: scope).isEmpty)
     }

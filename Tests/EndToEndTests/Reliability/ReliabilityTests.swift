@@ -48,8 +48,8 @@ struct ReliabilityTests {
         #expect(try cli.run(["check"], pinStdin: true).out.contains("DAMAGED  \(note)"))
         try original.write(to: URL(fileURLWithPath: noteFile))
         // Key record of an item.
-        let record = cli.keyRecord(ids[1])
-        original = try flip(record, at: Int.random(in: 24..<84))
+        let (record, recordAt) = try #require(cli.keyRecordLocation(ids[1]))
+        original = try flip(record, at: recordAt + Int.random(in: 24..<84))
         let r1 = try cli.run(["check"], pinStdin: true)
         #expect(r1.code == 5 && r1.out.contains("DAMAGED  \(ids[1])"), "\(r1.out)")
         try expectOthersExport(except: ids[1])

@@ -36,7 +36,7 @@ struct TPMCounterTests {
         #expect(sweep.code == 0, "\(sweep.stderr)")
         #expect(sweep.stderr.contains("counter is 1 ahead") && sweep.stderr.contains("nothing was destroyed"), "\(sweep.stderr)")
         #expect(FileManager.default.fileExists(atPath: cli.keystore + "/master.n11k"), "the armed vault was wiped")
-        #expect(FileManager.default.fileExists(atPath: cli.keystore + "/items/\(fading).key"), "the fade item was destroyed on an unauthenticated signal")
+        #expect(cli.hasKeyRecord(fading), "the fade item was destroyed on an unauthenticated signal")
         #expect(FileManager.default.fileExists(atPath: cli.vault + "/Fade/\(fading).n11"))
         // Its deadline passed: it does not open, whatever the state says.
         #expect(try cli.run(["export", fading, "-o", "-"], pinStdin: true).stdout.isEmpty)
@@ -48,7 +48,7 @@ struct TPMCounterTests {
         #expect(after.code == 0 && !after.stderr.contains("ahead"), "the state was not written again: \(after.stderr)")
         #expect(try cli.run(["skeleton", "status"]).out.contains("armed") || (try cli.run(["skeleton", "status", "--json"]).out.contains("true")))
         // Now, with the state in step, the expired fade item goes as its schedule says.
-        #expect(!FileManager.default.fileExists(atPath: cli.keystore + "/items/\(fading).key"))
+        #expect(!cli.hasKeyRecord(fading))
         let log = try cli.run(["log"], pinStdin: true).out
         #expect(log.contains("state counter ahead"), "\(log)")
     }

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Nu11Format
+
+/// Item key records in 256 packs (`keys/<hh>.n11p`, `KeyPack`): writing, reading, destroying,
+/// listing. One record per item; destroying it (its slot zeroed in place, synced)
+/// crypto-shreds the item.
+extension KeyStore {
+    var packsPath: String { layout.keys }
+
+    func packPath(_ shard: String) -> String { POSIX.join(packsPath, shard + KeyPack.suffix) }
+
+    func packPath(_ id: ItemID) -> String { packPath(KeyPack.shard(of: id)) }
+
+    /// The shards that have a pack, from the folder's names (anything else there is ignored).
+    func packShards() throws -> [String] {
+        guard POSIX.exists(packsPath) else { return [] }
+        let hex = Set("0123456789abcdef")
+        return try ProtectedFiles.list(packsPath).compactMap { name -> String? in
+            guard name.hasSuffix(KeyPack.suffix) else { return nil }
+            let shard = String(name.dropLast(KeyPack.suffix.count))
+            return shard.count == 2 && shard.allSatisfy(hex.contains) ? shard : nil
+        }.sorted()
+    }
+
+    /// Writes `records` into their packs (a record replaces the one of the same item). With
+    /// `durable`, each pack touched (and a new pack's name) is synced; without, the caller
+    /// makes the lot durable with one syncfs before anything depends on it (the commit).
+    public func writeItemKeys(_ records: [ItemKeyRecord], durable: Bool) throws {
+        guard !records.isEmpty else { return }
+        try ProtectedFiles.makeDirectory(packsPath)
+        var created = false
+        for (shard, group) in Dictionary(grouping: records, by: { KeyPack.shard(of: $0.itemID) }).sorted(by: { $0.key < $1.key }) {
+            guard let pack = try KeyPackFile(packPath(shard), exclusive: true, create: true) else { continue }
+            defer { pack.release() }
+            var free = pack.freeSlots()
+            for record in group { try pack.put(record, free: &free) }
+            created = created || pack.created
+            if durable { try pack.sync() }
+        }
+        if durable && created { try POSIX.syncDirectory(packsPath) }
+    }
+
+    public func storeItemKey(_ record: ItemKeyRecord) throws { try writeItemKeys([record], durable: true) }
+
+    public func itemKeyRecord(_ id: ItemID) throws -> ItemKeyRecord {
+        do {
+            if let pack = try KeyPackFile(packPath(id), exclusive: false) {
+                defer { pack.release() }
+                for case .record(let record) in try pack.slots() where record.itemID == id { return record }
+            }
+        } catch let error as Nu11Error {
+            throw error.about(id.hex)
+        }
+        throw Nu11Error(.notFound, "item \(id) has no key record (it was deleted or shredded)",
+                        remedy: .check(reason: nil), item: id.hex)
+    }
+
+    public func hasItemKey(_ id: ItemID) -> Bool { (try? itemKeyRecord(id)) != nil }
+
+    /// Crypto-shredding: zeroes the item's slot in its pack, in place, and syncs the pack.
+    public func destroyItemKey(_ id: ItemID) throws { try destroyItemKeys([id]) }
+
+    /// The same for many items, one sync per pack.
+    public func destroyItemKeys(_ ids: [ItemID]) throws {
+        for (shard, group) in Dictionary(grouping: ids, by: KeyPack.shard(of:)) {
+            guard let pack = try KeyPackFile(packPath(shard), exclusive: true) else { continue }
+            defer { pack.release() }
+            var zeroed = false
+            for id in group {
+                for index in pack.slots(naming: id) {
+                    try pack.zero(index)
+                    zeroed = true
+                }
+            }
+            if zeroed { try pack.sync() }
+        }
+    }
+
+    /// IDs of every item key record.
+    public func itemKeyIDs() throws -> [ItemID] {
+        var out: [ItemID] = []
+        for shard in try packShards() {
+            guard let pack = try KeyPackFile(packPath(shard), exclusive: false) else { continue }
+            defer { pack.release() }
+            for case .record(let record) in try pack.slots() { out.append(record.itemID) }
+        }
+        return out
+    }
+
+    /// Slots that are neither a record nor free (a write cut short, or damage), per pack name.
+    public func damagedKeySlots() throws -> [(pack: String, slot: Int)] {
+        var out: [(String, Int)] = []
+        for shard in try packShards() {
+            guard let pack = try KeyPackFile(packPath(shard), exclusive: false) else { continue }
+            defer { pack.release() }
+            for (index, slot) in try pack.slots().enumerated() where slot == .damaged { out.append((pack.path, index)) }
+        }
+        return out
+    }
+}
