@@ -33,6 +33,8 @@ public final class Vault {
     /// The recovery phrase's public key, when the vault folder's recovery data is this
     /// vault's (see `loadRecovery`); new primary-vault items are sealed to it.
     var recoveryPublicKey: [UInt8]?
+    /// The vault ID from the index, read once per session (it never changes while open).
+    var cachedVaultID: ItemID?
     /// Receives "done, but …" notices about late failures after a commit point, and what
     /// the unlock found that needs the user (each front end words the remedy).
     public var onNotice: (Notice) -> Void = { _ in } {

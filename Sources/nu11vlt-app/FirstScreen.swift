@@ -48,14 +48,16 @@ final class FirstScreen: Sendable {
 
 /// `--timings`' "first-screen": the time from the listing's start to the end of the first
 /// frame in which every tile on screen shows its thumbnail (measured after the frame is
-/// painted, not when the textures arrive). One "after-paint" handler per gallery, idle when
-/// nothing is being measured, blocked when the gallery goes (on lock).
+/// painted, not when the textures arrive); and "frame", the interval between painted frames
+/// while the grid moves. One "after-paint" handler per gallery, blocked when the gallery goes
+/// (on lock).
 @MainActor
 final class FirstScreenClock {
     private var start: Double?
     private var full: (() -> Int?)?
     private var clock: UnsafeMutableRawPointer?
     private var handler: UInt = 0
+    private var lastPaint: Double?
 
     /// Starts counting (at each listing) if `--timings` is on.
     func begin() {
@@ -78,6 +80,12 @@ final class FirstScreenClock {
     }
 
     private func afterPaint() {
+        // `--timings`' "frame": the time between two painted frames of one burst (a fling, a
+        // scroll), from the same frame clock; the first frame after a pause of a second or
+        // more starts a burst and is not a frame time.
+        let now = App.monotonic()
+        if let lastPaint, now - lastPaint < 1 { Timings.report("frame", (now - lastPaint) * 1000) }
+        lastPaint = now
         guard let start, let tiles = full?() else { return }
         Timings.report("first-screen", (App.monotonic() - start) * 1000)
         Timings.count("first-screen-tiles", tiles)

@@ -217,6 +217,19 @@ public enum ProtectedFiles {
         guard nu11_syncfs(path) == 0 else { throw POSIX.error("sync", path) }
     }
 
+    /// syncfs once per file system among `paths` (a vault and its key store usually share one).
+    public static func syncFileSystems(_ paths: [String]) throws {
+        var seen: [dev_t] = []
+        for path in paths {
+            var st = stat()
+            if stat(path, &st) == 0 {
+                if seen.contains(st.st_dev) { continue }
+                seen.append(st.st_dev)
+            }
+            try syncFileSystem(path)
+        }
+    }
+
     public static func isDirectory(_ path: String) -> Bool { POSIX.isDirectory(path) }
 
     /// Names in a folder (not recursive), without "." and "..".

@@ -32,6 +32,7 @@ extension KeyStore {
             paths.append(path)
         }
         if !records.isEmpty {
+            try createMissingPacks()
             try writeItemKeys(records, durable: false)
             try syncFileSystem()
             for path in paths { try ProtectedFiles.overwrite(path, sync: false) }

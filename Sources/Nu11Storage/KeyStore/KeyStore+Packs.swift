@@ -22,6 +22,22 @@ extension KeyStore {
         }.sorted()
     }
 
+    /// Creates every one of the 256 packs that is missing (empty: its header only), then one
+    /// syncfs. A key store has them all from the start, so which packs exist says nothing
+    /// about the IDs in it, and a write never has to create one (a missing pack is still made
+    /// when a record goes into it).
+    public func createMissingPacks() throws {
+        try ProtectedFiles.makeDirectory(packsPath)
+        var made = false
+        for byte in 0...255 {
+            let path = packPath(Hex.encode([UInt8(byte)]))
+            guard !POSIX.exists(path) else { continue }
+            try KeyPackFile(path, exclusive: true, create: true)?.release()
+            made = true
+        }
+        if made { try syncFileSystem() }
+    }
+
     /// Writes `records` into their packs (a record replaces the one of the same item). With
     /// `durable`, each pack touched (and a new pack's name) is synced; without, the caller
     /// makes the lot durable with one syncfs before anything depends on it (the commit).

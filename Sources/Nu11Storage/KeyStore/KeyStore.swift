@@ -29,7 +29,7 @@ public final class KeyStore: Sendable {
                             remedy: .otherKeyStore, item: root)
         }
         try ProtectedFiles.makeDirectory(root)
-        try ProtectedFiles.makeDirectory(store.packsPath)
+        try store.createMissingPacks()
         let device = try store.deviceKey(createIfMissing: true)
         var record = MasterRecord(parameters: parameters)
         let keys = given?.withRole(.primary) ?? DomainKeys.generate(role: .primary, created: created)

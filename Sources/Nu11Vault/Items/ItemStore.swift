@@ -109,15 +109,13 @@ extension Items {
             }
             for i in staged.indices { staged[i].keyWritten = true }
             try keyStore.writeItemKeys(staged.map(\.record), durable: false)
-            try ProtectedFiles.syncFileSystem(location.vaultRoot)
-            try keyStore.syncFileSystem()
+            try ProtectedFiles.syncFileSystems([location.vaultRoot, keyStore.root])
             for i in staged.indices {
                 staged[i].published = true
                 try staged[i].thumbnailWriter?.publish()
                 try staged[i].writer.publish()
             }
-            try ProtectedFiles.syncFileSystem(location.vaultRoot)
-            try keyStore.syncFileSystem()
+            try ProtectedFiles.syncFileSystems([location.vaultRoot, keyStore.root])
             try index.commit(albums: albums, items: staged.map(\.row), removing: old.map(\.id))  // the commit point
         } catch {
             undo(staged, fades: fades, marker: marker)

@@ -68,9 +68,11 @@ extension Profiles {
 
     /// The seal of a new primary-vault item's key; nil for other domains or without a phrase.
     func recoverySeal(itemKey: SecretBytes, id: ItemID, kind: ItemKind, domain: Domain) throws -> [UInt8]? {
-        guard domain == .vault, role == .primary, let publicKey = vault.recoveryPublicKey, let vaultID = try index.vaultID() else {
+        guard domain == .vault, role == .primary, let publicKey = vault.recoveryPublicKey,
+              let vaultID = try vault.cachedVaultID ?? index.vaultID() else {
             return nil
         }
+        vault.cachedVaultID = vaultID
         return try RecoverySeal.seal(itemKey, to: publicKey, associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: id, kind: kind))
     }
 
