@@ -74,6 +74,23 @@ struct ItemMetadata: Codable, Sendable {
         return try SmallSeal.seal(plain, key: key, associatedData: Self.aad(id, album: album))
     }
 
+    /// The row's sealed metadata opened with `old` and sealed again with `new`, its bytes as
+    /// they are (no JSON round trip: a rotation re-seals every row of the vault); nil when
+    /// `old` does not open it under its album binding (a legacy row takes the decoding path).
+    static func resealed(_ row: ItemRow, from old: SecretBytes, to new: SecretBytes) throws -> [UInt8]? {
+        let ad = aad(row.id, album: row.album)
+        guard var plain = try? SmallSeal.open(row.meta, key: old, associatedData: ad) else { return nil }
+        defer { secureZero(&plain) }
+        return try SmallSeal.seal(plain, key: new, associatedData: ad)
+    }
+
+    /// Whether `key` opens the row's metadata under its album binding (nothing is decoded).
+    static func opens(_ row: ItemRow, key: SecretBytes) -> Bool {
+        guard var plain = try? SmallSeal.open(row.meta, key: key, associatedData: aad(row.id, album: row.album)) else { return false }
+        secureZero(&plain)
+        return true
+    }
+
     /// Opens a row's metadata, bound to its ID and album. Rows sealed before album binding
     /// (version 1) open with `legacy` set; the repairing check re-seals them.
     static func open(_ row: ItemRow, key: SecretBytes) throws -> ItemMetadata {

@@ -32,7 +32,12 @@ public final class Vault {
     private var metadataKeys: [Domain: SecretBytes] = [:]
     /// The recovery phrase's public key, when the vault folder's recovery data is this
     /// vault's (see `loadRecovery`); new primary-vault items are sealed to it.
-    var recoveryPublicKey: [UInt8]?
+    var recoveryPublicKey: [UInt8]? {
+        didSet { if recoveryPublicKey != oldValue { recoverySealer = nil } }
+    }
+    /// Seals the new item keys of one commit group to `recoveryPublicKey` (one X25519
+    /// agreement for the group; dropped at each commit and on lock).
+    var recoverySealer: RecoverySeal.Sealer?
     /// The vault ID from the index, read once per session (it never changes while open).
     var cachedVaultID: ItemID?
     /// Receives "done, but …" notices about late failures after a commit point, and what
@@ -87,6 +92,7 @@ public final class Vault {
         metadataKeys.removeAll()
         previewCache.removeAll()
         listingCache.removeAll()
+        recoverySealer = nil
         fileLock = nil
     }
 

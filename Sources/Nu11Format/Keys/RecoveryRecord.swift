@@ -52,10 +52,35 @@ public enum RecoverySeal {
         .authenticationFailed, "the recovery phrase does not open this vault's recovery data",
         remedy: .advice(.typeRecoveryPhrase))
 
-    private static func wrappingKey(_ shared: SharedSecret, salt: [UInt8]) -> SecretBytes {
+    fileprivate static func wrappingKey(_ shared: SharedSecret, salt: [UInt8]) -> SecretBytes {
         let key = shared.hkdfDerivedSymmetricKey(using: SHA256.self, salt: salt,
                                                  sharedInfo: Array("nu11vlt recovery seal v1".utf8), outputByteCount: 32)
         return key.withUnsafeBytes { SecretBytes(copying: $0) }
+    }
+
+    /// Seals many secrets to one public key with one ephemeral key (a session's new items): the
+    /// same bytes as `seal` makes, eph_pub || KeyWrap, with one X25519 agreement for all of
+    /// them instead of one each. One wrapping key then wraps many item keys, each with a fresh
+    /// random nonce and bound to its item by the associated data, as a domain key wraps item
+    /// keys (`KeyWrap`). The ephemeral private key is dropped at once; the wrapping key lives
+    /// as long as this object (the open vault) and is zeroed with it.
+    public final class Sealer: Sendable {
+        public let publicKey: [UInt8]
+        private let ephemeralPublic: [UInt8]
+        private let key: SecretBytes
+
+        public init(to publicKey: [UInt8]) throws {
+            let recipient = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: publicKey)
+            let ephemeral = Curve25519.KeyAgreement.PrivateKey()
+            self.publicKey = publicKey
+            ephemeralPublic = Array(ephemeral.publicKey.rawRepresentation)
+            key = RecoverySeal.wrappingKey(try ephemeral.sharedSecretFromKeyAgreement(with: recipient),
+                                           salt: ephemeralPublic + publicKey)
+        }
+
+        public func seal(_ secret: SecretBytes, associatedData: [UInt8]) throws -> [UInt8] {
+            ephemeralPublic + (try KeyWrap.wrap(secret, under: key, associatedData: associatedData))
+        }
     }
 
     /// The associated data of an item key's seal: it cannot be moved to another item or vault.

@@ -121,6 +121,8 @@ extension Items {
             undo(staged, fades: fades, marker: marker)
             throw error
         }
+        // The next group's recovery seals get an ephemeral key of their own (FORMAT.md §5.2).
+        vault.recoverySealer = nil
         for row in old { forgetCached(row.id) }
         afterCommit("shredding what the change replaced") {
             for row in old { try shredder().shred(row) }

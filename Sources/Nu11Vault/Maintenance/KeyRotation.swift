@@ -162,11 +162,12 @@ extension Maintenance {
         let oldMeta = olds.map(metaKeys)
         let total = try index.count(domains: domains).items
         let rows = try index.resealRows(domains: domains, progress: { progress(RekeyProgress(phase: .rows, done: $0, total: total)) }) { row in
-            guard let key = newMeta[row.domain], (try? ItemMetadata.open(row, key: key)) == nil else { return nil }
+            guard let key = newMeta[row.domain], !ItemMetadata.opens(row, key: key) else { return nil }
             for old in oldMeta {
-                if let oldKey = old[row.domain], let meta = try? ItemMetadata.open(row, key: oldKey) {
-                    return try meta.seal(id: row.id, album: row.album, key: key)
-                }
+                guard let oldKey = old[row.domain] else { continue }
+                if let sealed = try ItemMetadata.resealed(row, from: oldKey, to: key) { return sealed }
+                // A row sealed before album binding: decoded, and sealed again bound to its album.
+                if let meta = try? ItemMetadata.open(row, key: oldKey) { return try meta.seal(id: row.id, album: row.album, key: key) }
             }
             return nil
         }

@@ -73,7 +73,9 @@ extension Profiles {
             return nil
         }
         vault.cachedVaultID = vaultID
-        return try RecoverySeal.seal(itemKey, to: publicKey, associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: id, kind: kind))
+        let sealer = try vault.recoverySealer.flatMap { $0.publicKey == publicKey ? $0 : nil } ?? RecoverySeal.Sealer(to: publicKey)
+        vault.recoverySealer = sealer
+        return try sealer.seal(itemKey, associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: id, kind: kind))
     }
 
     /// `nu11vlt recovery setup` (and `init`): a new phrase, the domain keys and every item key
