@@ -45,7 +45,7 @@ public enum KeyPack {
                             remedy: .check(reason: "a key pack was altered"), item: name)
         }
         guard bytes[4] == version else {
-            throw Nu11Error(.unsupportedVersion, "key pack \(name) has version \(bytes[4]), which this nu11vlt cannot read",
+            throw Nu11Error(.unsupportedVersion, "key pack \(name) has version \(bytes[4]), which this release cannot read",
                             remedy: .upgrade, item: name)
         }
     }
