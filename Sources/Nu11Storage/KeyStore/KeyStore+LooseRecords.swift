@@ -49,8 +49,15 @@ extension KeyStore {
 
     /// Sets an item's key record aside in `quarantine/<ID>.key` (durably), then removes it from
     /// its pack. It stays restorable: moved back into `items/`, the next command adopts it.
+    /// A record already gone is not an error; a pack that cannot be read is (nothing is
+    /// destroyed on a read that failed).
     public func quarantineItemKey(_ id: ItemID) throws {
-        guard let record = try? itemKeyRecord(id) else { return }
+        let record: ItemKeyRecord
+        do {
+            record = try itemKeyRecord(id)
+        } catch let error as Nu11Error where error.code == .notFound {
+            return
+        }
         try ProtectedFiles.makeDirectory(quarantinePath)
         try ProtectedFiles.writeAtomically(record.encoded(), to: POSIX.join(quarantinePath, id.hex + ".key"))
         try destroyItemKey(id)

@@ -77,11 +77,10 @@ extension KeyStore {
             for entry in batch { entry.old.release() }
             batch.removeAll()
         }
-        for (n, shard) in shards.enumerated() {
-            progress(n, shards.count)
-            guard let pack = try KeyPackFile(packPath(shard), exclusive: true) else { continue }
+        /// The pack's new bytes, or nil when no record in it changes.
+        func rewritten(_ pack: KeyPackFile) throws -> (bytes: [UInt8], count: Int)? {
             var out = KeyPack.header
-            var changed = false
+            var count = 0
             for (index, slot) in try pack.slots().enumerated() {
                 switch slot {
                 case .free:
@@ -95,19 +94,27 @@ extension KeyStore {
                     if domains.contains(record.domain) && !record.opens(under: new.key(for: record.domain)) {
                         fresh = olds.lazy.compactMap { record.rewrapped(from: $0.key(for: record.domain), to: new.key(for: record.domain)) }.first
                     }
-                    if let fresh {
-                        out += fresh.encoded()
-                        rewrapped += 1
-                        changed = true
-                    } else {
-                        out += record.encoded()
-                    }
+                    out += (fresh ?? record).encoded()
+                    count += fresh == nil ? 0 : 1
                 }
             }
-            guard changed else {
+            return count == 0 ? nil : (out, count)
+        }
+        for (n, shard) in shards.enumerated() {
+            progress(n, shards.count)
+            // Read under a shared lock (most packs have nothing to change); a pack that changes
+            // is opened again for writing, exclusively, and its new bytes made again if it
+            // changed in between.
+            guard let reader = try KeyPackFile(packPath(shard), exclusive: false) else { continue }
+            let first = try rewritten(reader)
+            let seen = reader.bytes
+            reader.release()
+            guard first != nil, let pack = try KeyPackFile(packPath(shard), exclusive: true) else { continue }
+            guard let (out, count) = pack.bytes == seen ? first : try rewritten(pack) else {
                 pack.release()
                 continue
             }
+            rewrapped += count
             let writer = try AtomicFileWriter(destination: pack.path)
             batch.append((pack, writer))
             var sink = writer.sink

@@ -123,7 +123,13 @@ extension Maintenance {
         } catch {
             return "its index entry does not authenticate"
         }
-        guard keyStore.hasItemKey(row.id) else { return "its key record is missing" }
+        do {
+            _ = try keyStore.itemKeyRecord(row.id)
+        } catch let error as Nu11Error {
+            return error.code == .notFound ? "its key record is missing" : error.message
+        } catch {
+            return "\(error)"
+        }
         do {
             let (fd, key) = try vault.items.openItem(row)
             defer { close(fd) }

@@ -49,7 +49,7 @@ struct BackupTests {
         _ = try restic(cli, ["backup", "--exclude-caches", "--tag", "one", cli.vault, cli.keystore])
         let listed = try restic(cli, ["ls", "latest"]).out
         #expect(listed.contains("/index.sqlite") && listed.contains("/recovery.n11r") && listed.contains("\(deleted).n11"), "\(listed)")
-        #expect(!listed.contains("master.n11k") && !listed.contains("device.n11d") && !listed.contains(".key\n"),
+        #expect(!listed.contains("master.n11k") && !listed.contains("device.n11d") && !listed.contains(".key\n") && !listed.contains(".n11p\n"),
                 "restic backed up the key store: \(listed)")
 
         #expect(try cli.run(["delete", deleted], pinStdin: true).code == 0)

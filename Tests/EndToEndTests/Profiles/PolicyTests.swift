@@ -77,12 +77,12 @@ struct PolicyTests {
             return r.out
         }
         let excluded = try archived()
-        #expect(!excluded.contains("master.n11k") && !excluded.contains("\(id).n11") && !excluded.contains(".key"),
+        #expect(!excluded.contains("master.n11k") && !excluded.contains("\(id).n11") && !excluded.contains(".key") && !excluded.contains(".n11p"),
                 "backed up: \(excluded)")
         #expect(try cli.run(["settings", "set", "backup.allow", "true"], pinStdin: true).stderr.contains("crypto-shredding holds"))
         let included = try archived()
         #expect(included.contains("\(id).n11") && included.contains("recovery.n11r"), "\(included)")
-        #expect(!included.contains("master.n11k") && !included.contains(".key"), "the key store was backed up: \(included)")
+        #expect(!included.contains("master.n11k") && !included.contains(".key") && !included.contains(".n11p"), "the key store was backed up: \(included)")
         #expect(FileManager.default.fileExists(atPath: cli.keystore + "/CACHEDIR.TAG"))
         #expect(try cli.run(["settings", "set", "backup.allow", "false"], pinStdin: true).code == 0)
         #expect(!(try archived()).contains("master.n11k"))
