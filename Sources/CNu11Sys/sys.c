@@ -294,3 +294,12 @@ int nu11_is_memory_fs(const char *path) {
     /* TMPFS_MAGIC, RAMFS_MAGIC (linux/magic.h) */
     return info.f_type == 0x01021994 || info.f_type == (__typeof__(info.f_type))0x858458f6;
 }
+
+int nu11_start_writeback(int fd) {
+#if defined(__linux__)
+    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd;
+    return 0;
+#endif
+}

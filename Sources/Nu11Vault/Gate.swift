@@ -91,7 +91,14 @@ enum Gate {
 
         // Key records as loose files (a key store from before key packs, or a record put back
         // from quarantine) move into their packs before anything reads them.
-        let loose = try keyStore.adoptLooseItemKeys()
+        // Where the key store cannot be written (a read-only mount, a full disk), the records
+        // are read where they are, and every write fails with its own error.
+        var loose: (adopted: Int, refused: [String]) = (0, [])
+        do {
+            loose = try keyStore.adoptLooseItemKeys()
+        } catch let error as Nu11Error where error.code == .io {
+            report.warnings.append("the key store's loose key records (items/) could not move into key packs, so they are read where they are (\(error.message))")
+        }
         if let first = loose.refused.first {
             report.warnings.append("\(loose.refused.count) file(s) in the key store's items/ folder are not key records of the item they are named after and were left there (e.g. \(first))")
         }

@@ -61,6 +61,10 @@ public final class Vault {
     /// move) opens only what changed: keyed by item, checked against the sealed record's tag,
     /// emptied on lock (`Items.datedItemIDs`).
     var listingCache = ListingCache()
+    /// Whether this session read `listing.n11g` into `listingCache`, and how many entries the
+    /// file holds (-1: unknown), so a full listing knows when to write it again.
+    var listingFileRead = false
+    var listingFileEntries = -1
 
     /// The domains this PIN sees: the primary PIN sees Vault and Fade; a backup PIN sees
     /// only Backup.
@@ -92,6 +96,8 @@ public final class Vault {
         metadataKeys.removeAll()
         previewCache.removeAll()
         listingCache.removeAll()
+        listingFileRead = false
+        listingFileEntries = -1
         recoverySealer = nil
         fileLock = nil
     }
@@ -139,6 +145,8 @@ public final class Vault {
         replaceHeld(fresh)
         previewCache.removeAll()
         listingCache.removeAll()
+        listingFileRead = false
+        listingFileEntries = -1
         profiles.loadRecovery()
         try maintenance.resumeRotation()
     }

@@ -142,7 +142,7 @@ struct KeyPackTests {
         FileManager.default.createFile(atPath: items + "/.n11tmp-0001", contents: Data([1]))
         // A cut after the packs were written but before any file went: the packs already hold
         // the first ten; adopting again must not duplicate them.
-        try t.store.writeItemKeys(Array(records.prefix(10)), durable: true)
+        try t.store.writeIntoPacks(Array(records.prefix(10)), durable: true)
         let (adopted, refused) = try t.store.adoptLooseItemKeys()
         #expect(adopted == 40 && refused.count == 2, "\(refused)")
         #expect(Set(try t.store.itemKeyIDs()) == Set(records.map(\.itemID)))
@@ -158,6 +158,35 @@ struct KeyPackTests {
         try FileManager.default.removeItem(atPath: items + "/" + (try FileManager.default.contentsOfDirectory(atPath: items).first { $0.hasSuffix(".key") } ?? ""))
         #expect(try t.store.adoptLooseItemKeys().adopted == 0)
         #expect(!FileManager.default.fileExists(atPath: items))
+    }
+
+    @Test("loose records not yet adopted are read where they are; a deletion shreds the file; a write adopts them first")
+    func looseRecordsUntilAdopted() throws {
+        let t = try makeStore()
+        defer { try? FileManager.default.removeItem(atPath: t.root) }
+        let items = t.root + "/ks/items"
+        try ProtectedFiles.makeDirectory(items)
+        let (kept, doomed, other) = (try record(t.keys), try record(t.keys), try record(t.keys))
+        for r in [kept, doomed] { try ProtectedFiles.writeAtomically(r.encoded(), to: items + "/\(r.itemID.hex).key") }
+        // A loose file that names another item than the one it holds is never read as it.
+        let liar = ItemID()
+        try ProtectedFiles.writeAtomically(other.encoded(), to: items + "/\(liar.hex).key")
+        // As after an adoption that could not write: read in place.
+        #expect(try t.store.itemKeyRecord(kept.itemID) == kept)
+        #expect(Set(try t.store.itemKeyIDs()) == [kept.itemID, doomed.itemID])
+        #expect { _ = try t.store.itemKeyRecord(liar) } throws: { ($0 as? Nu11Error)?.code == .corrupted }
+        // A hard link made beforehand to the loose file: the deletion overwrites it in place.
+        let witness = t.root + "/witness"
+        #expect(link(items + "/\(doomed.itemID.hex).key", witness) == 0)
+        try t.store.destroyItemKey(doomed.itemID)
+        #expect(!FileManager.default.fileExists(atPath: items + "/\(doomed.itemID.hex).key"))
+        #expect(!contains([UInt8](try Data(contentsOf: URL(fileURLWithPath: witness))), Array(doomed.encoded().suffix(48))), "the shredded loose record survives")
+        #expect { _ = try t.store.itemKeyRecord(doomed.itemID) } throws: { ($0 as? Nu11Error)?.code == .notFound }
+        // A write adopts first, so a pack and a loose file never hold two versions of a record.
+        try t.store.storeItemKey(other)
+        #expect(!FileManager.default.fileExists(atPath: items + "/\(kept.itemID.hex).key"))
+        #expect(try KeyPackFile(t.store.packPath(kept.itemID), exclusive: false)?.slots(naming: kept.itemID).count == 1)
+        #expect(FileManager.default.fileExists(atPath: items + "/\(liar.hex).key"), "a stray was destroyed on a guess")
     }
 
     @Test("a torn slot is reported, set aside by the repair and freed for the next record")

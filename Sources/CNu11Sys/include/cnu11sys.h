@@ -20,6 +20,10 @@ int nu11_has_nodump(const char *path);
 int nu11_syncfs(const char *path);
 /// rename(2) that fails with EEXIST instead of replacing an existing `to`.
 int nu11_rename_noreplace(const char *from, const char *to);
+/// Starts writeback of a file's dirty pages without waiting for it (Linux's
+/// sync_file_range with SYNC_FILE_RANGE_WRITE): a hint that makes no data durable; 0 where
+/// there is no such call.
+int nu11_start_writeback(int fd);
 
 #include <sys/types.h>
 /// Cleanup on SIGINT, SIGTERM and SIGHUP: paths registered here (temp files being written,

@@ -318,6 +318,10 @@ public final class AtomicFileWriter {
                 guard futimens(fd, &times) == 0 else { throw POSIX.error("set the modification time of", destination) }
             }
             if durability == .immediate { try POSIX.fsyncOrThrow(fd, destination) }
+            // A batched file: its writeback starts now, while the batch's next files are
+            // encrypted, so that the batch's syncfs finds it mostly written. Only a hint: it
+            // waits for nothing, and the syncfs reports any write error (its result is moot).
+            if durability == .batched { _ = nu11_start_writeback(fd) }
             guard close(fd) == 0 else { throw POSIX.error("close", destination) }
             fd = -1
             prepared = true

@@ -33,7 +33,7 @@ extension KeyStore {
         }
         if !records.isEmpty {
             try createMissingPacks()
-            try writeItemKeys(records, durable: false)
+            try writeIntoPacks(records, durable: false)
             try syncFileSystem()
             for path in paths { try ProtectedFiles.overwrite(path, sync: false) }
             try syncFileSystem()
@@ -45,6 +45,46 @@ extension KeyStore {
             try ProtectedFiles.removeDirectory(folder)
         }
         return (records.count, refused)
+    }
+
+    /// Loose records are read where they are until they are adopted: where the key store
+    /// cannot be written (a read-only mount, a full disk) the gate's adoption fails, and a key
+    /// store from before packs still opens for reading. Nothing writes a record while loose
+    /// ones remain: writes adopt them first (`adoptBeforeWriting`), and a deletion destroys
+    /// the loose file too.
+    func looseRecord(_ id: ItemID) throws -> ItemKeyRecord? {
+        let path = POSIX.join(layout.items, id.hex + ".key")
+        guard ProtectedFiles.kind(path) == .file else { return nil }
+        let record = try ItemKeyRecord.parse(try ProtectedFiles.read(path, limit: 4096))
+        guard record.itemID == id else {
+            throw Nu11Error(.corrupted, "\(path) holds the key record of another item", remedy: .check(reason: nil), item: id.hex)
+        }
+        return record
+    }
+
+    /// IDs of the loose records that name their item rightly (the ones adoption would take).
+    func looseRecordIDs() throws -> [ItemID] {
+        guard ProtectedFiles.kind(layout.items) == .directory else { return [] }
+        return try ProtectedFiles.list(layout.items).compactMap { name -> ItemID? in
+            guard name.hasSuffix(".key"), let id = try? ItemID(hex: String(name.dropLast(4))) else { return nil }
+            return (try? looseRecord(id)) == nil ? nil : id
+        }
+    }
+
+    /// Adopts loose records before a write, so that a pack and a loose file never hold two
+    /// versions of one record (adoption would let the loose one win).
+    func adoptBeforeWriting() throws {
+        guard ProtectedFiles.kind(layout.items) == .directory else { return }
+        try adoptLooseItemKeys()
+    }
+
+    /// Overwrites and removes the loose records of `ids`, if any (crypto-shredding covers them).
+    func destroyLooseRecords(_ ids: [ItemID]) throws {
+        guard ProtectedFiles.kind(layout.items) == .directory else { return }
+        for id in ids {
+            let path = POSIX.join(layout.items, id.hex + ".key")
+            if ProtectedFiles.kind(path) == .file { try ProtectedFiles.overwriteAndRemove(path) }
+        }
     }
 
     /// Sets an item's key record aside in `quarantine/<ID>.key` (durably), then removes it from

@@ -43,6 +43,12 @@ extension KeyStore {
     /// makes the lot durable with one syncfs before anything depends on it (the commit).
     public func writeItemKeys(_ records: [ItemKeyRecord], durable: Bool) throws {
         guard !records.isEmpty else { return }
+        try adoptBeforeWriting()
+        try writeIntoPacks(records, durable: durable)
+    }
+
+    /// `writeItemKeys` without adopting loose records first (adoption itself uses it).
+    func writeIntoPacks(_ records: [ItemKeyRecord], durable: Bool) throws {
         try ProtectedFiles.makeDirectory(packsPath)
         var created = false
         for (shard, group) in Dictionary(grouping: records, by: { KeyPack.shard(of: $0.itemID) }).sorted(by: { $0.key < $1.key }) {
@@ -64,6 +70,7 @@ extension KeyStore {
                 defer { pack.release() }
                 for case .record(let record) in try pack.slots() where record.itemID == id { return record }
             }
+            if let loose = try looseRecord(id) { return loose }
         } catch let error as Nu11Error {
             throw error.about(id.hex)
         }
@@ -78,6 +85,7 @@ extension KeyStore {
 
     /// The same for many items, one sync per pack.
     public func destroyItemKeys(_ ids: [ItemID]) throws {
+        try destroyLooseRecords(ids)
         for (shard, group) in Dictionary(grouping: ids, by: KeyPack.shard(of:)) {
             guard let pack = try KeyPackFile(packPath(shard), exclusive: true) else { continue }
             defer { pack.release() }
@@ -100,7 +108,8 @@ extension KeyStore {
             defer { pack.release() }
             for case .record(let record) in try pack.slots() { out.append(record.itemID) }
         }
-        return out
+        let inPacks = Set(out)
+        return out + (try looseRecordIDs()).filter { !inPacks.contains($0) }
     }
 
     /// Slots that are neither a record nor free (a write cut short, or damage), per pack name.

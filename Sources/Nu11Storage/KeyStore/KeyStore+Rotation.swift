@@ -63,6 +63,7 @@ extension KeyStore {
     @discardableResult
     public func rewrapItemKeys(domains: [Domain], from olds: [DomainKeys], to new: DomainKeys,
                                progress: (Int, Int) -> Void = { _, _ in }) throws -> Int {
+        try adoptBeforeWriting()  // a loose record left out would not open under the new keys
         let shards = try packShards()
         var batch: [(old: KeyPackFile, writer: AtomicFileWriter)] = []
         defer { for entry in batch { entry.writer.abort() } }

@@ -121,6 +121,10 @@ extension KeyStore {
     /// The leftover sweep's cache: folders and their times at their last clean sweep.
     public var sweptPath: String { layout.swept }
 
+    /// The gallery's listing cache (`Items`, FORMAT.md §4.9): sealed by the vault layer, a
+    /// cache only (absent, stale or unreadable, it is rebuilt).
+    public var listingCachePath: String { layout.listing }
+
     public func allFiles() -> [String] {
         var files = layout.files
         for folder in layout.folders {

@@ -20,7 +20,10 @@ extension Items {
         let filter: ItemID?? = try album.map { .some(try vault.albums.albumID(named: $0)) } ?? .none
         evictExpiredPreviews()
         let rows = try visibleRows(kind: kind, album: filter, afterSeq: 0, limit: Int.max)
+        loadListingFile()
+        let before = vault.listingCache.opened
         let facts = try listingFacts(rows)
+        if album == nil && kind == .file { saveListingFile(rows, opened: vault.listingCache.opened - before) }
         let motions = Set(facts.compactMap(\.motion))
         var order = rows.indices.filter { !motions.contains(rows[$0].id) }
         order.sort { facts[$0].date != facts[$1].date ? facts[$0].date < facts[$1].date : rows[$0].seq < rows[$1].seq }
@@ -63,7 +66,7 @@ extension Items {
 
 extension ItemMetadata {
     /// What a listing needs of an item.
-    struct ListingFacts: Sendable {
+    struct ListingFacts: Sendable, Equatable {
         /// The capture date, else the source file's mtime, else the import time.
         var date: Double
         /// A Live Photo still's motion.
@@ -179,6 +182,17 @@ struct ListingCache {
         guard row.meta.count >= 16 else { return }
         entries[row.id] = (row.meta.suffix(16), row.album, facts)
         opened += 1
+    }
+
+    /// An entry read from the listing file (`ListingFile`): it counts on the same terms.
+    mutating func restore(_ entry: ListingFile.Entry) {
+        entries[entry.id] = (entry.tag[...], entry.album, entry.facts)
+    }
+
+    /// The entry for `row`, while it still holds (for the listing file).
+    func entry(_ row: ItemRow) -> ListingFile.Entry? {
+        guard let facts = facts(row) else { return nil }
+        return ListingFile.Entry(id: row.id, tag: Array(row.meta.suffix(16)), album: row.album, facts: facts)
     }
 
     mutating func removeAll() {

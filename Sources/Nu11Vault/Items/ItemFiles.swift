@@ -91,6 +91,9 @@ struct Shredder: Sendable {
             for path in paths where ProtectedFiles.kind(path) == .file { try ProtectedFiles.overwrite(path) }
         }
         try keyStore.destroyItemKey(id)
+        // The listing cache holds the dates and IDs of the items it lists: it goes with any
+        // deletion (the next full listing writes it again, without this item).
+        if ProtectedFiles.kind(keyStore.listingCachePath) == .file { try ProtectedFiles.overwriteAndRemove(keyStore.listingCachePath) }
         for path in paths {
             try ProtectedFiles.remove(path)
             guard ProtectedFiles.kind(path) == nil else {

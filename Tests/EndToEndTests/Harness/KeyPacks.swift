@@ -33,9 +33,9 @@ extension CLI {
     func hasKeyRecord(_ id: String) -> Bool { keyRecordLocation(id) != nil }
 
     /// Every record in every pack, by item ID (hex).
-    func allKeyRecords() throws -> [String: [UInt8]] {
+    func allKeyRecords(in store: String? = nil) throws -> [String: [UInt8]] {
         var out: [String: [UInt8]] = [:]
-        let folder = keystore + "/keys"
+        let folder = (store ?? keystore) + "/keys"
         for name in try FileManager.default.contentsOfDirectory(atPath: folder) where name.hasSuffix(".n11p") {
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name)))
             var offset = 8
@@ -48,6 +48,21 @@ extension CLI {
             }
         }
         return out
+    }
+
+    /// Turns the key store back into layout 1 (FORMAT.md §4.3): every record into its own
+    /// `items/<ID>.key`, and no `keys/` folder. Returns the IDs.
+    @discardableResult
+    func convertToLayoutOne(_ store: String? = nil) throws -> [String] {
+        let root = store ?? keystore
+        let records = try allKeyRecords(in: root)
+        try FileManager.default.createDirectory(atPath: root + "/items", withIntermediateDirectories: true)
+        for (id, slot) in records {
+            try Data(slot).write(to: URL(fileURLWithPath: root + "/items/\(id).key"))
+            chmod(root + "/items/\(id).key", 0o600)
+        }
+        try FileManager.default.removeItem(atPath: root + "/keys")
+        return Array(records.keys)
     }
 
     private func hexBytes(_ hex: String) -> [UInt8]? {

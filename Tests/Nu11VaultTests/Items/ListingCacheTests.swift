@@ -51,4 +51,86 @@ struct ListingCacheTests {
         v.lock()
         #expect(v.listingCache.count == 0, "the listing facts outlived the lock")
     }
+
+    @Test("the listing survives the session: the next unlock opens no record; a changed record is opened; a deletion removes the file; a file that does not open is rebuilt; no Fade item, no backup vault")
+    func persisted() throws {
+        let t = try TestVault()
+        var v = try t.vault
+        var ids: [ItemID] = []
+        for i in 0..<30 {
+            let path = try t.file("p\(i).txt", Array("item \(i)".utf8))
+            let mtime = Date(timeIntervalSince1970: 1_300_000_000 + Double((i * 17) % 30) * 86_400)
+            try FileManager.default.setAttributes([.modificationDate: mtime], ofItemAtPath: path)
+            ids.append(try v.items.importFile(at: path).id)
+        }
+        let fade = try v.items.importFile(at: try t.file("fade.txt", Array("fading".utf8)), fade: 3600).id
+        let cache = t.location.keyStoreRoot + "/listing.n11g"
+        #expect(!FileManager.default.fileExists(atPath: cache))
+        let first = try v.items.datedItemIDs()
+        #expect(first.count == 31 && v.listingCache.opened == 31)
+        let written = try #require(FileManager.default.contents(atPath: cache))
+        #expect(written.count == 8 + 12 + 4 + 30 * ListingFile.entrySize + 16, "only the 30 Vault items: \(written.count) bytes")
+        var info = stat()
+        #expect(stat(cache, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        // Nothing of a listed item in the clear: not its ID.
+        #expect(!contains([UInt8](written), ids[0].bytes))
+
+        // A new session: the listing opens only what the file does not hold (the Fade item).
+        func reopen() throws -> Vault {
+            v.lock()
+            t.close()
+            return try LockedVault(t.location).unlock(pin: secret("test-pin"))
+        }
+        v = try reopen()
+        let again = try v.items.datedItemIDs()
+        #expect(again.map(\.id) == first.map(\.id) && again.map(\.date) == first.map(\.date))
+        #expect(v.listingCache.opened == 1, "the next session opened \(v.listingCache.opened) records")
+
+        // A record re-sealed since (a move binds the album) is opened again, with its date.
+        try v.albums.createAlbum("A")
+        try v.albums.moveItem(ItemRef(ids[3]), toAlbum: "A")
+        v = try reopen()
+        let moved = try v.items.datedItemIDs()
+        #expect(v.listingCache.opened == 2 && moved.map(\.id) == first.map(\.id))
+
+        // A deletion removes the file (the deleted item's date and ID go with it).
+        try v.items.delete([ItemRef(ids[5])])
+        #expect(!FileManager.default.fileExists(atPath: cache), "a deleted item's entry outlives the deletion")
+        #expect(try v.items.datedItemIDs().count == 30)
+        #expect(FileManager.default.fileExists(atPath: cache))
+
+        // Damaged (one bit), or from another vault's keys: ignored, every record opened, rewritten.
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: cache)))
+        bytes[bytes.count / 2] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: cache))
+        v = try reopen()
+        #expect(try v.items.datedItemIDs().count == 30 && v.listingCache.opened == 30)
+        let other = try TestVault()
+        _ = try other.vault.items.importFile(at: try other.file("o.txt", [1]))
+        _ = try other.vault.items.datedItemIDs()
+        try FileManager.default.removeItem(atPath: cache)
+        try FileManager.default.copyItem(atPath: other.location.keyStoreRoot + "/listing.n11g", toPath: cache)
+        v = try reopen()
+        #expect(try v.items.datedItemIDs().count == 30 && v.listingCache.opened == 30)
+        v = try reopen()
+        _ = try v.items.datedItemIDs()
+        #expect(v.listingCache.opened == 1, "not rebuilt: \(v.listingCache.opened)")
+        _ = fade
+
+        // A backup vault's session keeps no listing file.
+        try v.profiles.setBackupPIN(secret("backup-pin-1"))
+        v.lock()
+        t.close()
+        try FileManager.default.removeItem(atPath: cache)
+        let backup = try LockedVault(t.location).unlock(pin: secret("backup-pin-1"))
+        _ = try backup.items.importFile(at: try t.file("b.txt", [2]))
+        #expect(try backup.items.datedItemIDs().count == 1)
+        #expect(!FileManager.default.fileExists(atPath: cache), "a backup vault's listing was written")
+        backup.lock()
+    }
+
+    func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { haystack[$0 ..< $0 + needle.count].elementsEqual(needle) }
+    }
 }

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// The gallery's listing cache kept across sessions (`listing.n11g` in the key store,
+/// FORMAT.md §4.6b), so that the first listing after an unlock opens only the sealed
+/// records that changed since the last one instead of every record: at 100,000 items that
+/// is the difference between opening 100,000 records and none.
+///
+/// Only the primary vault's own domain (Vault) is kept: never Fade items (their dates must
+/// not outlive their shredding), never a backup vault's (the file would tell that a backup
+/// PIN is in use). An entry is used only while the row holds the very record it was read
+/// from, in the same album (`ListingCache`), so the file can make a listing slower, never
+/// wrong. Any deletion removes the file (`Shredder`): a deleted item's date and ID do not
+/// stay in it. A file that is absent, of another version, or does not open (another key
+/// after a rotation, damage) is rebuilt by the next full listing.
+enum ListingFile {
+    static let magic = Array("N11G".utf8)
+    static let version: UInt8 = 1
+    static let header = magic + [version, 0, 0, 0]
+    static let entrySize = 16 + 16 + 1 + 16 + 8 + 1 + 16
+    /// 64 MiB: far more than a million entries.
+    static let limit = 64 << 20
+
+    struct Entry: Equatable {
+        var id: ItemID
+        var tag: [UInt8]
+        var album: ItemID?
+        var facts: ItemMetadata.ListingFacts
+    }
+
+    static func key(_ vaultKey: SecretBytes) -> SecretBytes { Subkey.derive(from: vaultKey, purpose: "listing cache") }
+
+    static func encode(_ entries: [Entry]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(4 + entries.count * entrySize)
+        withUnsafeBytes(of: UInt32(entries.count).littleEndian) { out += $0 }
+        for e in entries {
+            out += e.id.bytes
+            out += e.tag
+            out += [e.album == nil ? 0 : 1] + (e.album?.bytes ?? [UInt8](repeating: 0, count: 16))
+            withUnsafeBytes(of: e.facts.date.bitPattern.littleEndian) { out += $0 }
+            out += [e.facts.motion == nil ? 0 : 1] + (e.facts.motion?.bytes ?? [UInt8](repeating: 0, count: 16))
+        }
+        return out
+    }
+
+    static func decode(_ plain: [UInt8]) throws -> [Entry] {
+        func damaged() -> Nu11Error { Nu11Error(.corrupted, "the listing cache is malformed") }
+        guard plain.count >= 4 else { throw damaged() }
+        let count = Int(UInt32(plain[0]) | UInt32(plain[1]) << 8 | UInt32(plain[2]) << 16 | UInt32(plain[3]) << 24)
+        guard plain.count == 4 + count * entrySize else { throw damaged() }
+        var out: [Entry] = []
+        out.reserveCapacity(count)
+        var at = 4
+        func take(_ n: Int) -> ArraySlice<UInt8> {
+            defer { at += n }
+            return plain[at ..< at + n]
+        }
+        func optionalID() throws -> ItemID? {
+            let flag = take(1).first
+            let bytes = Array(take(16))
+            switch flag {
+            case 0: return nil
+            case 1: return try ItemID(bytes: bytes)
+            default: throw damaged()
+            }
+        }
+        for _ in 0..<count {
+            let id = try ItemID(bytes: Array(take(16)))
+            let tag = Array(take(16))
+            let album = try optionalID()
+            var bits: UInt64 = 0
+            for (i, b) in take(8).enumerated() { bits |= UInt64(b) << (8 * UInt64(i)) }
+            let motion = try optionalID()
+            out.append(Entry(id: id, tag: tag, album: album, facts: .init(date: Double(bitPattern: bits), motion: motion)))
+        }
+        return out
+    }
+
+    static func seal(_ entries: [Entry], key: SecretBytes) throws -> [UInt8] {
+        var plain = encode(entries)
+        defer { secureZero(&plain) }
+        return header + (try SmallSeal.seal(plain, key: key, associatedData: header))
+    }
+
+    /// The entries, or nil where the file is absent, of another version, or does not open.
+    static func open(_ bytes: [UInt8], key: SecretBytes) -> [Entry]? {
+        guard bytes.count > header.count, bytes.prefix(header.count).elementsEqual(header) else { return nil }
+        guard var plain = try? SmallSeal.open(Array(bytes[header.count...]), key: key, associatedData: header) else { return nil }
+        defer { secureZero(&plain) }
+        return try? decode(plain)
+    }
+}
+
+extension Items {
+    /// Fills the session's listing cache from the file, once per session (primary PIN only).
+    func loadListingFile() {
+        guard !vault.listingFileRead else { return }
+        vault.listingFileRead = true
+        guard vault.role == .primary else { return }
+        let path = keyStore.listingCachePath
+        guard ProtectedFiles.kind(path) == .file else { return }
+        // A cache: unreadable, it is rebuilt (the listing opens every record, as without it).
+        guard let bytes = try? ProtectedFiles.read(path, limit: ListingFile.limit),
+              let key = try? ListingFile.key(vault.domainKey(.vault)),
+              let entries = ListingFile.open(bytes, key: key) else { return }
+        for e in entries { vault.listingCache.restore(e) }
+        vault.listingFileEntries = entries.count
+    }
+
+    /// Writes the file after a full listing of the primary vault that found it stale: records
+    /// were opened, or it holds entries for items no longer there. `rows`: the listing's rows.
+    func saveListingFile(_ rows: [ItemRow], opened: Int) {
+        guard vault.role == .primary else { return }  // never a backup vault's: it would tell one is in use
+        let kept = rows.filter { $0.domain == .vault }
+        guard opened > 0 || vault.listingFileEntries != kept.count else { return }
+        let entries = kept.compactMap { vault.listingCache.entry($0) }
+        guard let key = try? ListingFile.key(vault.domainKey(.vault)), let sealed = try? ListingFile.seal(entries, key: key) else { return }
+        // A cache: a key store that cannot be written (read-only, full) keeps listing without it.
+        do {
+            try ProtectedFiles.writeAtomically(sealed, to: keyStore.listingCachePath)
+            vault.listingFileEntries = entries.count
+        } catch {
+            return
+        }
+    }
+}
