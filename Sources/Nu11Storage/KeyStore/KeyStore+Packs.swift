@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#if canImport(Glibc)
+import Glibc
+#endif
 import Nu11Format
 
 /// Item key records in 256 packs (`keys/<hh>.n11p`, `KeyPack`): writing, reading, destroying,
@@ -30,10 +33,20 @@ extension KeyStore {
         try ProtectedFiles.makeDirectory(packsPath)
         var made = false
         for byte in 0...255 {
+            // Created exclusively (one that exists is left as it is), its header only: no
+            // lock is needed, since no reader takes a file without its header for a record.
             let path = packPath(Hex.encode([UInt8(byte)]))
-            guard !POSIX.exists(path) else { continue }
-            try KeyPackFile(path, exclusive: true, create: true)?.release()
+            let fd = SystemIO.retrying { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+            if fd < 0 {
+                if errno == EEXIST { continue }
+                throw POSIX.error("create", path)
+            }
             made = true
+            let written = KeyPack.header.withUnsafeBytes { buffer in SystemIO.retrying { Glibc.write(fd, buffer.baseAddress, buffer.count) } }
+            let failure = fchmod(fd, 0o600) != 0 ? POSIX.error("chmod", path)
+                : written != KeyPack.header.count ? POSIX.error("write", path) : nil
+            close(fd)
+            if let failure { throw failure }
         }
         if made { try syncFileSystem() }
     }

@@ -115,7 +115,7 @@ extension Items {
     func saveListingFile(_ rows: [ItemRow], opened: Int) {
         guard vault.role == .primary else { return }  // never a backup vault's: it would tell one is in use
         let kept = rows.filter { $0.domain == .vault }
-        guard opened > 0 || vault.listingFileEntries != kept.count else { return }
+        guard opened > 0 || vault.listingFileEntries != kept.count || ProtectedFiles.kind(keyStore.listingCachePath) != .file else { return }
         let entries = kept.compactMap { vault.listingCache.entry($0) }
         guard let key = try? ListingFile.key(vault.domainKey(.vault)), let sealed = try? ListingFile.seal(entries, key: key) else { return }
         // A cache: a key store that cannot be written (read-only, full) keeps listing without it.
