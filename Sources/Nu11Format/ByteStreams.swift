@@ -97,6 +97,13 @@ public struct FileDescriptorStream: ByteSource, ByteSink, RandomAccessSource {
     /// Names the file in errors.
     public let label: String
 
+    /// Called with the descriptor after every `writebackInterval` bytes written: the storage
+    /// layer sets it on files it will sync, to start the kernel's writeback while the rest is
+    /// still being encrypted (a hint: it makes nothing durable).
+    public var startWriteback: (@Sendable (Int32) -> Void)?
+    private var sinceWriteback = 0
+    public static let writebackInterval = 8 << 20
+
     public init(fd: Int32, label: String) {
         self.fd = fd
         self.label = label
@@ -108,6 +115,13 @@ public struct FileDescriptorStream: ByteSource, ByteSink, RandomAccessSource {
 
     public mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
         do { try SystemIO.writeAll(fd, bytes) } catch { throw SystemIO.error(error, "write", item: label) }
+        if let startWriteback {
+            sinceWriteback += bytes.count
+            if sinceWriteback >= Self.writebackInterval {
+                startWriteback(fd)
+                sinceWriteback = 0
+            }
+        }
     }
 
     public func mappableRegion() -> MappableRegion? {

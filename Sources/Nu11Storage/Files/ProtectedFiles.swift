@@ -296,7 +296,11 @@ public final class AtomicFileWriter {
     }
 
     /// Where to stream the content.
-    public var sink: FileDescriptorStream { FileDescriptorStream(fd: fd, label: destination) }
+    public var sink: FileDescriptorStream {
+        var stream = FileDescriptorStream(fd: fd, label: destination)
+        stream.startWriteback = { _ = nu11_start_writeback($0) }  // a hint (see `prepare`)
+        return stream
+    }
 
     public func commit() throws {
         try prepare(.immediate)
