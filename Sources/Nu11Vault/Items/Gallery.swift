@@ -185,6 +185,8 @@ struct ListingCache {
     }
 
     /// An entry read from the listing file (`ListingFile`): it counts on the same terms.
+    mutating func reserve(_ count: Int) { entries.reserveCapacity(entries.count + count) }
+
     mutating func restore(_ entry: ListingFile.Entry) {
         entries[entry.id] = (entry.tag[...], entry.album, entry.facts)
     }
