@@ -311,6 +311,9 @@ public final class AtomicFileWriter {
     /// `syncfs` for a whole batch (`.batched`), and closes it; the destination is still
     /// untouched. The choice is made once, here: `publish` follows it, so a file prepared
     /// for a batch can never be published as if it were durable on its own.
+    /// The size from which a batched file's writeback starts when it is prepared.
+    static let writebackThreshold = 256 << 10
+
     public func prepare(_ durability: Durability = .immediate) throws {
         guard !prepared else { return }
         do {
@@ -322,10 +325,14 @@ public final class AtomicFileWriter {
                 guard futimens(fd, &times) == 0 else { throw POSIX.error("set the modification time of", destination) }
             }
             if durability == .immediate { try POSIX.fsyncOrThrow(fd, destination) }
-            // A batched file: its writeback starts now, while the batch's next files are
-            // encrypted, so that the batch's syncfs finds it mostly written. Only a hint: it
-            // waits for nothing, and the syncfs reports any write error (its result is moot).
-            if durability == .batched { _ = nu11_start_writeback(fd) }
+            // A batched file of some size: its writeback starts now, while the batch's next
+            // files are encrypted, so that the batch's syncfs finds it mostly written. Only a
+            // hint: it waits for nothing, and the syncfs reports any write error (its result is
+            // moot). Small files are left to the syncfs, which writes them out together (one
+            // writeback each costs more than it saves: 3000 × 16 KiB took 1.1–1.9 s with it,
+            // 0.7 s without).
+            var info = stat()
+            if durability == .batched && fstat(fd, &info) == 0 && info.st_size >= Self.writebackThreshold { _ = nu11_start_writeback(fd) }
             guard close(fd) == 0 else { throw POSIX.error("close", destination) }
             fd = -1
             prepared = true

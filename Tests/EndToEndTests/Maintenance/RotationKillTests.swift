@@ -8,7 +8,11 @@ import Testing
 /// what a thief who copied the key store before the change holds — opens nothing added after.
 @Suite("rotation killed at every call")
 struct RotationKillTests {
-    func killEverywhere(_ name: String, command: [String], input: @escaping (CLI) -> Data, newPIN: String?) throws {
+    /// Every call is killed at, in two halves run as parallel test cases (odd and even calls):
+    /// the two together cover every call, and the suite's slowest test takes half as long.
+    static let halves = [0, 1]
+
+    func killEverywhere(_ name: String, half: Int, command: [String], input: @escaping (CLI) -> Data, newPIN: String?) throws {
         try #require(FaultShim.library != nil, "the fault shim did not build (cc missing?)")
         let template = try CLI()
         try template.initVault()
@@ -21,7 +25,7 @@ struct RotationKillTests {
         let calls = Int(try String(contentsOfFile: countFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(calls > 10, "\(name): only \(calls) calls counted")
         let oldMaster = try Data(contentsOf: URL(fileURLWithPath: template.root + "/prepared-keystore/master.n11k"))
-        for at in 1...max(calls, 1) {
+        for at in 1...max(calls, 1) where at % 2 == half {
             let trial = try CLI()
             try FileManager.default.copyItem(atPath: template.root + "/prepared-keystore", toPath: trial.keystore)
             try FileManager.default.copyItem(atPath: template.root + "/prepared-vault", toPath: trial.vault)
@@ -49,17 +53,18 @@ struct RotationKillTests {
         }
     }
 
-    @Test("rekey killed at every call") func rekey() throws {
-        try killEverywhere("rekey", command: ["rekey", "--pin-stdin"], input: { Data(($0.pin + "\n").utf8) }, newPIN: nil)
+    @Test("rekey killed at every call", arguments: halves) func rekey(half: Int) throws {
+        try killEverywhere("rekey", half: half, command: ["rekey", "--pin-stdin"], input: { Data(($0.pin + "\n").utf8) }, newPIN: nil)
     }
 
-    @Test("pin change killed at every call") func pinChange() throws {
-        try killEverywhere("pin change", command: ["pin", "change", "--pin-stdin", "--new-pin-fd", "0"],
+    @Test("pin change killed at every call", arguments: halves) func pinChange(half: Int) throws {
+        try killEverywhere("pin change", half: half, command: ["pin", "change", "--pin-stdin", "--new-pin-fd", "0"],
                            input: { Data("\($0.pin)\nthe-new-pin-8\n".utf8) }, newPIN: "the-new-pin-8")
     }
 
-    @Test("rekey killed at every call, then the key store lost: the folder and the phrase alone bring back every item with its name")
-    func recoverAfterKilledRotation() throws {
+    @Test("rekey killed at every call, then the key store lost: the folder and the phrase alone bring back every item with its name",
+          arguments: halves)
+    func recoverAfterKilledRotation(half: Int) throws {
         try #require(FaultShim.library != nil, "the fault shim did not build (cc missing?)")
         let template = try CLI()
         let phrase = try template.initWithPhrase()
@@ -77,7 +82,7 @@ struct RotationKillTests {
         #expect(try FaultShim.run(template, command, input: Data((template.pin + "\n").utf8), at: 0, countFile: countFile).code == 0)
         let calls = Int(try String(contentsOfFile: countFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(calls > 10)
-        for at in 1...max(calls, 1) {
+        for at in 1...max(calls, 1) where at % 2 == half {
             let trial = try CLI()
             try FileManager.default.copyItem(atPath: template.root + "/prepared-keystore", toPath: trial.keystore)
             try FileManager.default.copyItem(atPath: template.root + "/prepared-vault", toPath: trial.vault)
