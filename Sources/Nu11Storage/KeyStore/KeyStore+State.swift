@@ -125,6 +125,11 @@ extension KeyStore {
     /// cache only (absent, stale or unreadable, it is rebuilt).
     public var listingCachePath: String { layout.listing }
 
+    /// Overwrites and removes the listing cache, if there is one (a deletion, the duress PIN).
+    public func destroyListingCache() throws {
+        if ProtectedFiles.kind(layout.listing) == .file { try ProtectedFiles.overwriteAndRemove(layout.listing) }
+    }
+
     public func allFiles() -> [String] {
         var files = layout.files
         for folder in layout.folders {

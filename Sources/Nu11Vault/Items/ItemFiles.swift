@@ -93,7 +93,7 @@ struct Shredder: Sendable {
         try keyStore.destroyItemKey(id)
         // The listing cache holds the dates and IDs of the items it lists: it goes with any
         // deletion (the next full listing writes it again, without this item).
-        if ProtectedFiles.kind(keyStore.listingCachePath) == .file { try ProtectedFiles.overwriteAndRemove(keyStore.listingCachePath) }
+        try keyStore.destroyListingCache()
         for path in paths {
             try ProtectedFiles.remove(path)
             guard ProtectedFiles.kind(path) == nil else {

@@ -100,7 +100,7 @@ extension Profiles {
         try destroyRecovery()  // first: with the phrase it would open the primary vault
         try keyStore.clearSlot(0)
         // The primary's gallery listing (dates and IDs, sealed under its keys) goes too.
-        if ProtectedFiles.kind(keyStore.listingCachePath) == .file { try ProtectedFiles.overwriteAndRemove(keyStore.listingCachePath) }
+        try keyStore.destroyListingCache()
         try keyStore.shredLogs(except: AuditTrail.name(keys))  // the primary's log goes with it
         try AuditTrail.writeDecoy(keyStore: keyStore, maxBytes: settings.logMaxKiB << 10, now: now)
         state.skeleton = nil
