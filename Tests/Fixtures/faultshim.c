@@ -51,7 +51,7 @@ __attribute__((destructor)) static void report(void) {
     int fd = real_open(count_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return;
     char buf[32];
-    int n = snprintf(buf, sizeof buf, "%ld\n", counter);
+    int n = snprintf(buf, sizeof buf, "%ld\n", __atomic_load_n(&counter, __ATOMIC_SEQ_CST));
     ssize_t (*real_write)(int, const void *, size_t) = dlsym(RTLD_NEXT, "write");
     (void)real_write(fd, buf, (size_t)n);
     close(fd);
@@ -80,10 +80,10 @@ static int fd_in_scope(int fd) {
 }
 
 // 1 when this call must fail (errno set).
+// Atomic: a folder import commits one group on another thread while it writes the next.
 static int fault(int in_scope) {
     if (!in_scope) return 0;
-    counter++;
-    if (counter == fail_at) {
+    if (__atomic_add_fetch(&counter, 1, __ATOMIC_SEQ_CST) == fail_at) {
         if (kill_mode) raise(SIGKILL);
         errno = fail_errno;
         return 1;

@@ -21,7 +21,9 @@ extension Items {
     /// data and keys durable, the files are renamed into place, a second `syncfs` makes the
     /// renames durable, and one index transaction (WAL, synchronous=FULL) commits every row.
     /// A crash before the index commit leaves the batch absent (the next command undoes it
-    /// from the marker); after it, the batch is complete.
+    /// from the marker); after it, the batch is complete. The two syncs, the renames and the
+    /// index transaction of a full batch run on another thread while the next batch is
+    /// encrypted (`GroupInFlight`); the next batch's marker waits until that one has landed.
     ///
     /// `vanished`: when given, a file that no longer exists when its turn comes (deleted or
     /// moved after the command started) is reported through it and skipped, and the rest
@@ -34,12 +36,16 @@ extension Items {
         var batch: [StagedItem] = []
         var batchBytes: UInt64 = 0
         var batchFirst = ""  // the batch's first file, named when its commit does not fit
+        // The batch before, committing on another thread while this one is staged.
+        var committing: (group: GroupInFlight, first: String)?
         // Decoding on every core: files are encrypted one after the other on this thread while
         // the photos before them are decoded by the helpers (`ImageHelper.maxHelpers`); each
         // is sealed and joins its batch in the order given, once its analysis is back.
         var flight: [(path: String, item: EncryptedItem, analysis: PendingAnalysis, bytes: Int)] = []
         var flightBytes = 0
         defer {
+            // A failure while a batch is in flight: it lands (or is undone) before anything else.
+            if let c = committing { _ = try? landGroup(c.group) }
             for f in flight { _ = f.analysis.wait(); f.item.writer.abort() }
             for s in batch where !s.published { s.writer.abort(); s.thumbnailWriter?.abort() }
         }
@@ -63,9 +69,26 @@ extension Items {
             batch.append(staged)
             batchBytes += staged.meta.size
             if batch.count >= 256 || batchBytes >= 256 << 20 {
-                results += try commitOrStop(&batch, results: results, first: batchFirst)
-                batch = []
+                try landCommitting()
+                let handed = batch
+                batch = []  // the commit thread's now (or undone, if its first step failed)
                 batchBytes = 0
+                do {
+                    committing = (try commitInBackground(handed), batchFirst)
+                } catch let error as Nu11Error where error.diskFull {
+                    throw stopped(results, at: batchFirst, error)
+                }
+            }
+        }
+
+        /// Waits for the batch in flight and adds its items; a full disk stops the import there.
+        func landCommitting() throws {
+            guard let c = committing else { return }
+            committing = nil
+            do {
+                results += try summaries(landGroup(c.group))
+            } catch let error as Nu11Error where error.diskFull {
+                throw stopped(results, at: c.first, error)
             }
         }
 
@@ -74,6 +97,14 @@ extension Items {
         func stopHere(_ path: String, _ error: Nu11Error) -> ImportStopped {
             for f in flight { _ = f.analysis.wait(); f.item.writer.abort() }
             flight = []
+            if let c = committing {
+                // Files land in order: when the batch in flight did not, this one is not tried.
+                committing = nil
+                guard let landed = try? landGroup(c.group), let more = try? summaries(landed) else {
+                    return stopped(results, at: c.first, error)
+                }
+                results += more
+            }
             if let more = try? commitBatch(&batch) { results += more }
             batch = []
             return stopped(results, at: path, error)
@@ -107,6 +138,7 @@ extension Items {
             while flight.count >= window || flightBytes > 256 << 20 { try land() }
         }
         while !flight.isEmpty { try land() }
+        try landCommitting()
         results += try commitOrStop(&batch, results: results, first: batchFirst)
         progress(paths.count, paths.count)
         audit("import", ids: results.map(\.id))
@@ -127,7 +159,11 @@ extension Items {
 
     private func commitBatch(_ batch: inout [StagedItem]) throws -> [ItemSummary] {
         try commit(&batch)
+        return try summaries(batch)
+    }
+
+    private func summaries(_ staged: [StagedItem]) throws -> [ItemSummary] {
         let names = try vault.albums.albumNames()
-        return batch.map { summary(row: $0.row, meta: $0.meta, albumName: $0.row.album.flatMap { names[$0] }) }
+        return staged.map { summary(row: $0.row, meta: $0.meta, albumName: $0.row.album.flatMap { names[$0] }) }
     }
 }

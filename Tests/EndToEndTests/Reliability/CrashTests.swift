@@ -119,6 +119,27 @@ struct CrashTests {
         m.expectInterrupted()
     }
 
+    /// 260 files make two commit groups (a group closes at 256): the first group's syncs,
+    /// renames and index transaction run on another thread while the second is encrypted.
+    /// Killed anywhere, the vault holds whole groups: none, the first, or both.
+    @Test("import of a folder in two commit groups, the first committing while the second is staged")
+    func importTwoGroups() throws {
+        let m = try Model()
+        try FileManager.default.createDirectory(atPath: m.cli.root + "/src", withIntermediateDirectories: true)
+        for trial in 0..<10 {
+            let paths = m.newFiles(260, size: 300)
+            let names = paths.map { ($0 as NSString).lastPathComponent }
+            try m.killed(["import", "--pin-stdin"] + paths, input: m.pin + "\n")
+            let listed = try m.listing()
+            let landed = names.filter { listed[$0] != nil }
+            #expect([0, 256, 260].contains(landed.count) && landed == Array(names.prefix(landed.count)),
+                    "two-group trial \(trial): \(landed.count) of 260 items landed, not whole groups in order")
+            for name in names where listed[name] == nil { m.items[name] = nil }
+            try m.verify("two-group trial \(trial)")
+        }
+        m.expectInterrupted()
+    }
+
     @Test("delete")
     func delete() throws {
         let m = try Model()

@@ -148,6 +148,10 @@ struct DurabilityTests {
         _ = cli.file("b.jpg", [4, 4])
         _ = cli.file("c.jpg", [7])
         let pin = "--pin-fd 3 3<\"$NU11VLT_VAULT/../pin\""
+        // 260 files: two commit groups, the first committing on another thread while the
+        // second is encrypted (the overlapped commit).
+        try FileManager.default.createDirectory(atPath: cli.root + "/many", withIntermediateDirectories: true)
+        for n in 0..<260 { _ = cli.file("many/f\(n).txt", Array("file \(n)".utf8)) }
         let existing = try cli.importIDs([cli.file("old.jpg", [5])])[0]
         let doomed = try cli.importIDs([cli.file("doomed.jpg", Array(repeating: 6, count: 70_000))])[0]
         // A photo whose thumbnail is missing (as imported before thumbnails), for the backfill.
@@ -171,6 +175,7 @@ struct DurabilityTests {
             ("pin-set-backup", "printf '%s\\nbackup-pin-5555\\n' \"$(cat \"$NU11VLT_VAULT/../pin\")\" | \"$0\" pin set-backup --pin-stdin --new-pin-fd 0"),
             ("adopt-loose-and-import", "exec \"$0\" import c.jpg \(pin)"),
             ("import", "exec \"$0\" import a.jpg b.jpg \(pin)"),
+            ("import-two-groups", "exec \"$0\" import -r many \(pin)"),
             ("import-stdin", "exec \"$0\" import - --name s.jpg \(pin) < a.jpg"),
             ("note-add", "printf body | \"$0\" note add --title t \(pin)"),
             ("album", "exec \"$0\" album create Trip \(pin)"),
