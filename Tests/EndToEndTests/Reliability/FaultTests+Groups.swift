@@ -54,4 +54,23 @@ extension FaultTests {
 
     @Test("the same, disk full (ENOSPC)")
     func importTwoGroupsFull() throws { try run("import -r (two groups, ENOSPC)", twoGroupScenario(diskFull: true), errno: ENOSPC, sample: 30) }
+
+    @Test("two commit groups without a fault: every item printed once, in the order given, and listed")
+    func importTwoGroupsOrder() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let dir = cli.root + "/many"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        for n in 0..<Self.groupFiles {
+            FileManager.default.createFile(atPath: dir + String(format: "/f%04d.txt", n), contents: Self.groupPayload(n))
+        }
+        let r = try cli.run(["import", "-r", dir], pinStdin: true)
+        #expect(r.code == 0, "\(r.stderr)")
+        let lines = r.out.split(separator: "\n")
+        let printed = lines.compactMap { $0.split(separator: " ", omittingEmptySubsequences: true).last.map(String.init) }
+        #expect(printed == (0..<Self.groupFiles).map { String(format: "f%04d.txt", $0) }, "printed \(lines.count) lines")
+        #expect(try listed(cli, ["list", "--limit", "1000"]).count == Self.groupFiles)
+        let pending = (try? FileManager.default.contentsOfDirectory(atPath: cli.keystore + "/pending")) ?? []
+        #expect(pending.isEmpty, "journal markers left: \(pending)")
+    }
 }
