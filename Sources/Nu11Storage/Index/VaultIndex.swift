@@ -168,13 +168,13 @@ public final class VaultIndex: Sendable {
             }
             for id in removing { try db.execute(sql: "DELETE FROM item WHERE id = ?", arguments: [id.hex]) }
             var next = (try Int64.fetchOne(db, sql: "SELECT max(seq) FROM item") ?? 0) + 1
+            // Each statement compiled once per group, not once per row.
+            let insertItem = try db.cachedStatement(sql: "INSERT INTO item (id, seq, kind, domain, album, meta) VALUES (?, ?, ?, ?, ?, ?)")
+            let insertSeal = try db.cachedStatement(sql: "INSERT INTO recovery (id, seal) VALUES (?, ?)")
             for row in rows {
-                try db.execute(sql: "INSERT INTO item (id, seq, kind, domain, album, meta) VALUES (?, ?, ?, ?, ?, ?)",
-                               arguments: [row.id.hex, next, row.kind.rawValue, row.domain.rawValue,
-                                           row.album?.hex, Data(row.meta)])
-                if let seal = row.recovery {
-                    try db.execute(sql: "INSERT INTO recovery (id, seal) VALUES (?, ?)", arguments: [row.id.hex, Data(seal)])
-                }
+                try insertItem.execute(arguments: [row.id.hex, next, row.kind.rawValue, row.domain.rawValue,
+                                                   row.album?.hex, Data(row.meta)])
+                if let seal = row.recovery { try insertSeal.execute(arguments: [row.id.hex, Data(seal)]) }
                 next += 1
             }
         }
