@@ -14,14 +14,18 @@ extension FaultTests {
 
     static func groupPayload(_ n: Int) -> Data { Data("item \(n) of a two-group import\n".utf8) + Data(repeating: UInt8(n % 251), count: 200) }
 
+    /// `dir` made with the 260 files f0000.txt … f0259.txt.
+    static func makeGroupFolder(_ dir: String) throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        for n in 0..<groupFiles {
+            FileManager.default.createFile(atPath: dir + String(format: "/f%04d.txt", n), contents: groupPayload(n))
+        }
+    }
+
     func twoGroupScenario(diskFull: Bool) -> Scenario {
         Scenario(
             prepare: { cli in
-                let dir = cli.root + "/many"
-                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-                for n in 0..<Self.groupFiles {
-                    FileManager.default.createFile(atPath: dir + String(format: "/f%04d.txt", n), contents: Self.groupPayload(n))
-                }
+                try Self.makeGroupFolder(cli.root + "/many")
                 return [try cli.importIDs([cli.file("old.bin", [1, 2, 3])])[0]: Data([1, 2, 3])]
             },
             command: { cli in [CLI.binary, "import", "-r", "--pin-stdin", cli.root + "/many"] },
@@ -61,10 +65,7 @@ extension FaultTests {
         let cli = try CLI()
         try cli.initVault()
         let dir = cli.root + "/many"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        for n in 0..<Self.groupFiles {
-            FileManager.default.createFile(atPath: dir + String(format: "/f%04d.txt", n), contents: Self.groupPayload(n))
-        }
+        try Self.makeGroupFolder(dir)
         let r = try cli.run(["import", "-r", dir], pinStdin: true)
         #expect(r.code == 0, "\(r.stderr)")
         let lines = r.out.split(separator: "\n")
