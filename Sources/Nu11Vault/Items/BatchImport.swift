@@ -15,9 +15,9 @@ public struct ImportStopped: Error {
 
 extension Items {
     /// Imports many files with group commit. Each item is still all or nothing, and every
-    /// item is durable when this returns. The fsync policy: within a batch (up to 256 files
-    /// or 256 MiB) data files and key records are written without individual fsyncs, a
-    /// batch intent marker is written durably first, then one `syncfs` makes the batch's
+    /// item is durable when this returns. The fsync policy: within a batch (up to
+    /// `commitEvery` files or 256 MiB) data files and key records are written without
+    /// individual fsyncs, a batch intent marker is written durably first, then one `syncfs` makes the batch's
     /// data and keys durable, the files are renamed into place, a second `syncfs` makes the
     /// renames durable, and one index transaction (WAL, synchronous=FULL) commits every row.
     /// A crash before the index commit leaves the batch absent (the next command undoes it
@@ -29,7 +29,7 @@ extension Items {
     /// moved after the command started) is reported through it and skipped, and the rest
     /// of the batch goes on; without it the import fails there, as before.
     public func importFiles(_ paths: [String], album: String? = nil, fade: Double? = nil,
-                            vanished: ((String) -> Void)? = nil,
+                            commitEvery: Int = ImportPlan.defaultCommitEvery, vanished: ((String) -> Void)? = nil,
                             progress: (Int, Int) -> Void = { _, _ in }) throws -> [ItemSummary] {
         let (domain, targetAlbum) = try importTarget(album: album, fade: fade)
         var results: [ItemSummary] = []
@@ -68,7 +68,7 @@ extension Items {
             if batch.isEmpty { batchFirst = f.path }
             batch.append(staged)
             batchBytes += staged.meta.size
-            if batch.count >= 256 || batchBytes >= 256 << 20 {
+            if batch.count >= max(1, commitEvery) || batchBytes >= 256 << 20 {
                 try landCommitting()
                 let handed = batch
                 batch = []  // the commit thread's now (or undone, if its first step failed)

@@ -10,8 +10,9 @@ import Nu11Storage
 /// time through `Items.importGroup`, so both get the group commit (one `syncfs` pair and one
 /// index transaction per group) and the same rules.
 public struct ImportPlan: Sendable {
-    /// Files committed together: same album, at most `groupLimit` files (a group is cut
-    /// again at 256 MiB while it is staged).
+    /// Files imported by one `importGroup` call: same album, at most `groupLimit` files. The
+    /// call commits them in batches of `commitEvery` files (cut again at 256 MiB), each
+    /// batch's commit overlapping the next one's encryption.
     public struct Group: Sendable, Equatable {
         public var album: String?
         public var files: [String]
@@ -34,16 +35,24 @@ public struct ImportPlan: Sendable {
     /// (Fade with an album is refused when the group is imported: `Items.importTarget`.)
     public var fade: Double?
     public let groupLimit: Int
+    /// Files per group commit (one `syncfs` pair and one index transaction): fewer loses less
+    /// work to a crash and syncs more often.
+    public let commitEvery: Int
 
-    /// The most files one group commits. A long-lived session (the app) asks for fewer, so
-    /// other work (thumbnails scrolling into view) runs between groups.
-    public static let defaultGroupLimit = 256
+    /// The default `commitEvery`, and its bounds (a front end refuses a number outside them;
+    /// the plan clamps).
+    public static let defaultCommitEvery = 256
+    public static let commitEveryRange = 1...65_536
 
     /// Expands `paths` (folders only with `recursive`) and decides each file's album.
     /// `albumsFromFolders`: each file goes to the album named after its folder's path below
     /// the folder given (`Trips`, `Trips/Rome`); files given one by one go to `album`.
+    /// `groupLimit`: the most files per `importGroup` call; a long-lived session (the app)
+    /// asks for few, so other work (thumbnails scrolling into view) runs between calls. The
+    /// command line leaves it unbounded, so one call commits batch after batch overlapped.
     public init(paths: [String], recursive: Bool, album: String? = nil, albumsFromFolders: Bool = false,
-                fade: Double? = nil, groupLimit: Int = ImportPlan.defaultGroupLimit) throws {
+                fade: Double? = nil, groupLimit: Int = .max, commitEvery: Int = ImportPlan.defaultCommitEvery) throws {
+        self.commitEvery = min(max(commitEvery, ImportPlan.commitEveryRange.lowerBound), ImportPlan.commitEveryRange.upperBound)
         if fade != nil && (album != nil || albumsFromFolders) {
             throw Nu11Error(.invalidArgument, "fade items cannot go into an album", remedy: .fadeOrAlbum)
         }
@@ -110,9 +119,10 @@ extension Items {
         for name in plan.missingAlbums(existing: existing) { _ = try vault.albums.createAlbum(name) }
     }
 
-    /// Imports one group of a plan with one group commit (see `importFiles`).
+    /// Imports one group of a plan, `plan.commitEvery` files per group commit (see `importFiles`).
     public func importGroup(_ group: ImportPlan.Group, of plan: ImportPlan, vanished: ((String) -> Void)? = nil,
                             progress: (Int, Int) -> Void = { _, _ in }) throws -> [ItemSummary] {
-        try importFiles(group.files, album: group.album, fade: plan.fade, vanished: vanished, progress: progress)
+        try importFiles(group.files, album: group.album, fade: plan.fade, commitEvery: plan.commitEvery, vanished: vanished,
+                        progress: progress)
     }
 }

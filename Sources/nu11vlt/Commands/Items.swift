@@ -32,6 +32,10 @@ struct Import: ParsableCommand {
     @Flag(name: .customLong("skip-duplicates"),
           help: "Skip files whose content is already in the vault (compared byte for byte with the decrypted item). At a terminal you are asked instead.")
     var skipDuplicates = false
+    @Option(name: .customLong("commit-every"),
+            help: ArgumentHelp("Make the import durable every n files (default 256, at most 256 MiB): fewer loses less work to a crash or power cut, and syncs the disk more often.",
+                               valueName: "n"))
+    var commitEvery = ImportPlan.defaultCommitEvery
     @OptionGroup var output: JSONOption
     @OptionGroup var quiet: QuietOption
     @Argument(help: ArgumentHelp("Files or folders to import, or - for stdin.", valueName: "path"), completion: .file())
@@ -48,6 +52,9 @@ struct Import: ParsableCommand {
         if albumsFromFolders && (album != nil || albumFD != nil || fade != nil) {
             throw ValidationError("--albums-from-folders chooses the albums itself; it cannot be combined with --album or --fade")
         }
+        if !ImportPlan.commitEveryRange.contains(commitEvery) {
+            throw ValidationError("--commit-every takes a number of files from \(ImportPlan.commitEveryRange.lowerBound) to \(ImportPlan.commitEveryRange.upperBound)")
+        }
         if name != "stdin" && !paths.contains("-") {
             throw ValidationError("--name names the item read from stdin (-); files keep their own names")
         }
@@ -57,7 +64,8 @@ struct Import: ParsableCommand {
         try Failure.run {
             let album = try albumFD.map { try PINReader.readName(fd: $0, what: "album name") } ?? self.album
             // Planned before the PIN is asked for: a missing file fails first.
-            var plan = try ImportPlan(paths: paths, recursive: recursive, album: album, albumsFromFolders: albumsFromFolders)
+            var plan = try ImportPlan(paths: paths, recursive: recursive, album: album, albumsFromFolders: albumsFromFolders,
+                                     commitEvery: commitEvery)
             if !plan.skipped.isEmpty {
                 let shown = plan.skipped.prefix(3).map { Output.escaped($0) }.joined(separator: ", ") + (plan.skipped.count > 3 ? ", …" : "")
                 Output.note("nu11vlt: skipped \(plan.skipped.count) system file(s) and folder(s) (.DS_Store, Thumbs.db, .thumbnails/): \(shown)")

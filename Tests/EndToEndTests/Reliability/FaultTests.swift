@@ -57,9 +57,7 @@ struct FaultTests {
 
     /// With `tpm`, the vault's machine has a software TPM, and every trial gets that TPM as it
     /// was when the vault was prepared (a copy of its state): each trial is its own machine.
-    /// With `sample`, that many calls spread evenly over the command's (for commands of
-    /// thousands of calls) instead of every one.
-    func run(_ name: String, _ scenario: Scenario, errno code: Int32 = EIO, tpm: Bool = false, sample: Int? = nil) throws {
+    func run(_ name: String, _ scenario: Scenario, errno code: Int32 = EIO, tpm: Bool = false) throws {
         try #require(FaultShim.library != nil, "the fault shim did not build (cc missing?)")
         let template = try CLI()
         let templateTPM = tpm ? try SoftwareTPM() : nil
@@ -85,8 +83,7 @@ struct FaultTests {
         #expect(dry.code == 0, "\(name) without faults: \(dry.stderr)")
         let calls = Int(try String(contentsOfFile: countFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(calls > 10, "\(name): only \(calls) calls counted")
-        let points = sample.map { n in Array(Set((0..<n).map { 1 + $0 * max(calls, 1) / n })).sorted() } ?? Array(1...max(calls, 1))
-        for at in points {
+        for at in 1...max(calls, 1) {
             let trial = try CLI()
             for entry in try FileManager.default.contentsOfDirectory(atPath: template.root)
             where !["vault", "keystore", "prepared", ".count"].contains(entry) {
