@@ -20,6 +20,8 @@ RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath
 # The GUI test (minutes of Xvfb and AT-SPI) starts first, in the background, and runs beside the
 # suite; then the package test (the .deb from the release build, installed and removed). Their
 # Swift tests (GUITests, PackageTests) wait for their results. `swift test` alone runs them inline.
+# The end-to-end tests run the release build's binaries (what a user installs; NU11VLT_TEST_BIN_DIR),
+# `swift test` alone the debug ones.
 test:
 	@scripts/ensure-deps.sh test
 	swift build --build-tests
@@ -29,7 +31,7 @@ test:
 	swift build $(RELEASE_FLAGS)
 	@rm -f .build/package-test.rc .build/package-test.log; date +%s > .build/package-test.started
 	@(Tests/Package/run.sh > .build/package-test.log 2>&1; echo $$? > .build/package-test.rc.tmp; mv .build/package-test.rc.tmp .build/package-test.rc) &
-	@scripts/run-tests.sh
+	@NU11VLT_TEST_BIN_DIR=$(CURDIR)/.build/release scripts/run-tests.sh
 
 # The man page (its build of nu11vlt is replaced by the release build that follows it).
 man:

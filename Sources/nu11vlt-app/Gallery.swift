@@ -30,7 +30,15 @@ final class Gallery {
 
     /// The name of a listed item (nil while its summary is on its way).
     func name(of id: ItemID) -> String? { summaries[id]?.name }
-    private var index: [ItemID: Int] = [:]
+    /// Each listed item's position, made when first needed (a summary fetch while scrolling),
+    /// not before the first screen: at 100,000 items it is a dictionary of 100,000.
+    private var index: [ItemID: Int] {
+        if let indexCache { return indexCache }
+        let made = Dictionary(ids.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        indexCache = made
+        return made
+    }
+    private var indexCache: [ItemID: Int]?
     private var summaryWanted: Set<ItemID> = []
     private var summaryFetching = false
     /// The Swift side of each tile widget GTK made (by list item), and the ID each shows now.
@@ -130,7 +138,7 @@ final class Gallery {
     /// Shows `ids` (already sorted); each tile's summary is fetched when it is bound.
     func show(ids newIDs: [ItemID]) {
         ids = newIDs
-        index = Dictionary(newIDs.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        indexCache = nil
         layOut()
     }
 
@@ -284,6 +292,7 @@ final class Gallery {
         summaryFetching = true
         onMain { [weak self] in
             guard let self else { return }
+            let index = self.index
             let batch = summaryWanted.filter { index[$0] != nil }.sorted { (index[$0] ?? 0) < (index[$1] ?? 0) }
             summaryWanted = []
             screen.app.session.run({ vault in try vault.items.summaries(batch) }) { [weak self] result in

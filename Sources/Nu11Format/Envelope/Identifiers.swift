@@ -27,42 +27,74 @@ public enum ItemKind: UInt8, Sendable, CaseIterable, Codable {
 
 /// An opaque 128-bit random identifier, written as 32 lowercase hex digits. IDs are what
 /// appears in file names and the clear part of the index; they carry no information.
+///
+/// Held as two 64-bit words (big-endian: their order is the bytes' order), not an array: a
+/// gallery's listing makes, hashes, sorts and copies 100,000 of them, and an array would be a
+/// heap allocation and reference counting for each.
 public struct ItemID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
-    public let bytes: [UInt8]
+    private let high: UInt64
+    private let low: UInt64
 
     public static let byteCount = 16
 
-    public init() { bytes = SecureRandom.bytes(Self.byteCount) }
+    public init() { self.init(words: SecureRandom.bytes(Self.byteCount)) }
 
-    public init(bytes: [UInt8]) throws {
+    public init(bytes: some Collection<UInt8>) throws {
         guard bytes.count == Self.byteCount else {
             throw Nu11Error(.invalidArgument, "an ID is \(Self.byteCount) bytes, not \(bytes.count)")
         }
-        self.bytes = bytes
+        self.init(words: bytes)
+    }
+
+    /// Sixteen bytes (the caller has checked the count).
+    private init(words bytes: some Collection<UInt8>) {
+        var high: UInt64 = 0, low: UInt64 = 0
+        for (i, byte) in bytes.enumerated() {
+            if i < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+        }
+        self.high = high
+        self.low = low
     }
 
     /// Parses 32 hex digits (either case).
     public init(hex: String) throws {
-        guard hex.utf8.count == 2 * Self.byteCount, let decoded = Hex.decode(hex) else {
+        var words: (UInt64, UInt64)?
+        var text = hex
+        text.withUTF8 { digits in
+            guard digits.count == 2 * Self.byteCount else { return }
+            var high: UInt64 = 0, low: UInt64 = 0
+            for i in 0..<16 {
+                guard let a = Hex.nibble(digits[i]), let b = Hex.nibble(digits[16 + i]) else { return }
+                high = high << 4 | UInt64(a)
+                low = low << 4 | UInt64(b)
+            }
+            words = (high, low)
+        }
+        guard let words else {
             throw Nu11Error(.invalidArgument, "'\(hex.prefix(40))' is not an ID (32 hex digits)",
                             remedy: .listIDs)
         }
-        bytes = decoded
+        (high, low) = words
     }
 
-    public var hex: String { Hex.encode(bytes) }
-    public var description: String { hex }
+    /// The sixteen bytes.
+    public var bytes: [UInt8] {
+        (0..<Self.byteCount).map { i in UInt8(truncatingIfNeeded: (i < 8 ? high : low) >> UInt64(8 * (7 - i % 8))) }
+    }
 
-    /// Two 64-bit words, not sixteen bytes one by one: a gallery's listing hashes 100,000 IDs.
-    public func hash(into hasher: inout Hasher) {
-        guard bytes.count == Self.byteCount else { return hasher.combine(bytes) }
-        bytes.withUnsafeBytes { raw in
-            hasher.combine(raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
-            hasher.combine(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+    public var hex: String {
+        String(unsafeUninitializedCapacity: 2 * Self.byteCount) { out in
+            for i in 0..<16 {
+                out[i] = Hex.digit(UInt8(truncatingIfNeeded: high >> UInt64(4 * (15 - i)) & 0xf))
+                out[16 + i] = Hex.digit(UInt8(truncatingIfNeeded: low >> UInt64(4 * (15 - i)) & 0xf))
+            }
+            return 2 * Self.byteCount
         }
     }
 
-    public static func < (a: ItemID, b: ItemID) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+    public var description: String { hex }
+
+    public static func < (a: ItemID, b: ItemID) -> Bool { (a.high, a.low) < (b.high, b.low) }
 
     public init(from decoder: any Decoder) throws {
         try self.init(hex: try decoder.singleValueContainer().decode(String.self))
@@ -116,7 +148,12 @@ public enum Hex {
         return out
     }
 
-    private static func nibble(_ c: UInt8) -> UInt8? {
+    /// The lowercase hex digit of a value from 0 to 15.
+    static func digit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    }
+
+    static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10

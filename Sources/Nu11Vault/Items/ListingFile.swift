@@ -25,7 +25,7 @@ enum ListingFile {
 
     struct Entry: Equatable {
         var id: ItemID
-        var tag: [UInt8]
+        var tag: RecordTag
         var album: ItemID?
         var facts: ItemMetadata.ListingFacts
     }
@@ -38,7 +38,7 @@ enum ListingFile {
         withUnsafeBytes(of: UInt32(entries.count).littleEndian) { out += $0 }
         for e in entries {
             out += e.id.bytes
-            out += e.tag
+            out += e.tag.bytes
             out += [e.album == nil ? 0 : 1] + (e.album?.bytes ?? [UInt8](repeating: 0, count: 16))
             withUnsafeBytes(of: e.facts.date.bitPattern.littleEndian) { out += $0 }
             out += [e.facts.motion == nil ? 0 : 1] + (e.facts.motion?.bytes ?? [UInt8](repeating: 0, count: 16))
@@ -60,7 +60,7 @@ enum ListingFile {
         }
         func optionalID() throws -> ItemID? {
             let flag = take(1).first
-            let bytes = Array(take(16))
+            let bytes = take(16)
             switch flag {
             case 0: return nil
             case 1: return try ItemID(bytes: bytes)
@@ -68,8 +68,8 @@ enum ListingFile {
             }
         }
         for _ in 0..<count {
-            let id = try ItemID(bytes: Array(take(16)))
-            let tag = Array(take(16))
+            let id = try ItemID(bytes: take(16))
+            let tag = RecordTag(take(16))
             let album = try optionalID()
             var bits: UInt64 = 0
             for (i, b) in take(8).enumerated() { bits |= UInt64(b) << (8 * UInt64(i)) }

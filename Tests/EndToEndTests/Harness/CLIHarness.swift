@@ -13,6 +13,18 @@ final class CLI {
     }
 
     static let binary: String = {
+        // `make test` runs the release build it has just made, the binaries a user installs
+        // (NU11VLT_TEST_BIN_DIR); a plain `swift test` (and `make mutants`, which builds each
+        // mutant in debug) the products next to the test bundle.
+        if let dir = ProcessInfo.processInfo.environment["NU11VLT_TEST_BIN_DIR"], !dir.isEmpty {
+            // Its real path (.build/release is a link): tests compare it with /proc/PID/exe.
+            return URL(fileURLWithPath: dir).resolvingSymlinksInPath().path + "/nu11vlt"
+        }
+        return bundled
+    }()
+
+    /// The `nu11vlt` built with the tests (debug), next to the test bundle.
+    static let bundled: String = {
         // The test bundle sits next to the products (…/.build/debug/Nu11VLTPackageTests.xctest).
         var dir = Bundle.main.bundleURL
         if dir.pathExtension == "xctest" { dir = dir.deletingLastPathComponent() }
@@ -35,6 +47,7 @@ final class CLI {
         var env = ProcessInfo.processInfo.environment
         env["NU11VLT_VAULT"] = root + "/vault"
         env["NU11VLT_KEYSTORE"] = root + "/keystore"
+        env.removeValue(forKey: "NU11VLT_TEST_BIN_DIR")
         env.removeValue(forKey: "NU11VLT_VIEWER")
         // Plaintext for viewers and editors goes to a private folder of this test only, so a
         // test looks only at what it made (never at other processes' files in /dev/shm).

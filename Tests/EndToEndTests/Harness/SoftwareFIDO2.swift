@@ -69,7 +69,8 @@ extension CLI {
             script += " 4<<'KEYPIN'\n\(keyPIN)\nKEYPIN\n"
         }
         if pinStdin { arguments.append("--pin-stdin") }
-        return try spawn("/bin/sh", ["-c", script, CLI.binary] + arguments, input: pinStdin ? Data((pin + "\n").utf8) : Data(),
+        // The debug build: only it takes the software key's unix: socket (a release build refuses it).
+        return try spawn("/bin/sh", ["-c", script, CLI.bundled] + arguments, input: pinStdin ? Data((pin + "\n").utf8) : Data(),
                          environment: ["NU11VLT_FIDO2_DEVICE": device])
     }
 }

@@ -12,11 +12,16 @@ import Testing
 struct SandboxTests {
     static var helper: String { (CLI.binary as NSString).deletingLastPathComponent + "/nu11vlt-image-helper" }
 
-    /// The debug helper, and the release one where a release build exists (`make release`,
-    /// `make bench`): the probe runs on both.
+    /// The helper under test, the debug one and the release one where a release build exists
+    /// (`make test`, `make release`, `make bench`): the probe runs on each.
     static var helpers: [String] {
-        let release = ((CLI.binary as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent + "/release/nu11vlt-image-helper"
-        return [helper] + (FileManager.default.isExecutableFile(atPath: release) ? [release] : [])
+        let debug = (CLI.bundled as NSString).deletingLastPathComponent + "/nu11vlt-image-helper"
+        let release = ((CLI.bundled as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent + "/release/nu11vlt-image-helper"
+        var out: [String] = []
+        for path in [helper, debug, release] where !out.contains(path) && FileManager.default.isExecutableFile(atPath: path) {
+            out.append(path)
+        }
+        return out
     }
 
     /// The kernel's Landlock ABI as nu11vlt reports it (`status`, "decoders"); 0 when the
