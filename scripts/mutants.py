@@ -36,7 +36,9 @@ def mutants():
 
 
 def run(cmd, **kw):
-    return subprocess.run(cmd, cwd=TREE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    # The tests must run the mutant's own build, never a release build named by make test.
+    env = {k: v for k, v in os.environ.items() if k != "NU11VLT_TEST_BIN_DIR"}
+    return subprocess.run(cmd, cwd=TREE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, **kw)
 
 
 def main():

@@ -214,7 +214,10 @@ final class MainScreen {
                 return ([], items.reversed(), FirstScreen(), try vault.albums.list())
             }
             let dated = Array(try vault.items.datedItemIDs(album: album).reversed())
-            return (dated, nil, try FirstScreen(vault: vault, ids: dated.prefix(headCount).map(\.id)[...], scale: scale), try vault.albums.list())
+            if Timings.enabled { Timings.report("list-ids", (App.monotonic() - start) * 1000) }
+            let head = try FirstScreen(vault: vault, ids: dated.prefix(headCount).map(\.id)[...], scale: scale)
+            if Timings.enabled { Timings.report("list-head", (App.monotonic() - start) * 1000) }
+            return (dated, nil, head, try vault.albums.list())
         }) { [weak self] result in
             guard let self, first?() ?? true else { return }
             switch result {

@@ -37,9 +37,13 @@ public struct ItemID: Sendable, Hashable, Comparable, Codable, CustomStringConve
 
     public static let byteCount = 16
 
-    public init() { self.init(words: SecureRandom.bytes(Self.byteCount)) }
+    public init() { self.init(words: SecureRandom.bytes(Self.byteCount)[...]) }
 
-    public init(bytes: some Collection<UInt8>) throws {
+    public init(bytes: [UInt8]) throws { try self.init(bytes: bytes[...]) }
+
+    /// (Concrete types, not a generic collection: a listing makes 100,000 IDs, and a generic
+    /// call across modules goes through the runtime for each.)
+    public init(bytes: ArraySlice<UInt8>) throws {
         guard bytes.count == Self.byteCount else {
             throw Nu11Error(.invalidArgument, "an ID is \(Self.byteCount) bytes, not \(bytes.count)")
         }
@@ -47,39 +51,39 @@ public struct ItemID: Sendable, Hashable, Comparable, Codable, CustomStringConve
     }
 
     /// Sixteen bytes (the caller has checked the count).
-    private init(words bytes: some Collection<UInt8>) {
+    private init(words bytes: ArraySlice<UInt8>) {
+        (high, low) = bytes.withUnsafeBytes { raw in
+            (UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+             UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        }
+    }
+
+    /// Parses 32 hex digits (either case).
+    public init(hex: String) throws {
+        var text = hex
+        guard let id = text.withUTF8({ ItemID(hexDigits: UnsafeRawBufferPointer($0)) }) else {
+            throw Nu11Error(.invalidArgument, "'\(hex.prefix(40))' is not an ID (32 hex digits)",
+                            remedy: .listIDs)
+        }
+        self = id
+    }
+
+    /// 32 hex digits (either case) as ASCII bytes; nil for anything else.
+    public init?(hexDigits digits: UnsafeRawBufferPointer) {
+        guard digits.count == 2 * Self.byteCount else { return nil }
         var high: UInt64 = 0, low: UInt64 = 0
-        for (i, byte) in bytes.enumerated() {
-            if i < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+        for i in 0..<16 {
+            guard let a = Hex.nibble(digits[i]), let b = Hex.nibble(digits[16 + i]) else { return nil }
+            high = high << 4 | UInt64(a)
+            low = low << 4 | UInt64(b)
         }
         self.high = high
         self.low = low
     }
 
-    /// Parses 32 hex digits (either case).
-    public init(hex: String) throws {
-        var words: (UInt64, UInt64)?
-        var text = hex
-        text.withUTF8 { digits in
-            guard digits.count == 2 * Self.byteCount else { return }
-            var high: UInt64 = 0, low: UInt64 = 0
-            for i in 0..<16 {
-                guard let a = Hex.nibble(digits[i]), let b = Hex.nibble(digits[16 + i]) else { return }
-                high = high << 4 | UInt64(a)
-                low = low << 4 | UInt64(b)
-            }
-            words = (high, low)
-        }
-        guard let words else {
-            throw Nu11Error(.invalidArgument, "'\(hex.prefix(40))' is not an ID (32 hex digits)",
-                            remedy: .listIDs)
-        }
-        (high, low) = words
-    }
-
     /// The sixteen bytes.
     public var bytes: [UInt8] {
-        (0..<Self.byteCount).map { i in UInt8(truncatingIfNeeded: (i < 8 ? high : low) >> UInt64(8 * (7 - i % 8))) }
+        withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Array($0) }
     }
 
     public var hex: String {

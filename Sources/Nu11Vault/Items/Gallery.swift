@@ -19,32 +19,55 @@ extension Items {
     public func datedItemIDs(album: String? = nil, kind: ItemKind = .file) throws -> [(id: ItemID, date: Date)] {
         let filter: ItemID?? = try album.map { .some(try vault.albums.albumID(named: $0)) } ?? .none
         evictExpiredPreviews()
-        let rows = try visibleRows(kind: kind, album: filter, afterSeq: 0, limit: Int.max)
         loadListingFile()
-        let before = vault.listingCache.opened
-        let facts = try listingFacts(rows)
-        if album == nil && kind == .file { saveListingFile(rows, opened: vault.listingCache.opened - before) }
+        let before = vault.listingCache.kept
+        // The rows without their sealed records: the records are read only where the cache
+        // does not know the item (changed since the last listing, or the first listing).
+        var rows = try index.listingRows(domains: visibleDomains, kind: kind, album: filter)
+        let facts = try listingFacts(&rows)
+        if album == nil && kind == .file { saveListingFile(rows, opened: vault.listingCache.kept - before) }
         let motions = Set(facts.compactMap(\.motion))
         var order = rows.indices.filter { !motions.contains(rows[$0].id) }
         order.sort { facts[$0].date != facts[$1].date ? facts[$0].date < facts[$1].date : rows[$0].seq < rows[$1].seq }
         return order.map { (rows[$0].id, Date(timeIntervalSince1970: facts[$0].date)) }
     }
 
-    /// The listing facts of `rows`: from the session's cache where the sealed record is the one
-    /// read before (its tag), else opened (on every core) and kept.
-    func listingFacts(_ rows: [ItemRow]) throws -> [ItemMetadata.ListingFacts] {
-        var facts = rows.map { vault.listingCache.facts($0) }
+    /// The listing facts of `rows`, in their order: from the session's cache where the row
+    /// holds the very record read before (its tag), else its record opened (on every core) and
+    /// kept. Rows that are not visible (a Fade item past its deadline or whose record does not
+    /// open, a row gone since) are removed from `rows`. Fade rows are always opened: their
+    /// visibility is decided by opening them.
+    func listingFacts(_ rows: inout [ListingRow]) throws -> [ItemMetadata.ListingFacts] {
+        var facts = rows.map { $0.domain == .fade ? nil : vault.listingCache.facts($0) }
         let missing = facts.indices.filter { facts[$0] == nil }
         guard !missing.isEmpty else { return facts.compactMap { $0 } }
-        let toOpen = missing.map { rows[$0] }
-        var keys: [Domain: SecretBytes] = [:]
-        for domain in Set(toOpen.map(\.domain)) { keys[domain] = try metadataKey(domain) }
-        let opened = try ItemMetadata.listingFacts(toOpen, keys: keys)
-        for (i, fact) in zip(missing, opened) {
-            facts[i] = fact
-            vault.listingCache.keep(fact, for: rows[i])
+        // Their whole rows: one by one when a few changed, else from one pass over the index.
+        var full: [ItemID: ItemRow] = [:]
+        if missing.count <= 2048 {
+            for i in missing { if let row = try index.item(rows[i].id) { full[row.id] = row } }
+        } else {
+            for row in try index.items(domains: visibleDomains, afterSeq: 0, limit: nil) { full[row.id] = row }
         }
-        return facts.compactMap { $0 }
+        let toOpen = missing.compactMap { i in full[rows[i].id].map { (at: i, row: $0) } }.filter { isVisible($0.row) }
+        var keys: [Domain: SecretBytes] = [:]
+        for domain in Set(toOpen.map(\.row.domain)) { keys[domain] = try metadataKey(domain) }
+        let opened = try ItemMetadata.listingFacts(toOpen.map(\.row), keys: keys)
+        for (entry, fact) in zip(toOpen, opened) {
+            facts[entry.at] = fact
+            // A Fade item's facts are not kept: its visibility is decided by opening it.
+            if entry.row.domain == .fade { vault.listingCache.openedUnkept() } else { vault.listingCache.keep(fact, for: entry.row) }
+        }
+        var keptRows: [ListingRow] = []
+        var keptFacts: [ItemMetadata.ListingFacts] = []
+        keptRows.reserveCapacity(rows.count)
+        keptFacts.reserveCapacity(rows.count)
+        for (row, fact) in zip(rows, facts) {
+            guard let fact else { continue }
+            keptRows.append(row)
+            keptFacts.append(fact)
+        }
+        rows = keptRows
+        return keptFacts
     }
 
     /// The summaries of `ids`, in their order; items gone since (deleted, faded) are left out.
@@ -168,13 +191,13 @@ extension ItemMetadata {
 /// row moved in the index behind our back is opened again, and fails).
 struct ListingCache {
     private var entries: [ItemID: (tag: RecordTag, album: ItemID?, facts: ItemMetadata.ListingFacts)] = [:]
-    /// How many records have been opened to fill it (for the tests).
+    /// How many records have been opened by listings (for the tests), and how many of them
+    /// were kept (all but Fade items).
     private(set) var opened = 0
+    private(set) var kept = 0
 
-    func facts(_ row: ItemRow) -> ItemMetadata.ListingFacts? {
-        guard let entry = entries[row.id], row.meta.count >= 16, entry.tag == RecordTag(row.meta.suffix(16)), entry.album == row.album else {
-            return nil
-        }
+    func facts(_ row: ListingRow) -> ItemMetadata.ListingFacts? {
+        guard let entry = entries[row.id], entry.tag == row.tag, entry.album == row.album else { return nil }
         return entry.facts
     }
 
@@ -182,7 +205,10 @@ struct ListingCache {
         guard row.meta.count >= 16 else { return }
         entries[row.id] = (RecordTag(row.meta.suffix(16)), row.album, facts)
         opened += 1
+        kept += 1
     }
+
+    mutating func openedUnkept() { opened += 1 }
 
     /// An entry read from the listing file (`ListingFile`): it counts on the same terms.
     mutating func reserve(_ count: Int) { entries.reserveCapacity(entries.count + count) }
@@ -192,9 +218,9 @@ struct ListingCache {
     }
 
     /// The entry for `row`, while it still holds (for the listing file).
-    func entry(_ row: ItemRow) -> ListingFile.Entry? {
+    func entry(_ row: ListingRow) -> ListingFile.Entry? {
         guard let facts = facts(row) else { return nil }
-        return ListingFile.Entry(id: row.id, tag: RecordTag(row.meta.suffix(16)), album: row.album, facts: facts)
+        return ListingFile.Entry(id: row.id, tag: row.tag, album: row.album, facts: facts)
     }
 
     mutating func removeAll() {
@@ -202,26 +228,4 @@ struct ListingCache {
     }
 
     var count: Int { entries.count }
-}
-
-/// A sealed record's last 16 bytes (its AEAD tag) as two words: what a listing compares for
-/// each of 100,000 rows, without an array each.
-struct RecordTag: Equatable {
-    private let high: UInt64
-    private let low: UInt64
-
-    /// The last 16 bytes of `bytes` (zeros in front when it is shorter).
-    init(_ bytes: some Collection<UInt8>) {
-        var high: UInt64 = 0, low: UInt64 = 0
-        let skip = max(0, bytes.count - 16), short = max(0, 16 - bytes.count)
-        for (i, byte) in bytes.dropFirst(skip).enumerated() {
-            if i + short < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
-        }
-        self.high = high
-        self.low = low
-    }
-
-    var bytes: [UInt8] {
-        (0..<16).map { i in UInt8(truncatingIfNeeded: (i < 8 ? high : low) >> UInt64(8 * (7 - i % 8))) }
-    }
 }

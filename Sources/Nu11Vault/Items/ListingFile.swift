@@ -113,7 +113,7 @@ extension Items {
 
     /// Writes the file after a full listing of the primary vault that found it stale: records
     /// were opened, or it holds entries for items no longer there. `rows`: the listing's rows.
-    func saveListingFile(_ rows: [ItemRow], opened: Int) {
+    func saveListingFile(_ rows: [ListingRow], opened: Int) {
         guard vault.role == .primary else { return }  // never a backup vault's: it would tell one is in use
         let kept = rows.filter { $0.domain == .vault }
         guard opened > 0 || vault.listingFileEntries != kept.count || ProtectedFiles.kind(keyStore.listingCachePath) != .file else { return }
