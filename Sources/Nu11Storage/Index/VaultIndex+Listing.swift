@@ -42,20 +42,8 @@ extension VaultIndex {
     /// columns in place: no sealed record copied out, no ID through a `String`.
     public func listingRows(domains: [Domain], kind: ItemKind?, album: ItemID?? = .none) throws -> [ListingRow] {
         try read { db in
-            var sql = "SELECT id, seq, domain, album, substr(meta, -16) FROM item WHERE domain IN (\(domains.map { "\($0.rawValue)" }.joined(separator: ",")))"
-            var args: [(any DatabaseValueConvertible)?] = []
-            if let kind {
-                sql += " AND kind = ?"
-                args.append(kind.rawValue)
-            }
-            if case .some(let albumFilter) = album {
-                if let a = albumFilter {
-                    sql += " AND album = ?"
-                    args.append(a.hex)
-                } else {
-                    sql += " AND album IS NULL"
-                }
-            }
+            let (filter, args) = Self.itemFilter(domains: domains, kind: kind, album: album)
+            let sql = "SELECT id, seq, domain, album, substr(meta, -16) FROM item WHERE \(filter)"
             let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(args))
             var out: [ListingRow] = []
             while let row = try cursor.next() {
@@ -70,6 +58,26 @@ extension VaultIndex {
             out.sort { $0.seq < $1.seq }
             return out
         }
+    }
+
+    /// The WHERE clause (and its arguments) of the rows of `domains`, of `kind` when given, in
+    /// `album` when given (`.some(nil)`: in no album).
+    static func itemFilter(domains: [Domain], kind: ItemKind?, album: ItemID??) -> (String, [(any DatabaseValueConvertible)?]) {
+        var sql = "domain IN (\(domains.map { "\($0.rawValue)" }.joined(separator: ",")))"
+        var args: [(any DatabaseValueConvertible)?] = []
+        if let kind {
+            sql += " AND kind = ?"
+            args.append(kind.rawValue)
+        }
+        if case .some(let albumFilter) = album {
+            if let a = albumFilter {
+                sql += " AND album = ?"
+                args.append(a.hex)
+            } else {
+                sql += " AND album IS NULL"
+            }
+        }
+        return (sql, args)
     }
 
     /// The ID in column `index` (32 hex digits), read in place.

@@ -204,20 +204,9 @@ public final class VaultIndex: Sendable {
     public func items(domains: [Domain], kind: ItemKind? = nil, album: ItemID?? = .none, afterSeq: Int64 = 0,
                       limit: Int?) throws -> [ItemRow] {
         try read { db in
-            var sql = "SELECT id, seq, kind, domain, album, meta FROM item WHERE domain IN (\(domains.map { "\($0.rawValue)" }.joined(separator: ","))) AND seq > ?"
-            var args: [(any DatabaseValueConvertible)?] = [afterSeq]
-            if let kind {
-                sql += " AND kind = ?"
-                args.append(kind.rawValue)
-            }
-            if case .some(let albumFilter) = album {
-                if let a = albumFilter {
-                    sql += " AND album = ?"
-                    args.append(a.hex)
-                } else {
-                    sql += " AND album IS NULL"
-                }
-            }
+            let (filter, filterArgs) = Self.itemFilter(domains: domains, kind: kind, album: album)
+            var sql = "SELECT id, seq, kind, domain, album, meta FROM item WHERE \(filter) AND seq > ?"
+            var args = filterArgs + [afterSeq]
             if let limit {
                 sql += " ORDER BY seq LIMIT ?"
                 args.append(limit)
