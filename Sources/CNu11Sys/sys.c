@@ -146,11 +146,18 @@ void nu11_cleanup_install(const char *message) {
     sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
+/* Slots are claimed with a compare-and-swap, so two threads that each start a temp file at
+ * once (the app imports on a worker thread while its main thread goes on) never share one;
+ * the signal handler reads only `nu11_used`, set once the path is in place. */
+static int nu11_claimed[NU11_SLOTS];
+
 int nu11_cleanup_register(const char *path) {
     if (strlen(path) >= sizeof nu11_paths[0]) return -1;
     for (int i = 0; i < NU11_SLOTS; i++) {
-        if (!nu11_used[i]) {
+        int expected = 0;
+        if (__atomic_compare_exchange_n(&nu11_claimed[i], &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
             strcpy(nu11_paths[i], path);
+            __atomic_thread_fence(__ATOMIC_RELEASE);
             nu11_used[i] = 1;
             return i;
         }
@@ -159,7 +166,9 @@ int nu11_cleanup_register(const char *path) {
 }
 
 void nu11_cleanup_unregister(int slot) {
-    if (slot >= 0 && slot < NU11_SLOTS) nu11_used[slot] = 0;
+    if (slot < 0 || slot >= NU11_SLOTS) return;
+    nu11_used[slot] = 0;
+    __atomic_store_n(&nu11_claimed[slot], 0, __ATOMIC_RELEASE);
 }
 
 /* Every child (image helper, editor, viewer): default signal handling (ours would clean up in

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CGtk
 import Foundation
+import Synchronization
 import Nu11Format
 import Nu11Media
 import Nu11Vault
@@ -23,17 +24,21 @@ final class FirstScreen: Sendable {
     /// (which shows no picture), so one damaged item does not fail the listing.
     init(vault: Vault, ids: ArraySlice<ItemID>, scale: Int) throws {
         summaries = try vault.items.summaries(Array(ids))
-        var made: [ItemID: TextureBox] = [:]
-        for item in summaries where item.thumbnail {
+        // The thumbnails are read from the vault here, one after the other, then decoded on
+        // as many helpers as there are (one per core) at once.
+        let sources = summaries.filter(\.thumbnail).compactMap { item in
+            // One that cannot be read is loaded again by its tile when bound (no picture if
+            // that fails too).
+            (try? Texture.tileSource(vault, item.id, scale: scale)).map { (item.id, $0) }
+        }
+        let made = Mutex<[ItemID: TextureBox]>([:])
+        DispatchQueue.concurrentPerform(iterations: sources.count) { i in
             let start = Timings.enabled ? App.monotonic() : 0
-            do {
-                made[item.id] = TextureBox(try Texture.tile(vault, item.id, scale: scale))
-            } catch {
-                continue  // the tile loads it again when bound, and shows no picture if that fails too
-            }
+            guard let box = try? TextureBox(sources[i].1.decode()) else { return }
+            made.withLock { $0[sources[i].0] = box }
             if Timings.enabled { Timings.report("tile", (App.monotonic() - start) * 1000) }
         }
-        textures = made
+        textures = made.withLock { $0 }
     }
 
     /// How many tiles a window of this size shows at once (a row more, for the partly visible

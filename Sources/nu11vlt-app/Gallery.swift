@@ -58,7 +58,7 @@ final class Gallery {
     init(screen: MainScreen) {
         self.screen = screen
         let windowWidth: Int32 = screen.app.window.map { gtk_widget_get_width($0) } ?? 1000
-        model = must(gtk_string_list_new(nil))
+        model = must(n11g_cell_model_new())
         g_object_ref(UnsafeMutableRawPointer(model))  // the selection takes one reference
         selection = must(gtk_multi_selection_new(model))
         let factory = gtk_signal_list_item_factory_new()
@@ -174,16 +174,23 @@ final class Gallery {
 
     /// Fills the grid's model with the items and their section headers.
     private func layOut() {
+        let start = Timings.enabled ? App.monotonic() : 0
         cells = grouping.cells(ids, dates: dates, columns: columns)
+        if Timings.enabled { Timings.report("show-cells", (App.monotonic() - start) * 1000) }
+        defer { if Timings.enabled { Timings.report("show-model", (App.monotonic() - start) * 1000) } }
         let newIDs = ids
-        // The GTK model holds the cells as text (a GtkStringList); `bind` reads them back.
-        let cIDs = cells.map { strdup($0.modelText) } + [nil]
-        defer { for p in cIDs { free(p) } }
-        let old = g_list_model_get_n_items(model)
-        cIDs.withUnsafeBufferPointer { buffer in
-            buffer.baseAddress?.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { p in
-                gtk_string_list_splice(model, 0, old, p)
-            }
+        // The GTK model holds the cells as text; `bind` reads them back. It makes a row's
+        // object only when GTK asks for it (`n11g_cell_model_replace` takes the texts).
+        // The array and its texts are malloc'ed: the model frees them.
+        let size = max(1, cells.count) * MemoryLayout<UnsafeMutablePointer<CChar>?>.stride
+        guard let texts = malloc(size)?.bindMemory(to: UnsafeMutablePointer<CChar>?.self, capacity: max(1, cells.count)) else {
+            return screen.app.tell("The gallery cannot be shown", "Out of memory: close other programs, then try again.")
+        }
+        for (i, cell) in cells.enumerated() { texts[i] = strdup(cell.modelText) }
+        if n11g_cell_model_replace(model, texts, UInt32(cells.count)) != 0 {
+            for i in cells.indices { free(texts[i]) }
+            free(texts)
+            return screen.app.tell("The gallery cannot be shown", "Out of memory: close other programs, then try again.")
         }
         gtk_stack_set_visible_child_name(op(stack), newIDs.isEmpty ? "empty" : "grid")
     }

@@ -195,8 +195,9 @@ final class MainScreen {
         }
     }
 
-    /// Lists the section's items, sorted by capture date (newest first), and the albums.
-    /// `first` runs on the main thread before they are shown; returning false drops them.
+    /// Lists the section's items, sorted by capture date (newest first), then the albums: those
+    /// are read after the first screen is handed over, so the sidebar never delays it.
+    /// `first` runs on the main thread before the items are shown; returning false drops them.
     func reload(first: (() -> Bool)? = nil) {
         let section = self.section
         gallery.firstScreen.begin()
@@ -204,34 +205,32 @@ final class MainScreen {
         let headCount = FirstScreen.count(windowWidth: window.map { gtk_widget_get_width($0) } ?? 1024,
                                           windowHeight: window.map { gtk_widget_get_height($0) } ?? 720)
         let scale = Int(window.map { gtk_widget_get_scale_factor($0) } ?? 1)
-        app.session.run({ vault -> ([(id: ItemID, date: Date)], [ItemSummary]?, FirstScreen, [AlbumSummary]) in
+        app.session.run({ vault -> ([(id: ItemID, date: Date)], [ItemSummary]?, FirstScreen) in
             let album: String? = if case .album(let name) = section { name } else { nil }
             let start = Timings.enabled ? App.monotonic() : 0
             defer { if Timings.enabled { Timings.report("list-call", (App.monotonic() - start) * 1000) } }
             if section == .fade {
                 // A handful of items: their summaries (with the deadlines) at once.
                 let items = try vault.items.list(limit: Int.max, order: .taken).items.filter { $0.fadesAt != nil }
-                return ([], items.reversed(), FirstScreen(), try vault.albums.list())
+                return ([], items.reversed(), FirstScreen())
             }
             let dated = Array(try vault.items.datedItemIDs(album: album).reversed())
             if Timings.enabled { Timings.report("list-ids", (App.monotonic() - start) * 1000) }
             let head = try FirstScreen(vault: vault, ids: dated.prefix(headCount).map(\.id)[...], scale: scale)
             if Timings.enabled { Timings.report("list-head", (App.monotonic() - start) * 1000) }
-            return (dated, nil, head, try vault.albums.list())
+            return (dated, nil, head)
         }) { [weak self] result in
             guard let self, first?() ?? true else { return }
             switch result {
-            case .success(let (dated, summaries, head, albums)):
+            case .success(let (dated, summaries, head)):
                 if let start = gallery.firstScreen.started { Timings.report("listed", (App.monotonic() - start) * 1000) }
-                if albums != self.albums {
-                    self.albums = albums
-                    rebuildSidebar()
-                }
+                reloadAlbums()
                 if let summaries {
                     gallery.show(summaries)
                 } else {
                     gallery.show(ids: dated.map(\.id), dates: Dictionary(dated.map { ($0.id, $0.date) }, uniquingKeysWith: { a, _ in a }), head: head)
                 }
+                if let start = gallery.firstScreen.started { Timings.report("shown", (App.monotonic() - start) * 1000) }
             case .failure(let error): app.tell("The vault cannot be listed", describe(error))
             }
         }

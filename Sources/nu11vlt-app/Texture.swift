@@ -20,14 +20,30 @@ enum Texture {
     /// scale 1; at scale 2 the tile is 320 device pixels square, so the screen preview is
     /// scaled (by the helper) until its short side covers that, and the tile stays sharp.
     static func tile(_ vault: Vault, _ id: ItemID, scale: Int) throws -> OpaquePointer? {
+        try tileSource(vault, id, scale: scale).decode()
+    }
+
+    /// What a tile's picture is decoded from: the encoded thumbnail read (and decrypted) from
+    /// the vault, and the size to decode it to. Reading needs the vault (its worker thread);
+    /// decoding needs only a helper, so several may run at once (`FirstScreen`).
+    struct TileSource: Sendable {
+        let bytes: [UInt8]
+        let maxSide: Int
+
+        func decode() throws -> OpaquePointer? {
+            try fromPixels(ImageHelper.shared.pixels(bytes, maxSide: maxSide))
+        }
+    }
+
+    static func tileSource(_ vault: Vault, _ id: ItemID, scale: Int) throws -> TileSource {
         let grid = try vault.photos.thumbnail(ItemRef(id), size: .grid)
         let need = Tile.side * max(1, scale)
         guard min(grid.width, grid.height) < need,
               let preview = try? vault.photos.thumbnail(ItemRef(id), size: .preview),
               min(preview.width, preview.height) > min(grid.width, grid.height) else {
-            return try decode(grid)
+            return TileSource(bytes: grid.bytes, maxSide: max(grid.width, grid.height, 1))
         }
-        return try decodeImage(preview.bytes, maxSide: tileSide(width: preview.width, height: preview.height, need: need))
+        return TileSource(bytes: preview.bytes, maxSide: tileSide(width: preview.width, height: preview.height, need: need))
     }
 
     /// The long side that gives an image of `width` × `height` a short side of `need` (never

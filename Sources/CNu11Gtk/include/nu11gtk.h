@@ -20,4 +20,9 @@ void n11g_set_bool(gpointer object, const char *property, gboolean value);
 // launcher: the desktop file's Exec line, spawned by GLib). 0, or -1 with a one-line reason;
 // the application's name in app_name.
 int n11g_launch_default(const char *path, const char *content_type, char *app_name, size_t name_len, char *err, size_t err_len);
+// The gallery's model (cellmodel.c): GtkStringObjects made only for the rows GTK asks for.
+GListModel *n11g_cell_model_new(void);
+// Replaces every text with `texts` (count of them, each malloc'ed, in a malloc'ed array: the
+// model owns them from here on, and frees them). 0, or -1 when out of memory (nothing taken).
+int n11g_cell_model_replace(GListModel *model, char **texts, guint count);
 #endif

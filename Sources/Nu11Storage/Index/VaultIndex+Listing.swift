@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import GRDB
+import GRDBSQLite  // SQLite's own API (GRDB's module for it), to step the listing's statement
 import Nu11Format
 
 /// A sealed record's last 16 bytes (its AEAD tag) as two words: what a listing compares, for
@@ -39,21 +40,33 @@ public struct ListingRow: Sendable {
 extension VaultIndex {
     /// Every row of `domains` (of `kind`, in `album` when given) as a `ListingRow`, in `seq`
     /// order. At 100,000 items this is the listing's one pass over the index, so it reads the
-    /// columns in place: no sealed record copied out, no ID through a `String`.
+    /// columns in place, stepping SQLite's statement itself: no row object, no sealed record
+    /// copied out, no ID through a `String`.
     public func listingRows(domains: [Domain], kind: ItemKind?, album: ItemID?? = .none) throws -> [ListingRow] {
         try read { db in
             let (filter, args) = Self.itemFilter(domains: domains, kind: kind, album: album)
             let sql = "SELECT id, seq, domain, album, substr(meta, -16) FROM item WHERE \(filter)"
-            let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(args))
+            let statement = try db.makeStatement(sql: sql)
+            try statement.setArguments(StatementArguments(args))
+            let stmt = statement.sqliteStatement
+            defer { sqlite3_reset(stmt) }
             var out: [ListingRow] = []
-            while let row = try cursor.next() {
-                guard let domain = Domain(rawValue: row[2]) else {
+            while true {
+                let rc = sqlite3_step(stmt)
+                if rc == SQLITE_DONE { break }
+                guard rc == SQLITE_ROW else {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: rc),
+                                        message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
+                }
+                guard let domain = Domain(rawValue: UInt8(truncatingIfNeeded: sqlite3_column_int64(stmt, 2))),
+                      sqlite3_column_int64(stmt, 2) == Int64(domain.rawValue) else {
                     throw Nu11Error(.corrupted, "the index holds an invalid row", remedy: .check(reason: nil))
                 }
-                let id = try Self.id(row, 0)
-                let album = try row.hasNull(atIndex: 3) ? nil : Self.id(row, 3)
-                let tag = try row.withUnsafeData(atIndex: 4) { data in data.map { d in d.withUnsafeBytes { RecordTag(raw: $0) } } }
-                out.append(ListingRow(id: id, seq: row[1], domain: domain, album: album, tag: tag ?? RecordTag([])))
+                let id = try Self.id(stmt, 0)
+                let album = sqlite3_column_type(stmt, 3) == SQLITE_NULL ? nil : try Self.id(stmt, 3)
+                let tagBytes = sqlite3_column_blob(stmt, 4)
+                let tag = RecordTag(raw: UnsafeRawBufferPointer(start: tagBytes, count: tagBytes == nil ? 0 : Int(sqlite3_column_bytes(stmt, 4))))
+                out.append(ListingRow(id: id, seq: sqlite3_column_int64(stmt, 1), domain: domain, album: album, tag: tag))
             }
             out.sort { $0.seq < $1.seq }
             return out
@@ -80,9 +93,10 @@ extension VaultIndex {
         return (sql, args)
     }
 
-    /// The ID in column `index` (32 hex digits), read in place.
-    private static func id(_ row: Row, _ index: Int) throws -> ItemID {
-        if let id = try row.withUnsafeData(atIndex: index, { data in data.flatMap { d in d.withUnsafeBytes { ItemID(hexDigits: $0) } } }) { return id }
-        return try ItemID(hex: row[index] as String)  // not hex: the usual error
+    /// The ID in column `index` of the current row (32 hex digits), read in place.
+    private static func id(_ stmt: SQLiteStatement, _ index: Int32) throws -> ItemID {
+        let text = UnsafeRawBufferPointer(start: sqlite3_column_text(stmt, index), count: Int(sqlite3_column_bytes(stmt, index)))
+        if text.baseAddress != nil, let id = ItemID(hexDigits: text) { return id }
+        return try ItemID(hex: String(decoding: text, as: UTF8.self))  // not hex: the usual error
     }
 }

@@ -106,8 +106,7 @@ extension Items {
         guard let bytes = try? ProtectedFiles.read(path, limit: ListingFile.limit),
               let key = try? ListingFile.key(vault.domainKey(.vault)),
               let entries = ListingFile.open(bytes, key: key) else { return }
-        vault.listingCache.reserve(entries.count)
-        for e in entries { vault.listingCache.restore(e) }
+        vault.listingCache.restore(entries)
         vault.listingFileEntries = entries.count
     }
 
