@@ -42,6 +42,10 @@ struct CrashTests {
         var totals: [String: Int] = [:]
         var trialsRun: [String: Int] = [:]
         var interrupted = 0
+        /// Kill trials that ran whole because they made fewer calls than their kill point: a
+        /// folder import's count varies by a few dozen with the key packs its random IDs land
+        /// in. Such a run is checked as a complete one (`verify`); it kills nothing.
+        var ranShort = 0
 
         /// The first runs of an operation are uninterrupted: they count its calls (the
         /// smallest count is used, since the first run may create folders later runs find).
@@ -49,10 +53,14 @@ struct CrashTests {
 
         /// Runs `args`; the first times uninterrupted (to count its calls), then killed with
         /// SIGKILL just before call N, N spread over the whole operation.
-        /// Every trial after the counting run must have been cut short by the kill.
+        /// Every trial after the counting runs must have been cut short by the kill, but one that
+        /// made fewer calls than its kill point (`ranShort`, at most a quarter of them).
         func expectInterrupted(sourceLocation: SourceLocation = #_sourceLocation) {
             let expected = trialsRun.values.reduce(0) { $0 + max($1 - Self.countingRuns, 0) }
-            #expect(interrupted == expected, "only \(interrupted) of \(expected) trials were interrupted", sourceLocation: sourceLocation)
+            #expect(interrupted == expected - ranShort, "only \(interrupted) of \(expected) trials were interrupted",
+                    sourceLocation: sourceLocation)
+            #expect(ranShort * 4 <= expected, "\(ranShort) of \(expected) trials ran short of their kill point",
+                    sourceLocation: sourceLocation)
         }
 
         func killed(_ args: [String], input: String) throws {
@@ -67,14 +75,17 @@ struct CrashTests {
             } else {
                 env["NU11_FAULT_AT"] = "0"
             }
+            try? FileManager.default.removeItem(atPath: countFile)
             let r = try cli.spawn(CLI.binary, args, input: Data(input.utf8), environment: env)
+            let ran = Int((try? String(contentsOfFile: countFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
             if trial < Self.countingRuns {
                 #expect(r.code == 0, "\(label) without a crash: \(r.stderr)")
-                let count = Int((try? String(contentsOfFile: countFile, encoding: .utf8))?
-                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 1
+                let count = ran ?? 1
                 totals[label] = min(totals[label] ?? count, count)
             } else if r.code == SIGKILL && r.stdout.isEmpty {
                 interrupted += 1
+            } else if r.code == 0, let ran, let at = env["NU11_FAULT_AT"].flatMap({ Int($0) }), ran < at {
+                ranShort += 1  // finished at call `ran`, before the kill point
             }
         }
 
