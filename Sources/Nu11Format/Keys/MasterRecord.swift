@@ -171,6 +171,14 @@ public struct MasterRecord: Sendable {
                      skeletonArmed: skeletonArmed, tpm: tpm)
     }
 
+    /// The same cost and switch, a fresh salt, every slot filler (no PIN opens it until its
+    /// slot is sealed again): enrolment draws one when two PINs given would share a TPM bucket.
+    public func resalted() -> MasterRecord {
+        MasterRecord(parameters: parameters, salt: SecureRandom.bytes(Argon2id.saltByteCount),
+                     slots: (0..<Self.slotCount).map { _ in SecureRandom.bytes(Self.slotByteCount) },
+                     skeletonArmed: skeletonArmed, tpm: tpm)
+    }
+
     var clearFields: [UInt8] { fields(flags: skeletonArmed ? 1 : 0) }
 
     func aad(slot: Int) -> [UInt8] { (slot == 0 ? clearFields : fields(flags: 0)) + [UInt8(slot)] }

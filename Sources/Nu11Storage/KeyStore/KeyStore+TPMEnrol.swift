@@ -46,17 +46,41 @@ extension KeyStore {
         guard opened.first?.slot == 0 else {
             throw Nu11Error(.invalidArgument, "enrolling the TPM needs the primary PIN; nothing was changed", remedy: .primaryPINOnly)
         }
+        let (salted, distinct) = try distinctBuckets(record, pins: pins, buckets: buckets)
         let connection = try TPMConnection()
         let recoveryKey = given ?? RecoveryKey.generate()
         let taking = try takeLockout(connection, recoveryKey: recoveryKey, mayBeOurs: given != nil && lockoutMayBeOurs, strongPIN: strongPIN)
         do {
-            return try enrol(record, opened: opened, buckets: buckets, pcrMask: pcrMask, state: state, recoveryKey: recoveryKey,
+            return try enrol(salted, opened: opened, buckets: distinct, pcrMask: pcrMask, state: state, recoveryKey: recoveryKey,
                              taking: taking, connection: connection)
         } catch {
             undoLockout(taking, connection, recoveryKey: recoveryKey)
             throw error
         }
     }
+
+    /// Two PINs whose buckets are the same would need one TPM entry (docs/FORMAT.md §4.2c).
+    /// Every slot is sealed again at enrolment, so a fresh salt costs nothing but another
+    /// Argon2id per PIN: one is drawn until the given PINs' buckets differ (two PINs share a
+    /// bucket once in 16 salts, three once in 5.5; eight draws leave about one enrolment in
+    /// a million with three PINs refused, which says so).
+    private func distinctBuckets(_ record: MasterRecord, pins: [SecretBytes], buckets: [UInt8]) throws -> (MasterRecord, [UInt8]) {
+        var salted = record
+        var buckets = buckets
+        var draws = 0
+        while Set(buckets).count < buckets.count {
+            guard draws < Self.saltDraws else {
+                throw Nu11Error(.invalidArgument, "two PINs of this key store would share one TPM entry; nothing was changed",
+                                remedy: .changeOnePINThenEnrol)
+            }
+            draws += 1
+            salted = salted.resalted()
+            buckets = try pins.map { TPMRecord.bucket(stretched: try salted.stretch(pin: $0)) }
+        }
+        return (salted, buckets)
+    }
+
+    static let saltDraws = 8
 
     private func enrol(_ record: MasterRecord, opened: [(slot: Int, keys: DomainKeys, pin: SecretBytes)], buckets: [UInt8],
                        pcrMask: UInt32, state: DeviceState, recoveryKey: SecretBytes, taking: LockoutTaking,
