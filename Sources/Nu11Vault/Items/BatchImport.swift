@@ -123,7 +123,7 @@ extension Items {
             defer { close(fd) }
             let item: EncryptedItem
             do {
-                item = try encrypt(FileDescriptorStream(fd: fd, label: path), name: (path as NSString).lastPathComponent,
+                item = try encrypt(FileDescriptorStream(fd: fd, label: path), name: PathName.last(path),
                                    kind: .file, domain: domain, album: targetAlbum, fadeDeadline: fade.map { now + $0 },
                                    modified: ImportSource.modificationTime(fd))
             } catch let error as Nu11Error where error.diskFull {

@@ -17,7 +17,7 @@ extension Items {
     public func importFile(at path: String, album: String? = nil, fade: Double? = nil) throws -> ItemSummary {
         let fd = try ImportSource.openRegularFile(path)
         defer { close(fd) }
-        let name = (path as NSString).lastPathComponent
+        let name = PathName.last(path)
         let item = try store(FileDescriptorStream(fd: fd, label: path), name: name, kind: .file, album: album, fade: fade,
                              modified: ImportSource.modificationTime(fd))
         audit("import", ids: [item.id])

@@ -22,9 +22,10 @@ public enum LivePhotos {
         var stills: [String: [String]] = [:], motions: [String: [String]] = [:]
         for path in paths {
             // String work only: a URL would stat each path and read the working folder.
-            let ns = path as NSString
-            let ext = ns.pathExtension.lowercased()
-            let key = ns.deletingPathExtension.lowercased()
+            let (stem, found) = PathName.splitExtension(path)
+            let ext = found.lowercased()
+            guard stillExtensions.contains(ext) || motionExtensions.contains(ext) else { continue }
+            let key = stem.lowercased()
             if stillExtensions.contains(ext) { stills[key, default: []].append(path) }
             if motionExtensions.contains(ext) { motions[key, default: []].append(path) }
         }
