@@ -70,8 +70,7 @@ extension KeyStore {
         var draws = 0
         while Set(buckets).count < buckets.count {
             guard draws < Self.saltDraws else {
-                throw Nu11Error(.invalidArgument, "two PINs of this key store would share one TPM entry; nothing was changed",
-                                remedy: .changeOnePINThenEnrol)
+                throw Self.bucketsMeet
             }
             draws += 1
             salted = salted.resalted()
@@ -81,6 +80,8 @@ extension KeyStore {
     }
 
     static let saltDraws = 8
+    static let bucketsMeet = Nu11Error(.invalidArgument, "two PINs of this key store would share one TPM entry; nothing was changed",
+                                       remedy: .changeOnePINThenEnrol)
 
     private func enrol(_ record: MasterRecord, opened: [(slot: Int, keys: DomainKeys, pin: SecretBytes)], buckets: [UInt8],
                        pcrMask: UInt32, state: DeviceState, recoveryKey: SecretBytes, taking: LockoutTaking,
@@ -95,8 +96,7 @@ extension KeyStore {
             guard let unlocked = try sealTPMSlot(&bound, slot: entry.slot, keys: entry.keys, pin: entry.pin, secret: nil,
                                                  skeleton: nil, connection: connection) else {
                 connection.removeCounter(tpm.nvIndex)
-                throw Nu11Error(.invalidArgument, "two PINs of this key store would share one TPM entry; nothing was changed",
-                                remedy: .changeOnePINThenEnrol)
+                throw Self.bucketsMeet
             }
             if entry.slot == 0 { primary = unlocked }
         }

@@ -27,7 +27,7 @@ enum PathName {
         if bytes.count > 2, path.utf8.firstRange(of: "//".utf8) != nil {
             bytes = [bytes[0]] + zip(bytes.dropFirst(), bytes).compactMap { $0 == UInt8(ascii: "/") && $1 == UInt8(ascii: "/") ? nil : $0 }
         }
-        let component = bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).last ?? []
+        let component = bytes[((bytes.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1)...]
         if component.elementsEqual([UInt8(ascii: ".")]) || component.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
             return (String(decoding: bytes, as: UTF8.self), "")
         }
