@@ -145,7 +145,7 @@ let package = Package(
             pkgConfig: "libadwaita-1",
             providers: [.apt(["libadwaita-1-dev", "libgtk-4-dev"])]
         ),
-        .target(name: "CNu11Gtk", dependencies: ["CGtk"]),
+        .target(name: "CNu11Gtk", dependencies: ["CGtk"], linkerSettings: [.linkedLibrary("epoxy")]),
         .executableTarget(
             name: "nu11vlt-app",
             dependencies: ["Nu11Vault", "Nu11Media", "CNu11Sys", "CGtk", "CNu11Gtk", "Nu11Release"],

@@ -154,8 +154,13 @@ def main():
         p95 = tiles[int(len(tiles) * 0.95) - 1] if tiles else 0
         median = statistics.median(tiles) if tiles else 0
         what = f"{N} items, {VIDEOS} % videos" if VIDEOS else f"{N} photos"
+        # The renderer that drew: the app says when it chose cairo over software OpenGL.
+        if any(l.startswith("renderer cairo") for l in open(log)):
+            renderer = "cairo, the app's choice: OpenGL is software here"
+        else:
+            renderer = env.get("GSK_RENDERER") or "GTK's default"
         print(f"| gallery: {what}, unlock → IDs sorted by capture date and the first screen decoded, in the grid; median of {ROUNDS} unlocks (the vault call: {statistics.median(call):.0f} ms) | {statistics.median(listed):.0f} ms | |")
-        print(f"| gallery: unlock → first screen ({first_tiles} tiles on screen) decrypted, decoded, painted; median of {ROUNDS} unlocks (target ≤ 300 ms) | {statistics.median(first):.0f} ms | {statistics.median(first) / 300:.2f}× target |")
+        print(f"| gallery: unlock → first screen ({first_tiles} tiles on screen) decrypted, decoded, painted ({renderer}); median of {ROUNDS} unlocks (target ≤ 300 ms) | {statistics.median(first):.0f} ms | {statistics.median(first) / 300:.2f}× target |")
         print(f"| gallery: the same, the slowest of the {ROUNDS} unlocks | {max(first):.0f} ms | {max(first) / 300:.2f}× target |")
         print(f"| gallery: one tile's decrypt + decode on the worker, median / p95 ({len(tiles)} tiles while scrolling) | {median:.2f} / {p95:.2f} ms | {16.7 / max(median, 0.001):.0f} tiles per 60 Hz frame |")
         if frames:

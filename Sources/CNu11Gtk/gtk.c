@@ -62,3 +62,29 @@ int n11g_launch_default(const char *path, const char *content_type, char *app_na
     g_object_unref(app);
     return ok ? 0 : -1;
 }
+
+#include <epoxy/gl.h>
+
+int n11g_prefer_cairo_over_software_gl(void) {
+    // What GTK itself does from 4.14 on (its renderer choice skips OpenGL on llvmpipe).
+    if (gtk_get_major_version() > 4 || (gtk_get_major_version() == 4 && gtk_get_minor_version() >= 14)) return 0;
+    const char *chosen = g_getenv("GSK_RENDERER");
+    if (chosen != NULL && chosen[0] != '\0') return 0;  // the user's choice stands
+    GdkDisplay *display = gdk_display_get_default();
+    if (display == NULL) return 0;
+    GError *error = NULL;
+    GdkGLContext *context = gdk_display_create_gl_context(display, &error);
+    if (context == NULL || !gdk_gl_context_realize(context, &error)) {
+        // No OpenGL at all: GTK falls back to cairo by itself.
+        if (error != NULL) g_error_free(error);
+        if (context != NULL) g_object_unref(context);
+        return 0;
+    }
+    gdk_gl_context_make_current(context);
+    const char *renderer = (const char *)glGetString(GL_RENDERER);
+    int software = renderer != NULL && (strstr(renderer, "llvmpipe") != NULL || strstr(renderer, "softpipe") != NULL);
+    gdk_gl_context_clear_current();
+    g_object_unref(context);
+    if (software) g_setenv("GSK_RENDERER", "cairo", TRUE);
+    return software;
+}

@@ -41,6 +41,12 @@ final class App {
     func activate() {
         if let window { gtk_window_present(UnsafeMutablePointer(OpaquePointer(window))); return }
         n11g_harden_settings()
+        // Software OpenGL (no GPU) takes both cores of a small machine to draw what cairo draws
+        // in a third of the time: the gallery's fling ran at 59.6 ms p95 a frame with llvmpipe,
+        // 22.4 ms with cairo (bench/results/latest.md, 2 cores, 100,000 photos).
+        if n11g_prefer_cairo_over_software_gl() != 0, Timings.enabled {
+            FileHandle.standardError.write(Data("renderer cairo (OpenGL is software here)\n".utf8))
+        }
         let win = adw_application_window_new(UnsafeMutablePointer(OpaquePointer(application)))
         window = win
         gtk_window_set_title(UnsafeMutablePointer(OpaquePointer(win)), "Nu11VLT")

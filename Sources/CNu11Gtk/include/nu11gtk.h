@@ -20,6 +20,10 @@ void n11g_set_bool(gpointer object, const char *property, gboolean value);
 // launcher: the desktop file's Exec line, spawned by GLib). 0, or -1 with a one-line reason;
 // the application's name in app_name.
 int n11g_launch_default(const char *path, const char *content_type, char *app_name, size_t name_len, char *err, size_t err_len);
+// On GTK before 4.14, when GSK_RENDERER is unset and OpenGL is software (llvmpipe, softpipe:
+// no GPU), sets GSK_RENDERER=cairo, as GTK 4.14+ decides by itself. Before the first window
+// is realized. 1 when it did.
+int n11g_prefer_cairo_over_software_gl(void);
 // The gallery's model (cellmodel.c): GtkStringObjects made only for the rows GTK asks for.
 GListModel *n11g_cell_model_new(void);
 // Replaces every text with `texts` (count of them, each malloc'ed, in a malloc'ed array: the
