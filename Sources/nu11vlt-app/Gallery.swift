@@ -22,24 +22,20 @@ final class Gallery {
     private(set) var ids: [ItemID] = []
     private var summaries: [ItemID: ItemSummary] = [:]
     /// What the grid's model holds: the items with their date sections (`GallerySections`).
-    private var cells: [GalleryCell] = []
+    private var cells: [GalleryCell] = [] { didSet { cellSource.cells = cells } }
+    private let cellSource = CellSource()
     /// Each item's sort date (capture, else import), for the section headers.
-    private var dates: [ItemID: Date] = [:]
+    /// Aligned with `ids` while they are the listing's own order (no dictionary of 100,000
+    /// made before the first screen); by ID once `ids` changed some other way.
+    private var dates = ItemDates.byID([:])
     private var columns = 2
     private var grouping = Grouping.day
 
     /// The name of a listed item (nil while its summary is on its way).
     func name(of id: ItemID) -> String? { summaries[id]?.name }
-    /// Each listed item's position, made when first needed (a summary fetch while scrolling),
-    /// not before the first screen: at 100,000 items it is a dictionary of 100,000.
-    private var index: [ItemID: Int] {
-        if let indexCache { return indexCache }
-        let made = Dictionary(ids.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-        indexCache = made
-        return made
-    }
-    private var indexCache: [ItemID: Int]?
-    private var summaryWanted: Set<ItemID> = []
+    /// The items whose summaries bound tiles wait for, each with its cell's position when it
+    /// was bound (the fetch goes in display order, and skips an item no longer at its cell).
+    private var summaryWanted: [ItemID: Int] = [:]
     private var summaryFetching = false
     /// The Swift side of each tile widget GTK made (by list item), and the ID each shows now.
     private var tiles: [UnsafeMutableRawPointer: Tile] = [:]
@@ -58,7 +54,7 @@ final class Gallery {
     init(screen: MainScreen) {
         self.screen = screen
         let windowWidth: Int32 = screen.app.window.map { gtk_widget_get_width($0) } ?? 1000
-        model = must(n11g_cell_model_new())
+        model = must(cellSource.model())
         g_object_ref(UnsafeMutableRawPointer(model))  // the selection takes one reference
         selection = must(gtk_multi_selection_new(model))
         let factory = gtk_signal_list_item_factory_new()
@@ -121,24 +117,27 @@ final class Gallery {
     /// Shows `items` (already sorted, summaries known); tiles bind lazily as they come into view.
     func show(_ items: [ItemSummary]) {
         summaries = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        dates = Dictionary(items.map { ($0.id, $0.sortDate) }, uniquingKeysWith: { a, _ in a })
+        dates = .byID(Dictionary(items.map { ($0.id, $0.sortDate) }, uniquingKeysWith: { a, _ in a }))
         show(ids: items.map(\.id))
     }
 
     /// Shows `ids` (already sorted) with the first screen's summaries and thumbnails made,
     /// in sections by their dates.
-    func show(ids newIDs: [ItemID], dates newDates: [ItemID: Date], head: FirstScreen) {
-        dates = newDates
+    func show(ids newIDs: [ItemID], dates newDates: [Date], head: FirstScreen) {
         for summary in head.summaries { summaries[summary.id] = summary }
         for (id, box) in head.textures { if let texture = box.texture { textures.set(id, texture) } }
-        show(ids: newIDs)
+        ids = newIDs
+        dates = newDates.count == newIDs.count ? .aligned(newDates) : .byID([:])
+        layOut()
         if let window = screen.app.window { firstScreen.watch(window) { [unowned self] in self.fullScreen } }
     }
 
     /// Shows `ids` (already sorted); each tile's summary is fetched when it is bound.
     func show(ids newIDs: [ItemID]) {
+        if case .aligned(let list) = dates {
+            dates = .byID(Dictionary(zip(ids, list).map { ($0, $1) }, uniquingKeysWith: { a, _ in a }))
+        }
         ids = newIDs
-        indexCache = nil
         layOut()
     }
 
@@ -175,21 +174,19 @@ final class Gallery {
     /// Fills the grid's model with the items and their section headers.
     private func layOut() {
         let start = Timings.enabled ? App.monotonic() : 0
-        cells = grouping.cells(ids, dates: dates, columns: columns)
+        let dates = self.dates
+        cells = grouping.cells(ids, date: { i, id in
+            switch dates {
+            case .aligned(let list): list[i]
+            case .byID(let map): map[id]
+            }
+        }, columns: columns)
         if Timings.enabled { Timings.report("show-cells", (App.monotonic() - start) * 1000) }
         defer { if Timings.enabled { Timings.report("show-model", (App.monotonic() - start) * 1000) } }
         let newIDs = ids
-        // The GTK model holds the cells as text; `bind` reads them back. It makes a row's
-        // object only when GTK asks for it (`n11g_cell_model_replace` takes the texts).
-        // The array and its texts are malloc'ed: the model frees them.
-        let size = max(1, cells.count) * MemoryLayout<UnsafeMutablePointer<CChar>?>.stride
-        guard let texts = malloc(size)?.bindMemory(to: UnsafeMutablePointer<CChar>?.self, capacity: max(1, cells.count)) else {
-            return screen.app.tell("The gallery cannot be shown", "Out of memory: close other programs, then try again.")
-        }
-        for (i, cell) in cells.enumerated() { texts[i] = strdup(cell.modelText) }
-        if n11g_cell_model_replace(model, texts, UInt32(cells.count)) != 0 {
-            for i in cells.indices { free(texts[i]) }
-            free(texts)
+        // The GTK model asks `cellSource` for a row's text when it first shows the row; `bind`
+        // reads it back.
+        if n11g_cell_model_reset(model, UInt32(cells.count)) != 0 {
             return screen.app.tell("The gallery cannot be shown", "Out of memory: close other programs, then try again.")
         }
         gtk_stack_set_visible_child_name(op(stack), newIDs.isEmpty ? "empty" : "grid")
@@ -276,7 +273,7 @@ final class Gallery {
         bound[item] = id
         guard let summary = summaries[id] else {
             tile.clear()
-            summaryWanted.insert(id)
+            summaryWanted[id] = Int(gtk_list_item_get_position(OpaquePointer(item)))
             scheduleSummaries()
             return
         }
@@ -299,9 +296,10 @@ final class Gallery {
         summaryFetching = true
         onMain { [weak self] in
             guard let self else { return }
-            let index = self.index
-            let batch = summaryWanted.filter { index[$0] != nil }.sorted { (index[$0] ?? 0) < (index[$1] ?? 0) }
-            summaryWanted = []
+            let cells = self.cells
+            let batch = summaryWanted.filter { id, at in at < cells.count && cells[at] == .item(id) }
+                .sorted { $0.value < $1.value }.map(\.key)
+            summaryWanted = [:]
             screen.app.session.run({ vault in try vault.items.summaries(batch) }) { [weak self] result in
                 guard let self else { return }
                 summaryFetching = false

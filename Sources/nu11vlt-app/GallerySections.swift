@@ -34,6 +34,34 @@ enum GalleryCell: Equatable {
     }
 }
 
+/// The cells behind the grid's model: a row's text is made when GTK first asks for the row
+/// (`n11g_cell_model_new`'s provider, on the main thread), not for 100,000 rows up front.
+final class CellSource {
+    var cells: [GalleryCell] = []
+
+    /// A model over this source's cells; the model keeps the source until it is finalized.
+    func model() -> OpaquePointer? {
+        let text: @convention(c) (UnsafeMutableRawPointer?, UInt32, UnsafeMutablePointer<CChar>?, UInt) -> Void = { data, position, buffer, length in
+            guard let data, let buffer, length > 0 else { return }
+            let source = Unmanaged<CellSource>.fromOpaque(data).takeUnretainedValue()
+            let text = Int(position) < source.cells.count ? source.cells[Int(position)].modelText : ""
+            let bytes = Array(text.utf8.prefix(Int(length) - 1))
+            for (i, byte) in bytes.enumerated() { buffer[i] = CChar(bitPattern: byte) }
+            buffer[bytes.count] = 0
+        }
+        let release: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
+            if let data { Unmanaged<CellSource>.fromOpaque(data).release() }
+        }
+        return n11g_cell_model_new(text, Unmanaged.passRetained(self).toOpaque(), release)
+    }
+}
+
+/// The gallery items' sort dates: in the listing's order, or by ID.
+enum ItemDates {
+    case aligned([Date])
+    case byID([ItemID: Date])
+}
+
 /// How finely the sections split the items: by day, month or year (`-` and `+` in the
 /// gallery, as a photo app's zoom level).
 enum Grouping: Int, CaseIterable {
@@ -60,7 +88,7 @@ enum Grouping: Int, CaseIterable {
     /// Items without a date (none should lack one) join the section before them. The items
     /// come sorted by date, so the calendar is asked once per section, not once per item
     /// (10,000 items, a few hundred days: this runs on the main thread before the first frame).
-    func cells(_ ids: [ItemID], dates: [ItemID: Date], columns: Int) -> [GalleryCell] {
+    func cells(_ ids: [ItemID], date: (Int, ItemID) -> Date?, columns: Int) -> [GalleryCell] {
         let columns = max(1, columns)
         var cells: [GalleryCell] = []
         cells.reserveCapacity(ids.count + ids.count / 4 + columns)
@@ -68,8 +96,8 @@ enum Grouping: Int, CaseIterable {
         calendar.timeZone = .current
         let unit: Calendar.Component = self == .day ? .day : self == .month ? .month : .year
         var current: DateInterval?
-        for id in ids {
-            if let date = dates[id], current.map({ !($0.start <= date && date < $0.end) }) ?? true,
+        for (i, id) in ids.enumerated() {
+            if let date = date(i, id), current.map({ !($0.start <= date && date < $0.end) }) ?? true,
                let section = calendar.dateInterval(of: unit, for: date) {
                 if !cells.isEmpty { pad(&cells, columns) }
                 cells.append(.header(header(date)))

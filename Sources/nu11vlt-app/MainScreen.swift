@@ -228,7 +228,7 @@ final class MainScreen {
                 if let summaries {
                     gallery.show(summaries)
                 } else {
-                    gallery.show(ids: dated.map(\.id), dates: Dictionary(dated.map { ($0.id, $0.date) }, uniquingKeysWith: { a, _ in a }), head: head)
+                    gallery.show(ids: dated.map(\.id), dates: dated.map(\.date), head: head)
                 }
                 if let start = gallery.firstScreen.started { Timings.report("shown", (App.monotonic() - start) * 1000) }
             case .failure(let error): app.tell("The vault cannot be listed", describe(error))

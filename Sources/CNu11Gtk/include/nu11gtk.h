@@ -24,9 +24,12 @@ int n11g_launch_default(const char *path, const char *content_type, char *app_na
 // no GPU), sets GSK_RENDERER=cairo, as GTK 4.14+ decides by itself. Before the first window
 // is realized. 1 when it did.
 int n11g_prefer_cairo_over_software_gl(void);
-// The gallery's model (cellmodel.c): GtkStringObjects made only for the rows GTK asks for.
-GListModel *n11g_cell_model_new(void);
-// Replaces every text with `texts` (count of them, each malloc'ed, in a malloc'ed array: the
-// model owns them from here on, and frees them). 0, or -1 when out of memory (nothing taken).
-int n11g_cell_model_replace(GListModel *model, char **texts, guint count);
+// The gallery's model (cellmodel.c): GtkStringObjects made only for the rows GTK asks for,
+// each from the text `text(data, position, buf, len)` writes then (NUL-terminated, fewer than
+// len bytes). `destroy(data)` runs when the model is finalized.
+typedef void (*n11g_cell_text_fn)(gpointer data, guint position, char *buf, gsize len);
+GListModel *n11g_cell_model_new(n11g_cell_text_fn text, gpointer data, GDestroyNotify destroy);
+// The model now has `count` rows, every one asked of the provider afresh. 0, or -1 when out
+// of memory (the model is unchanged).
+int n11g_cell_model_reset(GListModel *model, guint count);
 #endif
