@@ -36,6 +36,7 @@ enum GalleryCell: Equatable {
 
 /// The cells behind the grid's model: a row's text is made when GTK first asks for the row
 /// (`n11g_cell_model_new`'s provider, on the main thread), not for 100,000 rows up front.
+@MainActor
 final class CellSource {
     var cells: [GalleryCell] = []
 
@@ -44,7 +45,8 @@ final class CellSource {
         let text: @convention(c) (UnsafeMutableRawPointer?, UInt32, UnsafeMutablePointer<CChar>?, UInt) -> Void = { data, position, buffer, length in
             guard let data, let buffer, length > 0 else { return }
             let source = Unmanaged<CellSource>.fromOpaque(data).takeUnretainedValue()
-            let text = Int(position) < source.cells.count ? source.cells[Int(position)].modelText : ""
+            // GTK asks a list model for its items on the main thread only.
+            let text = MainActor.assumeIsolated { Int(position) < source.cells.count ? source.cells[Int(position)].modelText : "" }
             let bytes = Array(text.utf8.prefix(Int(length) - 1))
             for (i, byte) in bytes.enumerated() { buffer[i] = CChar(bitPattern: byte) }
             buffer[bytes.count] = 0

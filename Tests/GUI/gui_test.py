@@ -662,6 +662,16 @@ def ctrl_click(acc):
 
 def press_row(name):
     row = find(name, "list item", timeout=30)
+    # A folded sidebar slides in after "Sections" (and GTK 4.8 calls a row VISIBLE before it
+    # is on screen): click only once the row stands still, or the click lands where it was.
+    last = []
+
+    def still():
+        now = center(row)
+        settled = bool(last) and last[-1] == now
+        last.append(now)
+        return settled
+    wait_for(still, f"the row {name!r} to stand still", 15, interval=0.3)
     click(row)
     time.sleep(0.5)
 
@@ -735,6 +745,9 @@ def narrow_dark():
         for section, shot_name in (("Notes", "narrow-notes.png"), ("Settings", "narrow-settings.png")):
             press("Sections")
             press_row(section)
+            # The section is shown (folded, its header has the way back to the sections).
+            wait_for(lambda: [a for a in named("Sections", "push button") if showing(a) and enabled(a)] or None,
+                     f"the {section} pane", 15)
             time.sleep(1.0)
             assert width() <= 380, f"{section} does not fit 360 px: the window is {width()} px wide"
             shot(shot_name)
