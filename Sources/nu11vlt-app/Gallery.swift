@@ -22,7 +22,11 @@ final class Gallery {
     private(set) var ids: [ItemID] = []
     private var summaries: [ItemID: ItemSummary] = [:]
     /// What the grid's model holds: the items with their date sections (`GallerySections`).
-    private var cells: [GalleryCell] = [] { didSet { cellSource.cells = cells } }
+    /// (Kept by `cellSource`, which the model asks for a row's text.)
+    private var cells: [GalleryCell] {
+        get { cellSource.cells }
+        set { cellSource.cells = newValue }
+    }
     private let cellSource = CellSource()
     /// Each item's sort date (capture, else import), for the section headers.
     /// Aligned with `ids` while they are the listing's own order (no dictionary of 100,000
@@ -135,7 +139,7 @@ final class Gallery {
     /// Shows `ids` (already sorted); each tile's summary is fetched when it is bound.
     func show(ids newIDs: [ItemID]) {
         if case .aligned(let list) = dates {
-            dates = .byID(Dictionary(zip(ids, list).map { ($0, $1) }, uniquingKeysWith: { a, _ in a }))
+            dates = .byID(Dictionary(zip(ids, list), uniquingKeysWith: { a, _ in a }))
         }
         ids = newIDs
         layOut()
