@@ -50,6 +50,10 @@ public struct Nu11Error: Error, Sendable, Equatable, CustomStringConvertible {
     public var tookEffect = false
     /// The disk (or the user's quota) is full: a batch can commit what fit and stop there.
     public var diskFull = false
+    /// Whether the change took effect could not be settled (its commit failed, and so did
+    /// discarding what the commit may have left behind): nothing is undone, and the next
+    /// command settles it from the journal.
+    public var undecided = false
 
     public init(_ code: Code, _ message: String, remedy: Remedy? = nil, item: String? = nil) {
         self.code = code

@@ -7,6 +7,10 @@
 // ($NU11_FAULT_AT, from 1) fail with $NU11_FAULT_ERRNO (default EIO) — or, with
 // NU11_FAULT_MODE=kill, kills the process with SIGKILL just before it. At exit, the number
 // of counted calls is written to $NU11_FAULT_COUNT (when set), so a test can try every N.
+//
+// A failing disk, then a crash: with NU11_FAULT_WAL_SYNC=K, the K-th fsync/fdatasync of a
+// file whose name ends in -wal (an SQLite commit) fails instead, and its call number is written
+// to $NU11_FAULT_FAILED_AT (when set); $NU11_FAULT_KILL_AT (M) kills the process at call M.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -28,6 +32,10 @@ static int kill_mode = 0;
 static const char *prefix = NULL;
 static size_t prefix_len = 0;
 static const char *count_file = NULL;
+static long fail_wal_sync = 0;
+static long wal_syncs = 0;
+static long kill_at = -1;
+static const char *failed_at_file = NULL;
 static int ready = 0;
 
 static void setup(void) {
@@ -42,6 +50,23 @@ static void setup(void) {
     prefix = getenv("NU11_FAULT_PREFIX");
     prefix_len = prefix ? strlen(prefix) : 0;
     count_file = getenv("NU11_FAULT_COUNT");
+    const char *w = getenv("NU11_FAULT_WAL_SYNC");
+    if (w) fail_wal_sync = atol(w);
+    const char *k = getenv("NU11_FAULT_KILL_AT");
+    if (k) kill_at = atol(k);
+    failed_at_file = getenv("NU11_FAULT_FAILED_AT");
+}
+
+static void write_number(const char *file, long n) {
+    static int (*real_open)(const char *, int, ...) = NULL;
+    if (!real_open) real_open = dlsym(RTLD_NEXT, "open");
+    int fd = real_open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    char buf[32];
+    int len = snprintf(buf, sizeof buf, "%ld\n", n);
+    ssize_t (*real_write)(int, const void *, size_t) = dlsym(RTLD_NEXT, "write");
+    (void)real_write(fd, buf, (size_t)len);
+    close(fd);
 }
 
 __attribute__((destructor)) static void report(void) {
@@ -83,12 +108,32 @@ static int fd_in_scope(int fd) {
 // Atomic: a folder import commits one group on another thread while it writes the next.
 static int fault(int in_scope) {
     if (!in_scope) return 0;
-    if (__atomic_add_fetch(&counter, 1, __ATOMIC_SEQ_CST) == fail_at) {
+    long n = __atomic_add_fetch(&counter, 1, __ATOMIC_SEQ_CST);
+    if (n == kill_at) raise(SIGKILL);
+    if (n == fail_at) {
         if (kill_mode) raise(SIGKILL);
         errno = fail_errno;
         return 1;
     }
     return 0;
+}
+
+// fsync and fdatasync: also the -wal sync that NU11_FAULT_WAL_SYNC fails once.
+static int fault_sync(int fd) {
+    if (!fd_in_scope(fd)) return 0;
+    if (fail_wal_sync > 0) {
+        char link[64], target[4096];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t len = readlink(link, target, sizeof target - 1);
+        if (len > 4 && memcmp(target + len - 4, "-wal", 4) == 0
+            && __atomic_add_fetch(&wal_syncs, 1, __ATOMIC_SEQ_CST) == fail_wal_sync) {
+            long n = __atomic_add_fetch(&counter, 1, __ATOMIC_SEQ_CST);
+            if (failed_at_file) write_number(failed_at_file, n);
+            errno = EIO;
+            return 1;
+        }
+    }
+    return fault(1);
 }
 
 #define REAL(name) static __typeof__(name) *real_##name = NULL; if (!real_##name) real_##name = dlsym(RTLD_NEXT, #name)
@@ -143,8 +188,8 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt) {
     if (fault(fd_in_scope(fd))) return -1;
     return real_writev(fd, iov, cnt);
 }
-int fsync(int fd) { REAL(fsync); if (fault(fd_in_scope(fd))) return -1; return real_fsync(fd); }
-int fdatasync(int fd) { REAL(fdatasync); if (fault(fd_in_scope(fd))) return -1; return real_fdatasync(fd); }
+int fsync(int fd) { REAL(fsync); if (fault_sync(fd)) return -1; return real_fsync(fd); }
+int fdatasync(int fd) { REAL(fdatasync); if (fault_sync(fd)) return -1; return real_fdatasync(fd); }
 int syncfs(int fd) { REAL(syncfs); if (fault(fd_in_scope(fd))) return -1; return real_syncfs(fd); }
 int ftruncate(int fd, off_t len) { REAL(ftruncate); if (fault(fd_in_scope(fd))) return -1; return real_ftruncate(fd, len); }
 int ftruncate64(int fd, off64_t len) { REAL(ftruncate64); if (fault(fd_in_scope(fd))) return -1; return real_ftruncate64(fd, len); }

@@ -45,7 +45,7 @@ public struct AlbumRow: Sendable, Equatable {
 /// `synchronous = FULL` (setting the journal mode can reset it), then `secure_delete`.
 public final class VaultIndex: Sendable {
     public let path: String
-    private let queue: DatabaseQueue
+    let queue: DatabaseQueue
 
     /// Whether the index was opened read-only (its folder or disk cannot be written).
     public let isReadOnly: Bool
@@ -138,10 +138,6 @@ public final class VaultIndex: Sendable {
         default:
             return Nu11Error(.io, "index error: \(error.message ?? "\(error.resultCode)")", remedy: .check(reason: nil), item: path)
         }
-    }
-
-    func write<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try queue.write(body) } catch let error as DatabaseError { throw Self.translate(error, path: path) }
     }
 
     func read<T>(_ body: (Database) throws -> T) throws -> T {

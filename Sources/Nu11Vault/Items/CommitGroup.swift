@@ -28,7 +28,21 @@ struct CommitGroup {
             try staged[i].writer.publish()
         }
         try ProtectedFiles.syncFileSystems(roots)
-        try index.commit(albums: albums, items: staged.map(\.row), removing: old.map(\.id))  // the commit point
+        do {
+            try index.commit(albums: albums, items: staged.map(\.row), removing: old.map(\.id))  // the commit point
+        } catch var error as Nu11Error where !error.undecided && !staged.isEmpty {
+            // The index settled a failed commit (`VaultIndex.write`): what it holds now is what
+            // every later command sees. Rows there mean the transaction reached the file (and the
+            // checkpoint that settled it made it durable): committed after all. A read that
+            // fails leaves it undecided, for the next command.
+            switch Result(catching: { try index.containsAll(staged.map(\.row.id)) }) {
+            case .success(true): return
+            case .success(false): throw error
+            case .failure:
+                error.undecided = true
+                throw error
+            }
+        }
     }
 }
 
@@ -73,7 +87,7 @@ extension Items {
     func landGroup(_ flight: GroupInFlight) throws -> [StagedItem] {
         let (group, failure) = flight.join()
         if let failure {
-            undo(group)
+            undoUnlessUndecided(group, failure)
             throw failure
         }
         finishCommit(group)

@@ -100,7 +100,7 @@ extension Items {
             try group.publish()
         } catch {
             staged = group.staged
-            undo(group)
+            undoUnlessUndecided(group, error)
             throw error
         }
         staged = group.staged
@@ -151,6 +151,14 @@ extension Items {
             }
             try keyStore.clearPendingBatch(group.marker)
         }
+    }
+
+    /// Undoes a group whose commit failed, unless the index could not say whether it committed
+    /// (`Nu11Error.undecided`): then everything stays as it is, marker included, and the next
+    /// command keeps the items whose rows it finds and shreds the others (`Gate.recoverPending`).
+    func undoUnlessUndecided(_ group: CommitGroup, _ error: any Error) {
+        guard (error as? Nu11Error)?.undecided != true else { return }
+        undo(group)
     }
 
     /// Undoes an uncommitted group. If the undo fails too, the marker stays and the next
