@@ -59,12 +59,14 @@ public struct AuditLogFile: Sendable {
         var type: UInt8
         var seq: UInt64
         var body: [UInt8]
-        var encoded: [UInt8] {
-            var out: [UInt8] = []
+        /// Length, type, sequence number (13 bytes), then the body.
+        var encodedCount: Int { 13 + body.count }
+
+        func append(to out: inout [UInt8]) {
             BigEndian.append(UInt32(9 + body.count), to: &out)
             out.append(type)
-            out += (0..<8).map { UInt8(truncatingIfNeeded: seq >> (56 - 8 * $0)) }
-            return out + body
+            for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: seq >> (56 - 8 * i))) }
+            out += body
         }
     }
 
@@ -87,7 +89,22 @@ public struct AuditLogFile: Sendable {
         let plain = Array(try encoder.encode(value))
         var bucket = pad
         while bucket < plain.count { bucket *= 2 }
-        return plain + [UInt8](repeating: 0x20, count: bucket - plain.count)
+        var padded = plain
+        padded.reserveCapacity(bucket)
+        padded.append(contentsOf: [UInt8](repeating: 0x20, count: bucket - plain.count))
+        return padded
+    }
+
+    /// The length of `plain` without its trailing padding (spaces, see `json(_:pad:)`), found
+    /// eight bytes at a time: a padded head is most of a 1 MiB log.
+    static func unpaddedCount(_ plain: [UInt8]) -> Int {
+        plain.withUnsafeBytes { raw in
+            var end = raw.count
+            let spaces = UInt64(0x2020_2020_2020_2020)
+            while end >= 8 && raw.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) == spaces { end -= 8 }
+            while end > 0 && raw[end - 1] == 0x20 { end -= 1 }
+            return end
+        }
     }
 
     /// A new, empty log: a genesis checkpoint and a head.
@@ -98,7 +115,17 @@ public struct AuditLogFile: Sendable {
         return file
     }
 
-    public func encoded() -> [UInt8] { Self.magic + [1, 0, 0, 0] + logID + records.flatMap(\.encoded) }
+    /// The file's length: magic, version, log ID (24 bytes), then the records.
+    var encodedCount: Int { 24 + records.reduce(0) { $0 + $1.encodedCount } }
+
+    /// The file's bytes, made in one buffer (a vault's log is padded to its full size, 1 MiB by default).
+    public func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(encodedCount)
+        out += Self.magic + [1, 0, 0, 0] + logID
+        for record in records { record.append(to: &out) }
+        return out
+    }
 
     /// Splits a file into records (no key needed); refuses what is not a log.
     public static func parse(_ bytes: [UInt8]) throws -> AuditLogFile {

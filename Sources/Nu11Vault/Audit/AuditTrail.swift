@@ -21,9 +21,9 @@ enum AuditTrail {
     /// `padded`: a vault's log (and a decoy) is always `maxBytes` long, so its size does not
     /// tell how much the vault was used, or whether it is a decoy.
     static func append(_ entries: [AuditEntry], folded: UInt64? = nil, name: String, logID: [UInt8], key: SecretBytes,
-                       keyStore: KeyStore, maxBytes: Int, padded: Bool = true, now: Double) throws {
+                       keyStore: KeyStore, maxBytes: Int, padded: Bool = true, now: Double, current: [UInt8]?? = .none) throws {
         let next: AuditLogFile
-        if let bytes = try keyStore.readLog(name) {
+        if let bytes = try current ?? keyStore.readLog(name) {
             do {
                 next = try AuditLogFile.parse(bytes).appending(entries, folded: folded, key: key, maxBytes: maxBytes, padded: padded)
             } catch {
@@ -51,10 +51,11 @@ enum AuditTrail {
                    keyStore: keyStore, maxBytes: maxBytes, now: now)
     }
 
+    /// `current`: the log's bytes as the caller read them (`.some(nil)`: there is none); read here when left out.
     static func append(_ entries: [AuditEntry], folded: UInt64? = nil, keys: DomainKeys, keyStore: KeyStore,
-                       maxBytes: Int, now: Double) throws {
+                       maxBytes: Int, now: Double, current: [UInt8]?? = .none) throws {
         try append(entries, folded: folded, name: name(keys), logID: logID(keys), key: key(keys), keyStore: keyStore,
-                   maxBytes: maxBytes, now: now)
+                   maxBytes: maxBytes, now: now, current: current)
     }
 }
 

@@ -22,11 +22,12 @@ extension Vault {
         audit(event, count: ids.count, items: ids, detail: detail)
     }
 
-    func appendAudit(_ entries: [AuditEntry], folded: UInt64? = nil) {
+    /// `current`: the log's bytes when the caller read them already (nil inside: there is none).
+    func appendAudit(_ entries: [AuditEntry], folded: UInt64? = nil, current: [UInt8]?? = .none) {
         guard !isLocked else { return }  // a commit that may not be durable locked the session (it said so)
         do {
             try AuditTrail.append(entries, folded: folded, keys: keys, keyStore: keyStore,
-                                  maxBytes: settings.logMaxKiB << 10, now: now)
+                                  maxBytes: settings.logMaxKiB << 10, now: now, current: current)
         } catch {
             notice("the audit log could not be written (\(Self.describe(error)))")
         }
@@ -37,9 +38,11 @@ extension Vault {
     func auditUnlock() {
         var entries: [AuditEntry] = []
         var folded: UInt64?
+        // The log is read once for its mark and its append (a vault's log is 1 MiB, padded).
+        var current: [UInt8]?? = .none
         if role == .primary, let keys = try? keys {
-            let mark = (try? keyStore.readLog(AuditTrail.name(keys))).flatMap { $0 }
-                .flatMap { try? AuditLogFile.parse($0).headMark(key: AuditTrail.key(keys)) } ?? 0
+            do { current = .some(try keyStore.readLog(AuditTrail.name(keys))) } catch {}
+            let mark = current.flatMap { $0 }.flatMap { try? AuditLogFile.parse($0).headMark(key: AuditTrail.key(keys)) } ?? 0
             let journal = DeviceJournal.unfolded(keyStore, after: mark)
             entries += journal.entries.map { entry in
                 var copy = entry
@@ -53,7 +56,7 @@ extension Vault {
         }
         entries.append(AuditEntry(time: now, event: "unlock"))
         if role == .primary && state.skeleton != nil { entries.append(AuditEntry(time: now, event: "skeleton check-in")) }
-        appendAudit(entries, folded: folded)
+        appendAudit(entries, folded: folded, current: current)
     }
 
     /// With a TPM, the device state (anchored by the TPM's counter) records how far this

@@ -6,11 +6,12 @@ import Nu11Vault
 
 struct Album: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "album",
         abstract: "Create, rename, list, delete albums, and move items between them.",
         subcommands: [Create.self, Rename.self, ListAlbums.self, DeleteAlbum.self, Move.self])
 
     struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create an album (its name is stored encrypted).")
+        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create an album (its name is stored encrypted).")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @OptionGroup var output: JSONOption
@@ -32,7 +33,7 @@ struct Album: ParsableCommand {
     }
 
     struct Rename: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Rename an album.")
+        static let configuration = CommandConfiguration(commandName: "rename", abstract: "Rename an album.")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @Argument(help: "The current name.") var name: String
@@ -105,6 +106,7 @@ struct Album: ParsableCommand {
 
     struct Move: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "move",
             abstract: "Move items into an album, or back to Photos with --photos. The ciphertext is not changed.")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions

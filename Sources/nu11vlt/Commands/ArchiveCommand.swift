@@ -154,7 +154,7 @@ struct ArchiveCommand: ParsableCommand {
     }
 
     struct Inspect: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Kind, version, KDF cost and entry count, without the password.")
+        static let configuration = CommandConfiguration(commandName: "inspect", abstract: "Kind, version, KDF cost and entry count, without the password.")
         @OptionGroup var json: JSONOption
         @Argument(help: "The archive file.") var file: String
 

@@ -6,6 +6,7 @@ import Nu11Vault
 
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "check",
         abstract: "Verify every item, the index against the files, the settings and the key store.",
         discussion: """
             Each item's key record, header and every chunk are authenticated. Exit 0 when \

@@ -7,6 +7,7 @@ import Nu11Vault
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "export",
         abstract: "Decrypt items: one to a file (or to stdout with -o -), or several into a folder.",
         discussion: """
             With one ID, -o is the file to write (or a folder to write it into). With several IDs, \

@@ -39,7 +39,7 @@ struct FIDO2Command: ParsableCommand {
     }
 
     struct Enroll: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Enrol the plugged-in security key (primary PIN; two touches).")
+        static let configuration = CommandConfiguration(commandName: "enroll", abstract: "Enrol the plugged-in security key (primary PIN; two touches).")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @Option(name: .long, help: ArgumentHelp("What the key asks at unlock: touch (like Face ID), or key-pin (a touch and the key's own PIN).",
@@ -98,7 +98,7 @@ struct FIDO2Command: ParsableCommand {
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove an enrolled security key (primary PIN).")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove an enrolled security key (primary PIN).")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @Argument(help: ArgumentHelp("The key's number, as `fido2 status` lists it.", valueName: "n"))

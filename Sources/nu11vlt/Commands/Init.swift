@@ -6,6 +6,7 @@ import Nu11Vault
 
 struct Init: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "init",
         abstract: "Create a new vault and its key store.",
         discussion: """
             Asks for a new PIN or passphrase twice, with echo off. The Argon2id cost is calibrated \
@@ -87,6 +88,7 @@ struct Init: ParsableCommand {
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Show the vault and key store paths, the KDF cost and (after unlock) item and album counts.",
         discussion: """
             Without --unlock no PIN is asked and counts are not shown. With half a vault here (a \
@@ -153,11 +155,13 @@ struct Status: ParsableCommand {
 
 struct Pin: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "pin",
         abstract: "Manage the PIN or passphrase.",
         subcommands: [Change.self, SetBackup.self, SetDuress.self])
 
     struct Change: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "change",
             abstract: "Change the PIN or passphrase and rotate the vault's keys; no content is re-encrypted.",
             discussion: """
                 The vault's domain keys are rotated with the PIN (as `nu11vlt rekey`), so an old \

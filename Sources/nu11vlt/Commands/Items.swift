@@ -6,6 +6,7 @@ import Nu11Vault
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "import",
         abstract: "Encrypt files into the vault and print their new IDs.",
         discussion: """
             Each item is all-or-nothing. `-` reads one item from stdin (name it with --name). \
@@ -165,6 +166,7 @@ extension Import {
 
 struct List: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "list",
         abstract: "List items, a page at a time, in import order (or by capture date).",
         discussion: """
             Times are local. When more items remain, the ID to pass to --after is printed on \
@@ -242,6 +244,7 @@ struct ListDocument: Encodable {
 
 struct Delete: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "delete",
         abstract: "Delete items or notes by crypto-shredding: the item key is destroyed, then the file and the index row.",
         discussion: """
             --secure first overwrites the file with random bytes and fsyncs it (see docs/THREAT-MODEL.md \

@@ -6,6 +6,7 @@ import Nu11Vault
 
 struct Fade: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "fade",
         abstract: "Self-destructing items.",
         discussion: """
             Fade items are destroyed (crypto-shredded) when their time runs out: at the start of \
@@ -16,6 +17,7 @@ struct Fade: ParsableCommand {
 
     struct Set: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "set",
             abstract: "Make an item fade after DURATION (30s, 10m, 24h, 7d, or default); a fade item gets the new deadline; `off` cancels its fade.")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
@@ -51,6 +53,7 @@ struct Fade: ParsableCommand {
 
 struct Sweep: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "sweep",
         abstract: "Destroy expired fade items now. Needs no PIN; run it from a timer.")
     @OptionGroup var location: LocationOptions
     @OptionGroup var output: JSONOption
@@ -135,7 +138,7 @@ struct SettingsCommand: ParsableCommand {
     }
 
     struct Get: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print one setting's value.")
+        static let configuration = CommandConfiguration(commandName: "get", abstract: "Print one setting's value.")
         @OptionGroup var location: LocationOptions
         @Argument(help: "The key (see `nu11vlt settings list`).") var key: String
         @OptionGroup var output: JSONOption

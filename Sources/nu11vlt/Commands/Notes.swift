@@ -6,6 +6,7 @@ import Nu11Vault
 
 struct Note: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "note",
         abstract: "Encrypted notes: add, list, show, edit, delete.",
         discussion: """
             The body comes from $VISUAL or $EDITOR, else `vi` (a 0600 file in a private RAM-backed folder, $XDG_RUNTIME_DIR/nu11vlt or /dev/shm, \
@@ -19,7 +20,7 @@ struct Note: ParsableCommand {
         subcommands: [Add.self, ListNotes.self, Show.self, Edit.self, DeleteNote.self])
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Write a new note.")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Write a new note.")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @Option(name: .long, help: "The title. Other users can see it in /proc/PID/cmdline while the command runs (it is stored sealed); --title-fd keeps it out of argv.")
@@ -67,7 +68,7 @@ struct Note: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print a note's body.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Print a note's body.")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @Argument(help: "The note ID (or a unique prefix of 4+ hex digits).", transform: ItemRef.parse) var id: ItemRef
@@ -88,7 +89,7 @@ struct Note: ParsableCommand {
     }
 
     struct Edit: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Edit a note in $EDITOR (or replace its body from stdin).")
+        static let configuration = CommandConfiguration(commandName: "edit", abstract: "Edit a note in $EDITOR (or replace its body from stdin).")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @Option(name: .long, help: "A new title. Other users can see it in /proc/PID/cmdline while the command runs; --title-fd keeps it out of argv.")

@@ -10,6 +10,7 @@ extension ItemOrder: ExpressibleByArgument {}
 
 struct Thumbnail: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "thumbnail",
         abstract: "Write a photo's thumbnail (JPEG, or WebP for images with transparency).",
         discussion: "The grid tile is about 256 px on the long side, the preview about 1600 px. Items that are not images have none.")
 
@@ -42,6 +43,7 @@ struct Thumbnail: ParsableCommand {
 
 struct Thumbnails: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "thumbnails",
         abstract: "Make the thumbnails of photos imported before thumbnails existed.",
         discussion: "Each photo without one is decrypted in memory once; its thumbnails and image facts (size, capture date, camera, location present) are sealed into the vault.")
 

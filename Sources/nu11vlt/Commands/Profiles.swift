@@ -72,6 +72,7 @@ extension Pin {
 
 struct Skeleton: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "skeleton",
         abstract: "The Skeleton Switch: wipe the vault if you do not check in for a while.",
         discussion: """
             Every successful unlock with the primary PIN checks in, and so does `nu11vlt checkin`. \
@@ -81,7 +82,7 @@ struct Skeleton: ParsableCommand {
         subcommands: [Enable.self, StatusCommand.self, Disable.self])
 
     struct Enable: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Arm the switch (needs the primary PIN).")
+        static let configuration = CommandConfiguration(commandName: "enable", abstract: "Arm the switch (needs the primary PIN).")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @Option(name: .long, help: ArgumentHelp("Wipe after this long without a check-in: e.g. 7d.", valueName: "duration"))
@@ -142,7 +143,7 @@ struct Skeleton: ParsableCommand {
     }
 
     struct Disable: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Disarm the switch (needs the primary PIN).")
+        static let configuration = CommandConfiguration(commandName: "disable", abstract: "Disarm the switch (needs the primary PIN).")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @OptionGroup var output: JSONOption
@@ -162,7 +163,7 @@ struct Skeleton: ParsableCommand {
 }
 
 struct Checkin: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Check in with the primary PIN (resets the Skeleton Switch).")
+    static let configuration = CommandConfiguration(commandName: "checkin", abstract: "Check in with the primary PIN (resets the Skeleton Switch).")
     @OptionGroup var location: LocationOptions
     @OptionGroup var pin: PINOptions
     @OptionGroup var output: JSONOption

@@ -17,6 +17,7 @@ struct RecoveryCommand: ParsableCommand {
 
     struct Setup: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "setup",
             abstract: "Make a new recovery phrase (primary PIN) and print it once; an earlier phrase opens nothing added after.")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
@@ -39,6 +40,7 @@ struct RecoveryCommand: ParsableCommand {
 
 struct Recover: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "recover",
         abstract: "Rebuild the key store from the vault folder and the recovery phrase, under a new PIN.",
         discussion: """
             For a dead disk, a lost key store or a forgotten PIN. Point --vault at the vault folder \
@@ -102,6 +104,7 @@ struct Recover: ParsableCommand {
 
 struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "backup",
         abstract: "Let backup tools (restic, borg, rsync) copy the vault folder; the key store is never backed up.",
         subcommands: [Enable.self, Disable.self, StatusCommand.self])
 
@@ -127,14 +130,14 @@ struct Backup: ParsableCommand {
     }
 
     struct Enable: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove the vault folder's backup exclusion (CACHEDIR.TAG, nodump) and say what a backup keeps.")
+        static let configuration = CommandConfiguration(commandName: "enable", abstract: "Remove the vault folder's backup exclusion (CACHEDIR.TAG, nodump) and say what a backup keeps.")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         func run() throws { try Backup.set(true, location, pin) }
     }
 
     struct Disable: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Exclude the vault folder from backups again (CACHEDIR.TAG, nodump).")
+        static let configuration = CommandConfiguration(commandName: "disable", abstract: "Exclude the vault folder from backups again (CACHEDIR.TAG, nodump).")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         func run() throws { try Backup.set(false, location, pin) }

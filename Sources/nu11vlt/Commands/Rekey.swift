@@ -6,6 +6,7 @@ import Nu11Vault
 
 struct Rekey: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "rekey",
         abstract: "Rotate the vault's keys: new domain keys, every key record and index row re-sealed.",
         discussion: """
             The vault the PIN opens gets new main and fade keys (and so new metadata subkeys); \

@@ -30,6 +30,7 @@ enum ShellSession {
 
 struct Shell: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "shell",
         abstract: "Unlock once, then run commands at a nu11vlt> prompt (Ctrl-D ends; locked after lock.idle).",
         discussion: """
             Commands are typed without `nu11vlt`: list, export ID… -o DIR, import, delete, album, note, log, view, \

@@ -119,7 +119,7 @@ struct TPMCommand: ParsableCommand {
     }
 
     struct Enroll: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Bind the key store to the TPM and print a recovery key (primary PIN).")
+        static let configuration = CommandConfiguration(commandName: "enroll", abstract: "Bind the key store to the TPM and print a recovery key (primary PIN).")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @OptionGroup var pcr: PCROption
@@ -175,7 +175,7 @@ struct TPMCommand: ParsableCommand {
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Unbind the key store from the TPM (primary PIN; PINs are then guarded by Argon2id alone).")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Unbind the key store from the TPM (primary PIN; PINs are then guarded by Argon2id alone).")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
         @OptionGroup var others: OtherPINsOption
@@ -194,6 +194,7 @@ struct TPMCommand: ParsableCommand {
 
     struct Recover: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "recover",
             abstract: "Open the primary vault with the recovery key and the primary PIN, and bind it to this machine's TPM.",
             discussion: "For a new machine, a cleared TPM or a changed PCR. Asks for the recovery key, then the primary PIN.")
         @OptionGroup var location: LocationOptions

@@ -8,6 +8,7 @@ import Nu11Vault
 
 struct View: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "view",
         abstract: "Show a photo without leaving plaintext on persistent disk.",
         discussion: """
             In a terminal that speaks the kitty or iTerm2 image protocol the image is shown inline \

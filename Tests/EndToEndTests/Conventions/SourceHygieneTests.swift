@@ -241,4 +241,20 @@ extension SourceHygieneTests {
         }
         #expect(unchecked == ["final class TextureBox: @unchecked Sendable {"], "\(unchecked)")
     }
+
+    @Test("every command names itself: without commandName, ArgumentParser derives each name from its type at every start (milliseconds of runtime type lookups per run)")
+    func commandsNameThemselves() throws {
+        var configurations = 0
+        for (name, text) in try Self.swiftFiles("nu11vlt") {
+            var rest = Substring(text)
+            while let start = rest.range(of: "CommandConfiguration(") {
+                configurations += 1
+                let call = rest[start.upperBound...].prefix(200)
+                #expect(call.drop { $0 == " " || $0 == "\n" }.hasPrefix("commandName:"),
+                        "\(name): a CommandConfiguration without commandName: \(call.prefix(60))")
+                rest = rest[start.upperBound...]
+            }
+        }
+        #expect(configurations > 50, "only \(configurations) commands found")
+    }
 }

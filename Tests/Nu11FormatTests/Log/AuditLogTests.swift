@@ -25,6 +25,20 @@ struct AuditLogTests {
         #expect(more.headMark(key: key) == 3)
     }
 
+    @Test("a padded log is exactly its size; the padding is cut before the JSON is read, and nothing but trailing spaces is")
+    func padding() throws {
+        let padded = try AuditLogFile.create(logID: logID, key: key)
+            .appending([AuditEntry(time: 1, event: "unlock", detail: "two  spaces   inside ")], key: key, maxBytes: 1 << 20, padded: true)
+        #expect(padded.encoded().count == 1 << 20)
+        #expect(padded.encodedCount == padded.encoded().count)
+        let reopened = try AuditLogFile.parse(padded.encoded())
+        #expect(try reopened.open(key: key).entries.map(\.detail) == ["two  spaces   inside "])
+        for (text, count) in [("", 0), ("        ", 0), ("{}", 2), ("{} ", 2), ("{}" + String(repeating: " ", count: 7), 2),
+                              ("{}" + String(repeating: " ", count: 9), 2), ("{\"a\": \" \"}      ", 10), (" x ", 2)] {
+            #expect(AuditLogFile.unpaddedCount(Array(text.utf8)) == count, "\(text.debugDescription)")
+        }
+    }
+
     @Test("another key, another log ID, a flipped bit anywhere: refused")
     func refused() throws {
         let bytes = try log(4).encoded()
