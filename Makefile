@@ -33,9 +33,11 @@ test:
 	@(Tests/Package/run.sh > .build/package-test.log 2>&1; echo $$? > .build/package-test.rc.tmp; mv .build/package-test.rc.tmp .build/package-test.rc) &
 	@NU11VLT_TEST_BIN_DIR=$(CURDIR)/.build/release scripts/run-tests.sh
 
-# The man page (its build of nu11vlt is replaced by the release build that follows it).
+# The man page, generated from the debug build's command definitions (the same as the release
+# build's): the plugin builds every product first, and in release mode that is a whole
+# optimized build of its own, which the static release build then does again.
 man:
-	swift package --disable-sandbox plugin generate-manual >/dev/null
+	swift package --disable-sandbox plugin generate-manual --configuration debug >/dev/null
 
 release:
 	@scripts/ensure-deps.sh build
