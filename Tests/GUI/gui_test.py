@@ -727,6 +727,9 @@ def narrow_dark():
         # The wrong PINs of the main scenario left a minute's delay: wait it out. The field has
         # the focus (no click: positions read before the resize may be stale).
         wait_for(lambda: not any("Try again in" in t for t in texts("label")) or None, "the delay to pass", 90)
+        # The main scenario left lock.idle at 10 s: on a loaded machine this pass can go longer
+        # than that without input (AT-SPI actions are not input), and the app would lock mid-way.
+        cli(["settings", "set", "lock.idle", "5m"], [PRIMARY])
         main_window()
         type_text(PRIMARY)
         key("Return")
