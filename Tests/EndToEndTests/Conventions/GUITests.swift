@@ -16,10 +16,10 @@ struct GUITests {
 
     @Test("unlock, import three photos, named tiles, viewer, export, archive, notes, fade, lock, Skeleton Switch, duress PIN, settings, idle lock, backup PIN, wrong-PIN countdown; no plaintext left, no recent files, AF_UNIX only",
           .timeLimit(.minutes(20)))
-    func userStory() throws {
+    func userStory() async throws {
         let app = Self.binDir + "/nu11vlt-app"
         try #require(FileManager.default.isExecutableFile(atPath: app), "nu11vlt-app was not built")
-        let (code, output) = try Self.startedByMake() ?? Self.runInline()
+        let (code, output) = try await Self.startedByMake() ?? Self.runInline()
         #expect(code == 0, "GUI test failed:\n\(output.suffix(6000))")
         #expect(output.contains("gui: PASS"))
         #expect(output.contains("all AF_UNIX"))
@@ -33,8 +33,8 @@ struct GUITests {
 
     /// `make test` starts the GUI test before the suite (.build/gui-test.started, then .log and
     /// .rc): its result, waited for and consumed, so a later `swift test` runs it afresh.
-    static func startedByMake() throws -> (Int32, String)? {
-        try BackgroundHarness(name: "gui-test").result()
+    static func startedByMake() async throws -> (Int32, String)? {
+        try await BackgroundHarness(name: "gui-test").result()
     }
 
     @Test("the desktop entry and AppStream metainfo validate; the icon is there")

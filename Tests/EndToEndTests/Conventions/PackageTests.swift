@@ -20,9 +20,9 @@ struct PackageTests {
 
     @Test("make-deb + lintian; apt-get install; without the toolchain: init, import with a thumbnail from the packaged helper, list, export byte-identical, the app's unlock screen and About; one version in five places; remove --purge leaves nothing",
           .timeLimit(.minutes(20)))
-    func installUseRemove() throws {
+    func installUseRemove() async throws {
         let (code, output): (Int32, String)
-        if let result = try BackgroundHarness(name: "package-test").result() {
+        if let result = try await BackgroundHarness(name: "package-test").result() {
             (code, output) = result
         } else {
             try #require(Self.releaseBuilt, "the package test needs the release build of this version: make release (make test builds it)")
