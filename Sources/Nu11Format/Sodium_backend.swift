@@ -70,9 +70,11 @@ enum Sodium {
 
 extension Sodium {
     /// ChaCha20-Poly1305 (IETF, RFC 8439) sealing straight between buffers: no copies.
-    /// `output` must hold plaintext.count + 16 bytes.
+    /// `output` must hold plaintext.count + 16 bytes (ciphertext, then the tag).
     static func chachaSeal(_ plaintext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+                           associatedData: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
                            into output: UnsafeMutableRawBufferPointer) throws {
+        _ = ready  // picks the vectorised ChaCha20 and Poly1305
         guard key.count == 32, nonce.count == 12, output.count == plaintext.count + 16,
               let k = key.baseAddress, let n = nonce.baseAddress, let out = output.baseAddress else {
             throw Nu11Error(.internalError, "ChaCha20-Poly1305: bad buffer sizes")
@@ -81,14 +83,17 @@ extension Sodium {
         let rc = crypto_aead_chacha20poly1305_ietf_encrypt_detached(
             c, c + plaintext.count, nil,
             plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
-            nil, 0, nil, n.assumingMemoryBound(to: UInt8.self), k.assumingMemoryBound(to: UInt8.self))
+            associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
+            nil, n.assumingMemoryBound(to: UInt8.self), k.assumingMemoryBound(to: UInt8.self))
         guard rc == 0 else { throw Nu11Error(.internalError, "ChaCha20-Poly1305 sealing failed") }
     }
 
     /// Opens ciphertext||tag into `output` (ciphertext.count - 16 bytes); nothing usable is
     /// left in `output` on failure.
     static func chachaOpen(_ ciphertext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+                           associatedData: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
                            into output: UnsafeMutableRawBufferPointer) throws {
+        _ = ready
         guard key.count == 32, nonce.count == 12, ciphertext.count >= 16, output.count == ciphertext.count - 16,
               let k = key.baseAddress, let n = nonce.baseAddress, let c = ciphertext.baseAddress else {
             throw Nu11Error(.corrupted, "ChaCha20-Poly1305: bad buffer sizes")
@@ -97,7 +102,8 @@ extension Sodium {
         let rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(
             output.baseAddress?.assumingMemoryBound(to: UInt8.self), nil,
             c.assumingMemoryBound(to: UInt8.self), UInt64(body),
-            c.assumingMemoryBound(to: UInt8.self) + body, nil, 0,
+            c.assumingMemoryBound(to: UInt8.self) + body,
+            associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
             n.assumingMemoryBound(to: UInt8.self), k.assumingMemoryBound(to: UInt8.self))
         guard rc == 0 else {
             if let base = output.baseAddress { sodium_memzero(base, output.count) }

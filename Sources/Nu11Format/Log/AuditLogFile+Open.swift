@@ -83,8 +83,10 @@ extension AuditLogFile {
     /// Appending does not need the old entries to open; a tampered log stays as evidence.
     /// `padded`: the head is padded so the file is exactly `maxBytes` long, whatever it holds
     /// (a vault's log: its size tells nothing about how much the vault was used).
+    /// `head`: this file's head as `head(key:)` opened it, when the caller has it already (an
+    /// unlock reads the mark first): a padded head is most of the file, so it is not opened twice.
     public func appending(_ new: [AuditEntry], folded: UInt64? = nil, key: SecretBytes, maxBytes: Int,
-                          padded: Bool = false) throws -> AuditLogFile {
+                          padded: Bool = false, head knownHead: AuditHead? = nil) throws -> AuditLogFile {
         guard let first = records.first, first.type == RecordType.checkpoint.rawValue, first.body.count > 32 else {
             throw Self.damaged("the checkpoint at its start is missing or damaged")
         }
@@ -99,7 +101,8 @@ extension AuditLogFile {
         guard let headRecord = records.last, headRecord.type == RecordType.head.rawValue else {
             throw Self.damaged("it ends after entry \(last) without its head: entries after \(last), or the head, were cut off")
         }
-        guard let oldHead: AuditHead = opened(headRecord, body: headRecord.body, chain: chain, key: key), oldHead.last == last else {
+        guard let oldHead: AuditHead = knownHead ?? opened(headRecord, body: headRecord.body, chain: chain, key: key),
+              oldHead.last == last else {
             throw Self.damaged("the head does not follow entry \(last): entries after it were cut off, or the head was edited")
         }
         for var entry in new {
@@ -162,7 +165,9 @@ extension AuditLogFile {
     /// The sequence number of the last entry, from the head alone (see `headMark`).
     public func headSequence(key: SecretBytes) -> UInt64? { head(key: key)?.last }
 
-    func head(key: SecretBytes) -> AuditHead? {
+    /// The head, opened and authenticated under the chain of the entries before it (which are
+    /// hashed, not opened); nil when it does not open.
+    public func head(key: SecretBytes) -> AuditHead? {
         guard let first = records.first, first.body.count > 32, let last = records.last,
               last.type == RecordType.head.rawValue else { return nil }
         let chain = records.dropFirst().filter { $0.type == RecordType.entry.rawValue }.reduce(Array(first.body[0..<32])) { Self.next($0, $1) }

@@ -80,7 +80,14 @@ public struct AuditLogFile: Sendable {
     }
 
     static func next(_ chain: [UInt8], _ record: Record) -> [UInt8] {
-        Array(SHA256.hash(data: chain + [record.type] + (0..<8).map { UInt8(truncatingIfNeeded: record.seq >> (56 - 8 * $0)) } + record.body))
+        // SHA-256(H || type || seq || body), fed in parts (no concatenated copy per entry).
+        var hash = SHA256()
+        hash.update(data: chain)
+        var header = [record.type]
+        BigEndian.append(record.seq, to: &header)
+        hash.update(data: header)
+        hash.update(data: record.body)
+        return Array(hash.finalize())
     }
 
     static func json<T: Encodable>(_ value: T, pad: Int) throws -> [UInt8] {
@@ -89,10 +96,13 @@ public struct AuditLogFile: Sendable {
         let plain = Array(try encoder.encode(value))
         var bucket = pad
         while bucket < plain.count { bucket *= 2 }
-        var padded = plain
-        padded.reserveCapacity(bucket)
-        padded.append(contentsOf: [UInt8](repeating: 0x20, count: bucket - plain.count))
-        return padded
+        // One buffer, filled with memset: a vault log's head is padded to most of a megabyte.
+        return [UInt8](unsafeUninitializedCapacity: bucket) { out, initialized in
+            let raw = UnsafeMutableRawBufferPointer(out)
+            plain.withUnsafeBytes { raw.copyMemory(from: $0) }
+            if let base = raw.baseAddress { memset(base + plain.count, 0x20, bucket - plain.count) }
+            initialized = bucket
+        }
     }
 
     /// The length of `plain` without its trailing padding (spaces, see `json(_:pad:)`), found

@@ -20,12 +20,15 @@ enum AuditTrail {
     /// aside as evidence and starting a new one that says so).
     /// `padded`: a vault's log (and a decoy) is always `maxBytes` long, so its size does not
     /// tell how much the vault was used, or whether it is a decoy.
+    /// `opened`: `current` parsed, with its head opened, when the caller did that already.
     static func append(_ entries: [AuditEntry], folded: UInt64? = nil, name: String, logID: [UInt8], key: SecretBytes,
-                       keyStore: KeyStore, maxBytes: Int, padded: Bool = true, now: Double, current: [UInt8]?? = .none) throws {
+                       keyStore: KeyStore, maxBytes: Int, padded: Bool = true, now: Double, current: [UInt8]?? = .none,
+                       opened: (file: AuditLogFile, head: AuditHead)? = nil) throws {
         let next: AuditLogFile
         if let bytes = try current ?? keyStore.readLog(name) {
             do {
-                next = try AuditLogFile.parse(bytes).appending(entries, folded: folded, key: key, maxBytes: maxBytes, padded: padded)
+                next = try (opened?.file ?? AuditLogFile.parse(bytes))
+                    .appending(entries, folded: folded, key: key, maxBytes: maxBytes, padded: padded, head: opened?.head)
             } catch {
                 // Kept as evidence (`log --verify` keeps failing on it until it is removed).
                 let aside = try keyStore.setAsideLog(name)
@@ -53,9 +56,9 @@ enum AuditTrail {
 
     /// `current`: the log's bytes as the caller read them (`.some(nil)`: there is none); read here when left out.
     static func append(_ entries: [AuditEntry], folded: UInt64? = nil, keys: DomainKeys, keyStore: KeyStore,
-                       maxBytes: Int, now: Double, current: [UInt8]?? = .none) throws {
+                       maxBytes: Int, now: Double, current: [UInt8]?? = .none, opened: (file: AuditLogFile, head: AuditHead)? = nil) throws {
         try append(entries, folded: folded, name: name(keys), logID: logID(keys), key: key(keys), keyStore: keyStore,
-                   maxBytes: maxBytes, now: now, current: current)
+                   maxBytes: maxBytes, now: now, current: current, opened: opened)
     }
 }
 

@@ -23,11 +23,12 @@ extension Vault {
     }
 
     /// `current`: the log's bytes when the caller read them already (nil inside: there is none).
-    func appendAudit(_ entries: [AuditEntry], folded: UInt64? = nil, current: [UInt8]?? = .none) {
+    func appendAudit(_ entries: [AuditEntry], folded: UInt64? = nil, current: [UInt8]?? = .none,
+                     opened: (file: AuditLogFile, head: AuditHead)? = nil) {
         guard !isLocked else { return }  // a commit that may not be durable locked the session (it said so)
         do {
             try AuditTrail.append(entries, folded: folded, keys: keys, keyStore: keyStore,
-                                  maxBytes: settings.logMaxKiB << 10, now: now, current: current)
+                                  maxBytes: settings.logMaxKiB << 10, now: now, current: current, opened: opened)
         } catch {
             notice("the audit log could not be written (\(Self.describe(error)))")
         }
@@ -38,11 +39,17 @@ extension Vault {
     func auditUnlock() {
         var entries: [AuditEntry] = []
         var folded: UInt64?
-        // The log is read once for its mark and its append (a vault's log is 1 MiB, padded).
+        // The log is read, parsed and its head opened once, for its mark and its append (a
+        // vault's log is 1 MiB, padded, and the head is most of it).
         var current: [UInt8]?? = .none
+        var opened: (file: AuditLogFile, head: AuditHead)?
         if role == .primary, let keys = try? keys {
             do { current = .some(try keyStore.readLog(AuditTrail.name(keys))) } catch {}
-            let mark = current.flatMap { $0 }.flatMap { try? AuditLogFile.parse($0).headMark(key: AuditTrail.key(keys)) } ?? 0
+            if let bytes = current.flatMap({ $0 }), let file = try? AuditLogFile.parse(bytes),
+               let head = file.head(key: AuditTrail.key(keys)) {
+                opened = (file, head)
+            }
+            let mark = opened?.head.folded ?? 0
             let journal = DeviceJournal.unfolded(keyStore, after: mark)
             entries += journal.entries.map { entry in
                 var copy = entry
@@ -56,7 +63,7 @@ extension Vault {
         }
         entries.append(AuditEntry(time: now, event: "unlock"))
         if role == .primary && state.skeleton != nil { entries.append(AuditEntry(time: now, event: "skeleton check-in")) }
-        appendAudit(entries, folded: folded, current: current)
+        appendAudit(entries, folded: folded, current: current, opened: opened)
     }
 
     /// With a TPM, the device state (anchored by the TPM's counter) records how far this
