@@ -158,11 +158,7 @@ extension AuditLogFile {
 }
 
 extension AuditLogFile {
-    /// The device-journal mark of the head, opening only the head (the chain is hashed, not
-    /// opened): what an unlock needs, without authenticating every entry.
-    public func headMark(key: SecretBytes) -> UInt64? { head(key: key)?.folded }
-
-    /// The sequence number of the last entry, from the head alone (see `headMark`).
+    /// The sequence number of the last entry, from the head alone (see `head(key:)`).
     public func headSequence(key: SecretBytes) -> UInt64? { head(key: key)?.last }
 
     /// The head, opened and authenticated under the chain of the entries before it (which are

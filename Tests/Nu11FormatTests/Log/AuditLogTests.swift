@@ -22,7 +22,7 @@ struct AuditLogTests {
         #expect(contents.head.last == 5 && contents.checkpoint.through == 0)
         let more = try file.appending([AuditEntry(time: 9, event: "delete")], folded: 3, key: key, maxBytes: 1 << 20)
         #expect(try more.open(key: key).entries.last?.event == "delete")
-        #expect(more.headMark(key: key) == 3)
+        #expect(more.head(key: key)?.folded == 3)
     }
 
     @Test("a padded log is exactly its size; the padding is cut before the JSON is read, and nothing but trailing spaces is")
