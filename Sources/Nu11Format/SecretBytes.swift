@@ -6,13 +6,14 @@ import CSodium
 ///
 /// The allocation sits between guard pages, is locked out of swap where the system allows
 /// (`mlock`), is excluded from core dumps where supported, and is zeroed when the last
-/// reference goes away. Bytes are only reachable through `withUnsafeBytes`, in the style
+/// reference goes away. Secrets of up to 64 bytes (keys) take a slot of a shared guarded
+/// slab (`SecretSlab`: the same protections, without a mapping of their own per key). Bytes are only reachable through `withUnsafeBytes`, in the style
 /// of swift-crypto's `SymmetricKey`. Instances are immutable after initialisation, which
 /// is what makes the `Sendable` conformance sound.
 public final class SecretBytes: @unchecked Sendable {
     private let pointer: UnsafeMutableRawPointer
     private let capacity: Int
-    private let guarded: Bool
+    private let storage: Storage
     /// Number of secret bytes.
     public let count: Int
 
@@ -20,16 +21,20 @@ public final class SecretBytes: @unchecked Sendable {
         _ = Sodium.ready
         self.count = count
         self.capacity = max(count, 1)
-        if let p = sodium_malloc(capacity) {
+        if capacity <= SecretSlab.slotSize, let slot = SecretSlab.shared.take() {
+            pointer = slot  // zeroed
+            storage = .slab
+        } else if let p = sodium_malloc(capacity) {
             pointer = p
-            guarded = true
+            storage = .guarded
+            sodium_memzero(pointer, capacity)
         } else {
             // sodium_malloc fails when mmap/mlock limits are exhausted; fall back to the heap,
             // still zeroed on release.
             pointer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
-            guarded = false
+            storage = .heap
+            sodium_memzero(pointer, capacity)
         }
-        sodium_memzero(pointer, capacity)
     }
 
     /// `count` bytes from the operating system's CSPRNG.
@@ -76,13 +81,16 @@ public final class SecretBytes: @unchecked Sendable {
     }
 
     deinit {
-        if guarded {
-            sodium_free(pointer)  // zeroes before unmapping
-        } else {
+        switch storage {
+        case .slab: SecretSlab.shared.give(pointer)  // zeroes the slot
+        case .guarded: sodium_free(pointer)  // zeroes before unmapping
+        case .heap:
             sodium_memzero(pointer, capacity)
             pointer.deallocate()
         }
     }
+
+    private enum Storage { case slab, guarded, heap }
 }
 
 extension SecretBytes: ContiguousBytes {}

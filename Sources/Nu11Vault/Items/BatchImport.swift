@@ -38,15 +38,16 @@ extension Items {
         var batchFirst = ""  // the batch's first file, named when its commit does not fit
         // The batch before, committing on another thread while this one is staged.
         var committing: (group: GroupInFlight, first: String)?
-        // Decoding on every core: files are encrypted one after the other on this thread while
-        // the photos before them are decoded by the helpers (`ImageHelper.maxHelpers`); each
-        // is sealed and joins its batch in the order given, once its analysis is back.
-        var flight: [(path: String, item: EncryptedItem, analysis: PendingAnalysis, bytes: Int)] = []
+        // Every core: the files in the window are encrypted at once on other threads
+        // (`PendingItem`), and the photos among them decoded by the helpers
+        // (`ImageHelper.maxHelpers`); each is sealed on this thread and joins its batch in the
+        // order given, once its encryption and analysis are back.
+        var flight: [(path: String, pending: PendingItem, bytes: Int)] = []
         var flightBytes = 0
         defer {
             // A failure while a batch is in flight: it lands (or is undone) before anything else.
             if let c = committing { _ = try? landGroup(c.group) }
-            for f in flight { _ = f.analysis.wait(); f.item.writer.abort() }
+            for f in flight { f.pending.abort() }
             for s in batch where !s.published { s.writer.abort(); s.thumbnailWriter?.abort() }
         }
         // Live Photos: each pair's motion is staged just before its still, which names it.
@@ -60,7 +61,9 @@ extension Items {
             flightBytes -= f.bytes
             let staged: StagedItem
             do {
-                staged = try seal(f.item, analysis: f.analysis.wait(), motion: motions[f.path])
+                // A full disk while it was encrypted: what is before it is committed, it is not.
+                let (item, analysis) = try f.pending.wait().get()
+                staged = try seal(item, analysis: analysis.wait(), motion: motions[f.path])
             } catch let error as Nu11Error where error.diskFull {
                 throw stopHere(f.path, error)
             }
@@ -95,7 +98,7 @@ extension Items {
         /// A full disk at `path`: what is staged before it is committed (each file whole), the
         /// rest is left.
         func stopHere(_ path: String, _ error: Nu11Error) -> ImportStopped {
-            for f in flight { _ = f.analysis.wait(); f.item.writer.abort() }
+            for f in flight { f.pending.abort() }
             flight = []
             if let c = committing {
                 // Files land in order: when the batch in flight did not, this one is not tried.
@@ -110,7 +113,7 @@ extension Items {
             return stopped(results, at: path, error)
         }
 
-        let window = ImageHelper.maxHelpers + 1
+        let window = max(ImageHelper.maxHelpers + 1, 16)
         for (n, path) in LivePhotos.ordered(paths, pairs: pairs).enumerated() {
             progress(n, paths.count)
             let fd: Int32
@@ -120,19 +123,15 @@ extension Items {
                 vanished?(path)
                 continue
             }
-            defer { close(fd) }
-            let item: EncryptedItem
-            do {
-                item = try encrypt(FileDescriptorStream(fd: fd, label: path), name: PathName.last(path),
-                                   kind: .file, domain: domain, album: targetAlbum, fadeDeadline: fade.map { now + $0 },
-                                   modified: ImportSource.modificationTime(fd))
-            } catch let error as Nu11Error where error.diskFull {
-                // Commit what fit, then stop at this one.
-                while !flight.isEmpty { try land() }
-                throw stopHere(path, error)
+            // The most its photo copy can take (`PhotoCapture`), counted before it is read.
+            let (modified, size) = ImportSource.modificationTimeAndSize(fd)
+            let copied = Int(min(size, UInt64(PhotoCapture.maxBytes)))
+            let name = PathName.last(path), deadline = fade.map { now + $0 }
+            let pending = PendingItem(fd: fd) {
+                try self.encrypt(FileDescriptorStream(fd: fd, label: path), name: name, kind: .file, domain: domain,
+                                 album: targetAlbum, fadeDeadline: deadline, modified: modified)
             }
-            let copied = item.capture?.bytes.count ?? 0  // read before the analysis thread owns the copy
-            flight.append((path, item, PendingAnalysis(item.capture), copied))
+            flight.append((path, pending, copied))
             flightBytes += copied
             // At most `window` files in flight, and at most 256 MiB of their copies.
             while flight.count >= window || flightBytes > 256 << 20 { try land() }

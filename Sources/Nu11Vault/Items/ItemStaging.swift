@@ -112,3 +112,52 @@ extension Items {
         return staged
     }
 }
+
+/// A file of a folder import being encrypted on another thread (`Items.encrypt`), then
+/// analysed: the files in the import's window are encrypted at once, on every core, and
+/// sealed and committed in the order given (`Items.importFiles`). The worker owns the open
+/// file and closes it.
+final class PendingItem: @unchecked Sendable {
+    // @unchecked Sendable, and why it is sound: the job and the file are handed over whole —
+    // the importing thread touches neither, nor `result`, until `wait` returns, and the
+    // semaphore orders the worker's write of `result` before that read. `encrypt` touches
+    // only its own files and the vault's immutable location; the temp file's cleanup slot is
+    // claimed atomically (`nu11_cleanup_register`).
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Result<(item: EncryptedItem, analysis: PendingAnalysis), any Error> = .failure(CancellationError())
+    private var waited = false
+
+    init(fd: Int32, encrypt: @escaping () throws -> EncryptedItem) {
+        let job = HandedJob(run: encrypt)
+        DispatchQueue.global(qos: .userInitiated).async {
+            self.result = Result {
+                defer { close(fd) }
+                let item = try job.run()
+                return (item, PendingAnalysis(item.capture))
+            }
+            self.done.signal()
+        }
+    }
+
+    /// The encrypted item and its analysis (started), or what failed (its temp file already
+    /// removed); on the importing thread only.
+    func wait() -> Result<(item: EncryptedItem, analysis: PendingAnalysis), any Error> {
+        if !waited {
+            done.wait()
+            waited = true
+        }
+        return result
+    }
+
+    /// Waits, then removes what was written (the import stopped before this file).
+    func abort() {
+        if case .success(let done) = wait() {
+            _ = done.analysis.wait()
+            done.item.writer.abort()
+        }
+    }
+
+    private struct HandedJob: @unchecked Sendable {
+        let run: () throws -> EncryptedItem
+    }
+}

@@ -235,10 +235,13 @@ extension Items {
 /// Checks on what a user asks to import.
 public enum ImportSource {
     /// The modification time of an open file (kept in the sealed metadata, restored on export).
-    static func modificationTime(_ fd: Int32) -> Date? {
+    static func modificationTime(_ fd: Int32) -> Date? { modificationTimeAndSize(fd).modified }
+
+    /// The same, and the file's size now (0 when fstat fails).
+    static func modificationTimeAndSize(_ fd: Int32) -> (modified: Date?, size: UInt64) {
         var st = stat()
-        guard fstat(fd, &st) == 0 else { return nil }
-        return Date(timeIntervalSince1970: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9)
+        guard fstat(fd, &st) == 0 else { return (nil, 0) }
+        return (Date(timeIntervalSince1970: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9), UInt64(max(st.st_size, 0)))
     }
 
     /// Opens `path` for reading if it is a regular file; anything else is refused clearly.

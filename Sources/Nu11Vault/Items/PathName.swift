@@ -24,7 +24,9 @@ enum PathName {
     /// stem and gives no extension. Repeated slashes in the stem become one, as NSString's do.
     static func splitExtension(_ path: String) -> (stem: String, ext: String) {
         var bytes = Array(path.utf8)
-        if bytes.count > 2, path.utf8.firstRange(of: "//".utf8) != nil {
+        // (A plain scan: `firstRange(of:)` is generic and was 5 % of a 10,000-file import.)
+        let slash = UInt8(ascii: "/")
+        if bytes.count > 2, zip(bytes, bytes.dropFirst()).contains(where: { $0 == slash && $1 == slash }) {
             bytes = [bytes[0]] + zip(bytes.dropFirst(), bytes).compactMap { $0 == UInt8(ascii: "/") && $1 == UInt8(ascii: "/") ? nil : $0 }
         }
         let component = bytes[((bytes.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1)...]
