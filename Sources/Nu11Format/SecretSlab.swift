@@ -18,6 +18,8 @@ import Synchronization
 /// faulting. Secrets are fixed-size and only reached through `SecretBytes.withUnsafeBytes`,
 /// with the count it was made with.
 final class SecretSlab: Sendable {
+    init() { _ = Sodium.ready }  // sodium_malloc needs sodium_init first
+
     static let slotSize = 64
     static let slotsPerSlab = 256  // 16 KiB: four pages
 
