@@ -42,8 +42,9 @@ extension Items {
         // (`PendingItem`), and the photos among them decoded by the helpers
         // (`ImageHelper.maxHelpers`); each is sealed on this thread and joins its batch in the
         // order given, once its encryption and analysis are back.
-        var flight: [(path: String, pending: PendingItem, bytes: Int)] = []
+        var flight: [(path: String, pending: PendingItem, bytes: Int, weight: Int)] = []
         var flightBytes = 0
+        var flightWeight = 0
         defer {
             // A failure while a batch is in flight: it lands (or is undone) before anything else.
             if let c = committing { _ = try? landGroup(c.group) }
@@ -59,6 +60,7 @@ extension Items {
         func land() throws {
             let f = flight.removeFirst()
             flightBytes -= f.bytes
+            flightWeight -= f.weight
             let staged: StagedItem
             do {
                 // A full disk while it was encrypted: what is before it is committed, it is not.
@@ -113,7 +115,10 @@ extension Items {
             return stopped(results, at: path, error)
         }
 
-        let window = max(ImageHelper.maxHelpers + 1, 16)
+        // Up to 16 small files in flight; a file over 1 MiB (a photo for the helpers, or a file
+        // with a pipeline of its own) weighs a (helpers + 1)-th of that, so as many of those are
+        // in flight as there are helpers, plus one, as when each file was encrypted in turn.
+        let window = 16, heavy = (window + ImageHelper.maxHelpers) / (ImageHelper.maxHelpers + 1)
         for (n, path) in LivePhotos.ordered(paths, pairs: pairs).enumerated() {
             progress(n, paths.count)
             let fd: Int32
@@ -131,10 +136,12 @@ extension Items {
                 try self.encrypt(FileDescriptorStream(fd: fd, label: path), name: name, kind: .file, domain: domain,
                                  album: targetAlbum, fadeDeadline: deadline, modified: modified)
             }
-            flight.append((path, pending, copied))
+            let weight = size > 1 << 20 ? heavy : 1
+            flight.append((path, pending, copied, weight))
             flightBytes += copied
-            // At most `window` files in flight, and at most 256 MiB of their copies.
-            while flight.count >= window || flightBytes > 256 << 20 { try land() }
+            flightWeight += weight
+            // At most `window` of weight in flight, and at most 256 MiB of their copies.
+            while flightWeight >= window || flightBytes > 256 << 20 { try land() }
         }
         while !flight.isEmpty { try land() }
         try landCommitting()
