@@ -65,7 +65,7 @@ extension Items {
             do {
                 // A full disk while it was encrypted: what is before it is committed, it is not.
                 let (item, analysis) = try f.pending.wait().get()
-                staged = try seal(item, analysis: analysis.wait(), motion: motions[f.path])
+                staged = try seal(item, analysis: analysis, motion: motions[f.path])
             } catch let error as Nu11Error where error.diskFull {
                 throw stopHere(f.path, error)
             }

@@ -5,7 +5,7 @@ import Nu11Media
 import Nu11Storage
 
 /// An item encrypted into its temp file, its key and what it is still to be sealed with; an
-/// image's or a video's in-memory copy waits for its analysis (`PendingAnalysis`).
+/// image's or a video's in-memory copy waits for its analysis (`PendingItem`).
 struct EncryptedItem {
     let writer: AtomicFileWriter
     let id: ItemID
@@ -20,46 +20,6 @@ struct EncryptedItem {
     let type: String?
     let modified: Date?
     let capture: PhotoCapture?
-}
-
-/// A capture's analysis, running on another thread: a helper of the pool decodes it, so a
-/// folder import decodes as many photos at once as there are helpers (`ImageHelper`).
-final class PendingAnalysis: @unchecked Sendable {
-    // @unchecked Sendable, and why it is sound: the capture is handed over whole — the
-    // importing thread touches neither it nor `result` until `wait` returns, and the
-    // semaphore orders the analysis thread's write of `result` before that read.
-    private let done = DispatchSemaphore(value: 0)
-    private var result: (facts: PhotoFacts?, warning: String?) = (nil, nil)
-    private var waited = false
-
-    /// Starts the analysis: on another thread when it needs a decoder, else at once.
-    init(_ capture: PhotoCapture?) {
-        guard let capture, capture.needsDecoder else {
-            result = capture?.analyze() ?? (nil, nil)
-            done.signal()
-            return
-        }
-        let handed = Handed(capture)
-        DispatchQueue.global(qos: .userInitiated).async {
-            self.result = handed.value.analyze()
-            self.done.signal()
-        }
-    }
-
-    /// The analysis, once it is done (on the importing thread only).
-    func wait() -> (facts: PhotoFacts?, warning: String?) {
-        if !waited {
-            done.wait()
-            waited = true
-        }
-        return result
-    }
-
-    /// A capture crossing to the analysis thread, which is then its only user.
-    private struct Handed: @unchecked Sendable {
-        let value: PhotoCapture
-        init(_ value: PhotoCapture) { self.value = value }
-    }
 }
 
 extension Items {
@@ -114,17 +74,19 @@ extension Items {
 }
 
 /// A file of a folder import being encrypted on another thread (`Items.encrypt`), then
-/// analysed: the files in the import's window are encrypted at once, on every core, and
-/// sealed and committed in the order given (`Items.importFiles`). The worker owns the open
-/// file and closes it.
+/// analysed there (a photo decoded by a helper of the pool): the files in the import's window
+/// are encrypted at once, on every core, and as many photos decoded at once as there are
+/// helpers (`ImageHelper`); they are sealed and committed in the order given
+/// (`Items.importFiles`). The worker owns the open file and closes it.
 final class PendingItem: @unchecked Sendable {
     // @unchecked Sendable, and why it is sound: the job and the file are handed over whole —
     // the importing thread touches neither, nor `result`, until `wait` returns, and the
     // semaphore orders the worker's write of `result` before that read. `encrypt` touches
     // only its own files and the vault's immutable location; the temp file's cleanup slot is
     // claimed atomically (`nu11_cleanup_register`).
+    typealias Done = (item: EncryptedItem, analysis: (facts: PhotoFacts?, warning: String?))
     private let done = DispatchSemaphore(value: 0)
-    private var result: Result<(item: EncryptedItem, analysis: PendingAnalysis), any Error> = .failure(CancellationError())
+    private var result: Result<Done, any Error> = .failure(CancellationError())
     private var waited = false
 
     init(fd: Int32, encrypt: @escaping () throws -> EncryptedItem) {
@@ -133,15 +95,15 @@ final class PendingItem: @unchecked Sendable {
             self.result = Result {
                 defer { close(fd) }
                 let item = try job.run()
-                return (item, PendingAnalysis(item.capture))
+                return (item, item.capture?.analyze() ?? (nil, nil))
             }
             self.done.signal()
         }
     }
 
-    /// The encrypted item and its analysis (started), or what failed (its temp file already
-    /// removed); on the importing thread only.
-    func wait() -> Result<(item: EncryptedItem, analysis: PendingAnalysis), any Error> {
+    /// The encrypted item and its analysis, or what failed (its temp file already removed);
+    /// on the importing thread only.
+    func wait() -> Result<Done, any Error> {
         if !waited {
             done.wait()
             waited = true
@@ -151,10 +113,7 @@ final class PendingItem: @unchecked Sendable {
 
     /// Waits, then removes what was written (the import stopped before this file).
     func abort() {
-        if case .success(let done) = wait() {
-            _ = done.analysis.wait()
-            done.item.writer.abort()
-        }
+        if case .success(let done) = wait() { done.item.writer.abort() }
     }
 
     private struct HandedJob: @unchecked Sendable {

@@ -46,13 +46,6 @@ final class PhotoCapture {
 
     init(name: String) { self.name = name }
 
-    /// Whether `analyze` will ask the decoder helper (an image or a video, not too large);
-    /// otherwise it answers at once.
-    var needsDecoder: Bool {
-        if !decided && bytes.count >= 16 { return true }
-        return (format != nil || video != nil) && !tooLarge
-    }
-
     func take(_ chunk: UnsafeRawBufferPointer) {
         if decided && format == nil && video == nil || tooLarge { return }
         bytes.append(contentsOf: chunk)
