@@ -42,9 +42,15 @@ extension Items {
         // (`PendingItem`), and the photos among them decoded by the helpers
         // (`ImageHelper.maxHelpers`); each is sealed on this thread and joins its batch in the
         // order given, once its encryption and analysis are back.
-        var flight: [(path: String, pending: PendingItem, bytes: Int, weight: Int)] = []
+        var flight: [(index: Int, path: String, pending: PendingItem, bytes: Int, weight: Int)] = []
         var flightBytes = 0
         var flightWeight = 0
+        let pairs = LivePhotos.pairs(paths)
+        let ordered = LivePhotos.ordered(paths, pairs: pairs)
+        var next = 0  // the next file of `ordered` to start
+        // After a full disk, one file at a time: files encrypted at once may have taken the
+        // space of one before them that would have fit alone.
+        var oneAtATime = false
         defer {
             // A failure while a batch is in flight: it lands (or is undone) before anything else.
             if let c = committing { _ = try? landGroup(c.group) }
@@ -52,7 +58,6 @@ extension Items {
             for s in batch where !s.published { s.writer.abort(); s.thumbnailWriter?.abort() }
         }
         // Live Photos: each pair's motion is staged just before its still, which names it.
-        let pairs = LivePhotos.pairs(paths)
         let stillOf = Dictionary(pairs.map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         var motions: [String: ItemID] = [:]  // a still's path → its staged motion
 
@@ -67,6 +72,16 @@ extension Items {
                 let (item, analysis) = try f.pending.wait().get()
                 staged = try seal(item, analysis: analysis, motion: motions[f.path])
             } catch let error as Nu11Error where error.diskFull {
+                guard oneAtATime || flight.isEmpty else {
+                    // The files after it are undone and it is tried again alone, then they are.
+                    for g in flight { g.pending.abort() }
+                    flight = []
+                    flightBytes = 0
+                    flightWeight = 0
+                    oneAtATime = true
+                    next = f.index
+                    return
+                }
                 throw stopHere(f.path, error)
             }
             if let still = stillOf[f.path], LivePhotos.isMotion(staged.meta) { motions[still] = staged.row.id }
@@ -119,7 +134,13 @@ extension Items {
         // with a pipeline of its own) weighs a (helpers + 1)-th of that, so as many of those are
         // in flight as there are helpers, plus one, as when each file was encrypted in turn.
         let window = 16, heavy = (window + ImageHelper.maxHelpers) / (ImageHelper.maxHelpers + 1)
-        for (n, path) in LivePhotos.ordered(paths, pairs: pairs).enumerated() {
+        while next < ordered.count || !flight.isEmpty {
+            guard next < ordered.count else {  // every file started: the rest land
+                try land()
+                continue
+            }
+            let n = next, path = ordered[n]
+            next += 1
             progress(n, paths.count)
             let fd: Int32
             do {
@@ -137,13 +158,12 @@ extension Items {
                                  album: targetAlbum, fadeDeadline: deadline, modified: modified)
             }
             let weight = size > 1 << 20 ? heavy : 1
-            flight.append((path, pending, copied, weight))
+            flight.append((n, path, pending, copied, weight))
             flightBytes += copied
             flightWeight += weight
             // At most `window` of weight in flight, and at most 256 MiB of their copies.
-            while flightWeight >= window || flightBytes > 256 << 20 { try land() }
+            while !flight.isEmpty && (oneAtATime || flightWeight >= window || flightBytes > 256 << 20) { try land() }
         }
-        while !flight.isEmpty { try land() }
         try landCommitting()
         results += try commitOrStop(&batch, results: results, first: batchFirst)
         progress(paths.count, paths.count)
