@@ -168,6 +168,7 @@ extension Items {
         results += try commitOrStop(&batch, results: results, first: batchFirst)
         progress(paths.count, paths.count)
         audit("import", ids: results.map(\.id))
+        extendListingFile(added: domain == .vault ? results.count : 0)
         return results
     }
 
@@ -188,7 +189,12 @@ extension Items {
         return try summaries(batch)
     }
 
+    /// The summaries of committed items; the session's listing cache learns their facts from
+    /// the metadata just sealed (`extendListingFile`).
     private func summaries(_ staged: [StagedItem]) throws -> [ItemSummary] {
+        for item in staged where item.row.domain == .vault && item.row.kind == .file {
+            vault.listingCache.learn(.init(date: item.meta.sortDate.timeIntervalSince1970, motion: item.meta.motion), for: item.row)
+        }
         let names = try vault.albums.albumNames()
         return staged.map { summary(row: $0.row, meta: $0.meta, albumName: $0.row.album.flatMap { names[$0] }) }
     }

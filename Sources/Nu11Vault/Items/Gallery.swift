@@ -215,6 +215,13 @@ struct ListingCache {
 
     mutating func openedUnkept() { opened += 1 }
 
+    /// Facts known without opening the record: an item this session has just sealed, its
+    /// metadata in hand (a folder import). They count on the same terms as opened ones.
+    mutating func learn(_ facts: ItemMetadata.ListingFacts, for row: ItemRow) {
+        guard row.meta.count >= 16 else { return }
+        entries[row.id] = (RecordTag(row.meta.suffix(16)), row.album, facts)
+    }
+
     /// The entries read from the listing file (`ListingFile`): they count on the same terms.
     /// (One call for all of them: 100,000 calls through the vault's property cost more than the
     /// inserts.)

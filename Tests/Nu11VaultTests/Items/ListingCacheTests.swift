@@ -129,6 +129,47 @@ struct ListingCacheTests {
         backup.lock()
     }
 
+    @Test("a folder import of 1,000 files writes their entries at once: the next session opens no record and sorts as a full read does; a deleted item's entry is not written back")
+    func bigImport() throws {
+        let t = try TestVault()
+        var v = try t.vault
+        let cache = t.location.keyStoreRoot + "/listing.n11g"
+        // Two items listed (the file holds both), then one deleted (the file goes with it).
+        _ = try v.items.importFile(at: try t.file("kept.txt", [1]))
+        let gone = try v.items.importFile(at: try t.file("gone.txt", [2])).id
+        _ = try v.items.datedItemIDs()
+        try v.items.delete([ItemRef(gone)])
+        #expect(!FileManager.default.fileExists(atPath: cache))
+        var paths: [String] = []
+        for i in 0..<ListingFile.extendAfter {
+            let path = try t.file("lib\(i).txt", Array("photo \(i)".utf8))
+            let mtime = Date(timeIntervalSince1970: 1_400_000_000 + Double((i * 7919) % 1000) * 3_600)
+            try FileManager.default.setAttributes([.modificationDate: mtime], ofItemAtPath: path)
+            paths.append(path)
+        }
+        #expect(try v.items.importFiles(paths).count == ListingFile.extendAfter)
+        let written = try #require(FileManager.default.contents(atPath: cache), "the import wrote no listing file")
+        let entries = ListingFile.extendAfter + 1
+        #expect(written.count == 8 + 12 + 4 + entries * ListingFile.entrySize + 16, "not the \(entries) items there: \(written.count) bytes")
+        #expect(!contains([UInt8](written), gone.bytes))
+
+        func reopen() throws -> Vault {
+            v.lock()
+            t.close()
+            return try LockedVault(t.location).unlock(pin: secret("test-pin"))
+        }
+        v = try reopen()
+        let fromFile = try v.items.datedItemIDs()
+        #expect(fromFile.count == entries && v.listingCache.opened == 0, "the next session opened \(v.listingCache.opened) records")
+        // The same order and dates as every record opened.
+        try FileManager.default.removeItem(atPath: cache)
+        v = try reopen()
+        let opened = try v.items.datedItemIDs()
+        #expect(v.listingCache.opened == entries)
+        #expect(opened.map(\.id) == fromFile.map(\.id) && opened.map(\.date) == fromFile.map(\.date))
+        v.lock()
+    }
+
     func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard needle.count <= haystack.count else { return false }
         return (0...(haystack.count - needle.count)).contains { haystack[$0 ..< $0 + needle.count].elementsEqual(needle) }
