@@ -76,11 +76,7 @@ struct ListingCacheTests {
         #expect(!contains([UInt8](written), ids[0].bytes))
 
         // A new session: the listing opens only what the file does not hold (the Fade item).
-        func reopen() throws -> Vault {
-            v.lock()
-            t.close()
-            return try LockedVault(t.location).unlock(pin: secret("test-pin"))
-        }
+        func reopen() throws -> Vault { try Self.reopen(v, t) }
         v = try reopen()
         let again = try v.items.datedItemIDs()
         #expect(again.map(\.id) == first.map(\.id) && again.map(\.date) == first.map(\.date))
@@ -153,11 +149,7 @@ struct ListingCacheTests {
         #expect(written.count == 8 + 12 + 4 + entries * ListingFile.entrySize + 16, "not the \(entries) items there: \(written.count) bytes")
         #expect(!contains([UInt8](written), gone.bytes))
 
-        func reopen() throws -> Vault {
-            v.lock()
-            t.close()
-            return try LockedVault(t.location).unlock(pin: secret("test-pin"))
-        }
+        func reopen() throws -> Vault { try Self.reopen(v, t) }
         v = try reopen()
         let fromFile = try v.items.datedItemIDs()
         #expect(fromFile.count == entries && v.listingCache.opened == 0, "the next session opened \(v.listingCache.opened) records")
@@ -168,6 +160,13 @@ struct ListingCacheTests {
         #expect(v.listingCache.opened == entries)
         #expect(opened.map(\.id) == fromFile.map(\.id) && opened.map(\.date) == fromFile.map(\.date))
         v.lock()
+    }
+
+    /// A new session of the same vault (the old one locked, its lock given up).
+    static func reopen(_ v: Vault, _ t: TestVault) throws -> Vault {
+        v.lock()
+        t.close()
+        return try LockedVault(t.location).unlock(pin: secret("test-pin"))
     }
 
     func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
