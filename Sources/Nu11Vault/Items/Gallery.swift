@@ -208,7 +208,7 @@ struct ListingCache {
 
     mutating func keep(_ facts: ItemMetadata.ListingFacts, for row: ItemRow) {
         guard row.meta.count >= 16 else { return }
-        entries[row.id] = (RecordTag(row.meta.suffix(16)), row.album, facts)
+        learn(facts, for: row)
         opened += 1
         kept += 1
     }
