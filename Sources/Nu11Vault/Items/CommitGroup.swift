@@ -62,9 +62,9 @@ final class GroupInFlight: @unchecked Sendable {
 
     init(_ group: CommitGroup) {
         self.group = group
-        DispatchQueue.global(qos: .userInitiated).async {
+        // The job (and the index it holds) is let go before `join` returns (`Worker`).
+        Worker.start(signalling: done) { [self] in
             do { try self.group.publish() } catch { self.failure = error }
-            self.done.signal()
         }
     }
 

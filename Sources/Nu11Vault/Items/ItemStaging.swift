@@ -90,14 +90,13 @@ final class PendingItem: @unchecked Sendable {
     private var waited = false
 
     init(fd: Int32, encrypt: @escaping () throws -> EncryptedItem) {
-        let job = HandedJob(run: encrypt)
-        DispatchQueue.global(qos: .userInitiated).async {
-            self.result = Result {
+        // The job (and the vault it holds) is let go before `wait` returns (`Worker`).
+        Worker.start(signalling: done) { [self] in
+            result = Result {
                 defer { close(fd) }
-                let item = try job.run()
+                let item = try encrypt()
                 return (item, item.capture?.analyze() ?? (nil, nil))
             }
-            self.done.signal()
         }
     }
 
@@ -114,9 +113,5 @@ final class PendingItem: @unchecked Sendable {
     /// Waits, then removes what was written (the import stopped before this file).
     func abort() {
         if case .success(let done) = wait() { done.item.writer.abort() }
-    }
-
-    private struct HandedJob: @unchecked Sendable {
-        let run: () throws -> EncryptedItem
     }
 }
