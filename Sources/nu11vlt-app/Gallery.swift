@@ -20,7 +20,7 @@ final class Gallery {
     /// The section's item IDs in display order, and the summaries fetched so far (a tile's
     /// summary is fetched when it is first bound, a screenful at a time).
     private(set) var ids: [ItemID] = []
-    private var summaries: [ItemID: ItemSummary] = [:]
+    var summaries: [ItemID: ItemSummary] = [:]
     /// What the grid's model holds: the items with their date sections (`GallerySections`).
     /// (Kept by `cellSource`, which the model asks for a row's text.)
     private var cells: [GalleryCell] {
@@ -42,18 +42,20 @@ final class Gallery {
     private var summaryWanted: [ItemID: Int] = [:]
     private var summaryFetching = false
     /// The Swift side of each tile widget GTK made (by list item), and the ID each shows now.
-    private var tiles: [UnsafeMutableRawPointer: Tile] = [:]
-    private var bound: [UnsafeMutableRawPointer: ItemID] = [:]
-    private var textures = TextureCache(capacity: 600)
-    private var loading: Set<ItemID> = []
+    var tiles: [UnsafeMutableRawPointer: Tile] = [:]
+    var bound: [UnsafeMutableRawPointer: ItemID] = [:]
+    var textures = TextureCache(capacity: 600)
+    var loading: Set<ItemID> = []
     private let empty: Widget
     private let stack: Widget
     /// For `--timings`: from the listing's start to the first full screen of tiles.
     let firstScreen = FirstScreenClock()
     /// Tiles bound since the last pump, waiting for their thumbnails (visible ones go first).
-    private var wanted: [ItemID] = []
-    private var pumpScheduled = false
-    private let scroller: Widget
+    var wanted: [ItemID] = []
+    /// Thumbnails waiting for a place on the worker (`GalleryThumbnails`), the next first.
+    var queued: [ItemID] = []
+    var pumpScheduled = false
+    let scroller: Widget
 
     init(screen: MainScreen) {
         self.screen = screen
@@ -108,7 +110,7 @@ final class Gallery {
         // A window moved to a screen of another scale: the tiles get pictures of its size.
         on(raw(grid), "notify::scale-factor") { [unowned self] in
             textures.removeAll()
-            for id in Set(bound.values) where summaries[id]?.thumbnail == true { load(id, onScreen: true) }
+            wantAllBound()
         }
         on1(raw(grid), "activate") { [unowned self] position in
             let i = Int(UInt32(truncatingIfNeeded: UInt(bitPattern: position)))
@@ -317,75 +319,6 @@ final class Gallery {
                 let gone = Set(batch).subtracting(found.map(\.id))
                 if !gone.isEmpty { show(ids: ids.filter { !gone.contains($0) }) }
                 if !summaryWanted.isEmpty { scheduleSummaries() }
-            }
-        }
-    }
-
-    /// GTK binds more tiles than the window shows (a margin above and below); once the
-    /// layout is done (an idle callback runs after it), the tiles on screen are queued first.
-    private func want(_ id: ItemID) {
-        wanted.append(id)
-        guard !pumpScheduled else { return }
-        pumpScheduled = true
-        onMain { [weak self] in self?.pump() }
-    }
-
-    private func pump() {
-        pumpScheduled = false
-        let ids = wanted
-        wanted = []
-        var visible: [ItemID] = [], rest: [ItemID] = []
-        for id in ids where !loading.contains(id) && textures.get(id) == nil {
-            (isOnScreen(id) ? { visible.append(id) } : { rest.append(id) })()
-        }
-        for id in visible { load(id, onScreen: true) }
-        for id in rest { load(id, onScreen: false) }
-    }
-
-    /// Whether a bound tile showing `id` lies (at least partly) inside the scrolled window.
-    private func isOnScreen(_ id: ItemID) -> Bool {
-        bound.contains { item, shown in shown == id && tiles[item].map(isOnScreen) == true }
-    }
-
-    private func isOnScreen(_ tile: Tile) -> Bool {
-        guard gtk_widget_get_mapped(tile.root) != 0, gtk_widget_get_height(tile.root) > 0 else { return false }
-        var origin = graphene_point_t(x: 0, y: 0), out = graphene_point_t(x: 0, y: 0)
-        guard gtk_widget_compute_point(tile.root, scroller, &origin, &out) != 0 else { return false }
-        let bottom = out.y + Float(gtk_widget_get_height(tile.root))
-        return bottom > 0 && out.y < Float(gtk_widget_get_height(scroller))
-    }
-
-    /// How many tiles are on screen once every one shows its name and, if it has one, its
-    /// thumbnail (nil before).
-    private var fullScreen: Int? {
-        var shown = 0
-        for (item, id) in bound {
-            guard let tile = tiles[item], isOnScreen(tile) else { continue }
-            guard let summary = summaries[id] else { return nil }
-            if summary.thumbnail && gtk_picture_get_paintable(op(tile.picture)) == nil { return nil }
-            shown += 1
-        }
-        return shown > 0 ? shown : nil
-    }
-
-    /// Decrypts and decodes a thumbnail on the worker; the texture comes back to the main loop.
-    private func load(_ id: ItemID, onScreen: Bool) {
-        guard !loading.contains(id) else { return }
-        loading.insert(id)
-        let scale = Int(gtk_widget_get_scale_factor(grid))
-        screen.app.session.run({ vault -> TextureBox in
-            let start = Timings.enabled ? App.monotonic() : 0
-            let texture = TextureBox(try Texture.tile(vault, id, scale: scale))
-            if Timings.enabled { Timings.report("tile", (App.monotonic() - start) * 1000) }
-            return texture
-        }) { [weak self] result in
-            guard let self else { return }
-            loading.remove(id)
-            if case .success(let box) = result, let texture = box.texture {
-                textures.set(id, texture)
-                for (item, shown) in bound where shown == id {
-                    if let tile = tiles[item] { gtk_picture_set_paintable(op(tile.picture), texture) }
-                }
             }
         }
     }

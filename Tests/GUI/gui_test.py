@@ -13,7 +13,8 @@ quit. Then nothing of the plaintext is left on disk, GTK's recent files do not m
 vault's files, and the app opened no socket but AF_UNIX. Last, a second vault with a marker
 in an item's name is unlocked and the app is crashed (SIGSEGV): it was not dumpable, and no
 core file appears, though its core limit was unlimited and a dumpable control process's
-crash in the same folder does write one.
+crash in the same folder does write one. (Before that, fling.py flings through 400 photos and
+checks that every tile where the grid stops shows its own thumbnail.)
 
 usage: gui_test.py BIN_DIR SCREENSHOT_DIR WORK_DIR"""
 import datetime
@@ -31,6 +32,7 @@ import time
 import pyatspi
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fling import fling_check  # noqa: E402
 from atspi_driver import (Timeout, center, double_click, click, enabled, find, focus_window, gone, key, named, press, showing,  # noqa: E402
                           screenshot, texts, type_text, wait_for)
 
@@ -961,6 +963,7 @@ def main():
     narrow_dark()
     first_run()
     moved_key_store()
+    fling_check(CLI, APP, WORK, SHOTS, PRIMARY, step)
     crash_check()
     print("gui: PASS", flush=True)
 
