@@ -152,3 +152,17 @@ def click(acc):
 
 def screenshot(path):
     subprocess.run(["import", "-window", "root", path], check=True, capture_output=True)
+
+
+def start_app(binary, vault, keystore, log, extra_env=None, **popen):
+    """nu11vlt-app on the given vault, without the test's security key; its stderr to `log`."""
+    env = dict(os.environ, **(extra_env or {}))
+    env.pop("NU11VLT_FIDO2_DEVICE", None)
+    return subprocess.Popen([binary, "--vault", vault, "--keystore", keystore], env=env,
+                            stdout=subprocess.DEVNULL, stderr=open(log, "w"), **popen)
+
+
+def fill_screen(wid, width=1280, height=800):
+    """A laptop's screen: the window moved to the corner and sized to the display."""
+    subprocess.run(["xdotool", "windowmove", "--sync", wid, "0", "0"], capture_output=True)
+    subprocess.run(["xdotool", "windowsize", "--sync", wid, str(width), str(height)], check=True, capture_output=True)

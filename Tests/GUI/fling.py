@@ -13,7 +13,7 @@ import time
 
 from PIL import Image
 
-from atspi_driver import Timeout, find, focus_window, press, screenshot, wait_for
+from atspi_driver import Timeout, fill_screen, find, focus_window, press, screenshot, start_app, wait_for
 
 COUNT = 400
 
@@ -134,15 +134,10 @@ def check_screen(shots, what):
 def fling_check(cli, app_binary, work, shots, pin, step):
     step(f"a fling through {COUNT} photos: every tile where it stops shows its own thumbnail")
     vault, keystore = make_vault(cli, work, pin)
-    env = dict(os.environ)
-    env.pop("NU11VLT_FIDO2_DEVICE", None)
-    app = subprocess.Popen([app_binary, "--vault", vault, "--keystore", keystore], env=env,
-                           stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "fling-app.log"), "w"))
+    app = start_app(app_binary, vault, keystore, os.path.join(work, "fling-app.log"))
     try:
         find("Enter your PIN", "label", timeout=60)
-        wid = focus_window("^Nu11VLT$")
-        subprocess.run(["xdotool", "windowmove", "--sync", wid, "0", "0"], capture_output=True)
-        subprocess.run(["xdotool", "windowsize", "--sync", wid, "1280", "800"], check=True, capture_output=True)
+        fill_screen(focus_window("^Nu11VLT$"))
         for digit in pin:
             press(f"Digit {digit}")
         press("Unlock with keypad")

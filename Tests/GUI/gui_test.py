@@ -33,7 +33,7 @@ import pyatspi
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fling import fling_check  # noqa: E402
-from atspi_driver import (Timeout, center, double_click, click, enabled, find, focus_window, gone, key, named, press, showing,  # noqa: E402
+from atspi_driver import (Timeout, center, fill_screen, start_app, double_click, click, enabled, find, focus_window, gone, key, named, press, showing,  # noqa: E402
                           screenshot, texts, type_text, wait_for)
 
 BIN, SHOTS, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -198,8 +198,7 @@ def scenario():
     main_window()
     # A laptop's screen: the window fills the 1280×800 display (the narrow pass is a phone's).
     wid = focus_window("^Nu11VLT$")
-    subprocess.run(["xdotool", "windowmove", "--sync", wid, "0", "0"], capture_output=True)
-    subprocess.run(["xdotool", "windowsize", "--sync", wid, "1280", "800"], check=True, capture_output=True)
+    fill_screen(wid)
     time.sleep(1.0)
     geometry = subprocess.run(["xdotool", "getwindowgeometry", wid], capture_output=True, text=True).stdout
     assert "1280x800" in geometry, f"the window is not 1280×800: {geometry}"
@@ -710,10 +709,7 @@ def narrow_dark():
     """The vault of the main scenario again, at 360×720 (a Linux phone) in the dark style:
     one pane at a time, every screen reachable, nothing wider than the window."""
     step("at 360×720 in dark style (a phone): the sections fold, every screen is reachable; screenshots of each")
-    env = dict(os.environ, ADW_DEBUG_COLOR_SCHEME="prefer-dark")
-    env.pop("NU11VLT_FIDO2_DEVICE", None)
-    app = subprocess.Popen([APP, "--vault", VAULT, "--keystore", KEYSTORE], env=env,
-                           stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, "narrow-app.log"), "w"))
+    app = start_app(APP, VAULT, KEYSTORE, os.path.join(WORK, "narrow-app.log"), {"ADW_DEBUG_COLOR_SCHEME": "prefer-dark"})
     try:
         find("PIN", "password text", timeout=60)
         wid = focus_window("^Nu11VLT$")
@@ -786,10 +782,7 @@ def narrow_dark():
 def first_run():
     step("first run with no vault: create one in the app (PIN twice, strength shown), the recovery phrase once, then the gallery")
     vault, keystore = os.path.join(WORK, "first-vault"), os.path.join(WORK, "first-keystore")
-    env = dict(os.environ)
-    env.pop("NU11VLT_FIDO2_DEVICE", None)
-    app = subprocess.Popen([APP, "--vault", vault, "--keystore", keystore], env=env,
-                           stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, "first-app.log"), "w"))
+    app = start_app(APP, vault, keystore, os.path.join(WORK, "first-app.log"))
     try:
         find("Create vault", "push button", timeout=60)
         main_window()
@@ -856,10 +849,7 @@ def moved_key_store():
     moved = os.path.join(WORK, "usb-stick", "backup", "old-laptop")
     os.makedirs(moved)
     shutil.move(keystore, os.path.join(moved, "nu11vlt-keys"))
-    env = dict(os.environ)
-    env.pop("NU11VLT_FIDO2_DEVICE", None)
-    app = subprocess.Popen([APP, "--vault", vault, "--keystore", keystore], env=env,
-                           stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, "half-app.log"), "w"))
+    app = start_app(APP, vault, keystore, os.path.join(WORK, "half-app.log"))
     try:
         find("The key store is missing", timeout=60)
         assert not [t for t in texts() if "wipe" in t.lower() or "delete" in t.lower()], "the missing-half screen mentions wiping"
