@@ -79,6 +79,29 @@ struct KeyPackTests {
         #expect(!contains(try ProtectedFiles.read(path, limit: 1 << 20), next.wrapped))
     }
 
+    @Test("a commit group's records in one pack: each in its own slot, one written twice replaced in place, freed slots reused")
+    func oneGroupOnePack() throws {
+        let t = try makeStore()
+        defer { try? FileManager.default.removeItem(atPath: t.root) }
+        let records = try (0..<300).map { _ in try record(t.keys, id: ItemID(firstByte: 0xa7)) }
+        #expect(Set(records.map { KeyPack.shard(of: $0.itemID) }) == ["a7"])
+        // The same item twice in one write (its record replaced): one slot, the second record.
+        let again = try record(t.keys, id: records[5].itemID)
+        try t.store.writeItemKeys(records + [again], durable: true)
+        let path = t.store.packPath("a7")
+        let size = try ProtectedFiles.read(path, limit: 1 << 20).count
+        #expect(size == KeyPack.headerCount + 300 * KeyPack.slotCount)
+        #expect(try t.store.itemKeyRecord(records[5].itemID) == again)
+        #expect(!contains(try ProtectedFiles.read(path, limit: 1 << 20), records[5].wrapped))
+        for r in records where r.itemID != again.itemID { #expect(try t.store.itemKeyRecord(r.itemID) == r) }
+        // Ten destroyed, ten new in one write: the freed slots, the pack no larger.
+        try t.store.destroyItemKeys(records.suffix(10).map(\.itemID))
+        let fresh = try (0..<10).map { _ in try record(t.keys, id: ItemID(firstByte: 0xa7)) }
+        try t.store.writeItemKeys(fresh, durable: true)
+        #expect(try ProtectedFiles.read(path, limit: 1 << 20).count == size)
+        #expect(Set(try t.store.itemKeyIDs()) == Set(records.prefix(290).map(\.itemID) + fresh.map(\.itemID)))
+    }
+
     @Test("deletion zeroes the record in place: a hard link made before sees no byte of it")
     func witnessOfDeletion() throws {
         let t = try makeStore()

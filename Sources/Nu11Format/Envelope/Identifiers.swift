@@ -39,6 +39,14 @@ public struct ItemID: Sendable, Hashable, Comparable, Codable, CustomStringConve
 
     public init() { self.init(words: SecureRandom.bytes(Self.byteCount)[...]) }
 
+    /// A random ID whose first byte — its key pack (`KeyPack.shard`) — is `firstByte`: a
+    /// folder import gives the items of one commit group one pack to write, not one each.
+    public init(firstByte: UInt8) {
+        var bytes = SecureRandom.bytes(Self.byteCount)
+        bytes[0] = firstByte
+        self.init(words: bytes[...])
+    }
+
     public init(bytes: [UInt8]) throws { try self.init(bytes: bytes[...]) }
 
     /// (Concrete types, not a generic collection: a listing makes 100,000 IDs, and a generic

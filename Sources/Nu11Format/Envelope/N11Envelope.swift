@@ -79,6 +79,11 @@ public enum N11Envelope {
         return try ChunkedEncryption<AEAD>.encrypt(from: &source, to: &sink, key: itemKey, context: header.context)
     }
 
+    /// The size of the envelope of `plaintext` bytes: the header, then the chunked message.
+    public static func sealedSize(plaintext: UInt64) -> UInt64 {
+        UInt64(N11Header.byteCount) + ChunkedScheme.ciphertextLength(AEAD.self, plaintextLength: plaintext)
+    }
+
     /// Reads and checks the header of a stream against the identity the caller expects.
     public static func readHeader(from source: inout some ByteSource, expected: N11Header) throws {
         var bytes = [UInt8](repeating: 0, count: N11Header.byteCount)

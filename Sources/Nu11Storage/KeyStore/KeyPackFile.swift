@@ -106,6 +106,7 @@ final class KeyPackFile {
         }
         if bytes.count < offset + data.count { bytes += [UInt8](repeating: 0, count: offset + data.count - bytes.count) }
         bytes.replaceSubrange(offset..<(offset + data.count), with: data)
+        firstSlotNaming = nil
     }
 
     func slots() throws -> [KeyPack.Slot] { try KeyPack.slots(bytes, name: name) }
@@ -132,8 +133,9 @@ final class KeyPackFile {
     /// Puts `record` in its item's slot (the one already naming it), else the first free
     /// slot, else a new one at the end. Not synced: the caller does.
     func put(_ record: ItemKeyRecord, free: inout [Int]) throws {
+        var named = namedSlots()
         let index: Int
-        if let existing = slots(naming: record.itemID).first {
+        if let existing = named[record.itemID] {
             index = existing
         } else if !free.isEmpty {
             index = free.removeFirst()
@@ -141,6 +143,30 @@ final class KeyPackFile {
             index = max(0, (bytes.count - KeyPack.headerCount + KeyPack.slotCount - 1) / KeyPack.slotCount)
         }
         try write(record.encoded(), at: KeyPack.offset(ofSlot: index))
+        // The slot was the item's, free (an all-zero ID, never mapped) or new: only this
+        // item's entry can change.
+        if named[record.itemID] == nil { named[record.itemID] = index }
+        firstSlotNaming = named
+    }
+
+    /// The first slot naming each ID (what `slots(naming:).first` finds), built once per open
+    /// and kept by `put`: a group's records go into one pack, and a scan per record made that
+    /// quadratic. Any other write forgets it.
+    private var firstSlotNaming: [ItemID: Int]?
+
+    private func namedSlots() -> [ItemID: Int] {
+        if let firstSlotNaming { return firstSlotNaming }
+        var named: [ItemID: Int] = [:]
+        let free = [UInt8](repeating: 0, count: ItemID.byteCount)
+        var index = 0
+        while KeyPack.offset(ofSlot: index) + 24 <= bytes.count {
+            let start = KeyPack.offset(ofSlot: index)
+            let field = bytes[(start + 8)..<(start + 24)]
+            if !field.elementsEqual(free), let id = try? ItemID(bytes: field), named[id] == nil { named[id] = index }
+            index += 1
+        }
+        firstSlotNaming = named
+        return named
     }
 
     /// Indices of the free slots.

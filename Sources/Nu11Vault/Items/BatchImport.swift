@@ -48,6 +48,11 @@ extension Items {
         let pairs = LivePhotos.pairs(paths)
         let ordered = LivePhotos.ordered(paths, pairs: pairs)
         var next = 0  // the next file of `ordered` to start
+        // The items of each run of `commitEvery` files share their ID's first byte, chosen at
+        // random: a commit group writes its key records into one or two packs rather than
+        // into one pack per item (FORMAT.md §4.3; committed together is visible anyway:
+        // THREAT-MODEL).
+        var packByte = SecureRandom.bytes(1)[0], packUses = 0
         // After a full disk, one file at a time: files encrypted at once may have taken the
         // space of one before them that would have fit alone.
         var oneAtATime = false
@@ -153,9 +158,12 @@ extension Items {
             let (modified, size) = ImportSource.modificationTimeAndSize(fd)
             let copied = Int(min(size, UInt64(PhotoCapture.maxBytes)))
             let name = PathName.last(path), deadline = fade.map { now + $0 }
+            if packUses >= max(1, commitEvery) { (packByte, packUses) = (SecureRandom.bytes(1)[0], 0) }
+            packUses += 1
+            let id = ItemID(firstByte: packByte)
             let pending = PendingItem(fd: fd) {
                 try self.encrypt(FileDescriptorStream(fd: fd, label: path), name: name, kind: .file, domain: domain,
-                                 album: targetAlbum, fadeDeadline: deadline, modified: modified)
+                                 album: targetAlbum, fadeDeadline: deadline, id: id, modified: modified)
             }
             let weight = size > 1 << 20 ? heavy : 1
             flight.append((n, path, pending, copied, weight))

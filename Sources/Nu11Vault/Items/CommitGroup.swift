@@ -63,7 +63,7 @@ final class GroupInFlight: @unchecked Sendable {
     init(_ group: CommitGroup) {
         self.group = group
         // The job (and the index it holds) is let go before `join` returns (`Worker`).
-        Worker.start(signalling: done) { [self] in
+        Worker.start(signalling: done, blocking: true) { [self] in
             do { try self.group.publish() } catch { self.failure = error }
         }
     }

@@ -32,7 +32,9 @@ extension Items {
         let capture = kind == .file ? PhotoCapture(name: name) : nil
         let writer = try AtomicFileWriter(destination: location.path(id: id, kind: kind, domain: domain, album: album))
         do {
-            var sink = writer.sink
+            // The header, salt and commitment go out with the first chunks: a small file is
+            // one write.
+            var sink = CoalescingSink(writer.sink)
             let header = N11Header(kind: kind, domain: domain, itemID: id)
             let size: UInt64
             if let capture {
@@ -42,7 +44,8 @@ extension Items {
                 var input = source
                 size = try N11Envelope.seal(from: &input, to: &sink, header: header, itemKey: itemKey)
             }
-            try writer.prepare(.batched)
+            try sink.flush()
+            try writer.prepare(.batched, size: N11Envelope.sealedSize(plaintext: size))
             return EncryptedItem(writer: writer, id: id, kind: kind, domain: domain, album: album, fadeDeadline: fadeDeadline,
                                  itemKey: itemKey, size: size, name: name, created: created, type: type, modified: modified,
                                  capture: capture)

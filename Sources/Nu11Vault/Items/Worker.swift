@@ -9,12 +9,23 @@ import Foundation
 /// folder — even one refused because the key store is not its pair — checkpointed and
 /// removed them: a change to a vault it must not touch. With the job let go first, the thread
 /// that waits holds the last references, and the index closes there, before the exit.
+///
+/// A job that blocks in the kernel for long (a group commit's two `syncfs`) runs on a thread
+/// of its own (`blocking`): the shared pool has one thread per core and does not know that a
+/// thread of it is waiting for the disk, so that core's encryption would stop meanwhile.
 enum Worker {
-    static func start(signalling done: DispatchSemaphore, _ job: @escaping () -> Void) {
+    static func start(signalling done: DispatchSemaphore, blocking: Bool = false, _ job: @escaping () -> Void) {
         let slot = Slot(job)
-        DispatchQueue.global(qos: .userInitiated).async {
+        let body: @Sendable () -> Void = {
             slot.run()
             done.signal()
+        }
+        if blocking {
+            let thread = Thread(block: body)
+            thread.stackSize = 1 << 20
+            thread.start()
+        } else {
+            DispatchQueue.global(qos: .userInitiated).async(execute: body)
         }
     }
 

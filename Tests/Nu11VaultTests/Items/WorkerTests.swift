@@ -24,6 +24,32 @@ struct WorkerTests {
             if watch != nil { late += 1 }
         }
         #expect(late == 0, "\(late) of 2000 jobs still held what they captured after they signalled")
+        // The same on a thread of its own (a group commit, which waits for the disk).
+        for _ in 0..<300 {
+            var token: Token? = Token()
+            weak let watch = token
+            let done = DispatchSemaphore(value: 0)
+            Worker.start(signalling: done, blocking: true) { [token] in _ = token }
+            token = nil
+            done.wait()
+            if watch != nil { late += 1 }
+        }
+        #expect(late == 0, "\(late) of 300 jobs on their own thread still held what they captured after they signalled")
+    }
+
+    @Test("a folder import gives each run of commit-every files one key pack (their IDs' first byte), and a new one for the next run")
+    func oneGroupOnePack() throws {
+        let t = try TestVault()
+        let paths = try (0..<20).map { try t.file("p\($0).txt", Array("item \($0)".utf8)) }
+        let imported = try t.vault.items.importFiles(paths, commitEvery: 8)
+        let shards = imported.map { String($0.id.hex.prefix(2)) }
+        #expect(shards.count == 20)
+        for run in [0..<8, 8..<16, 16..<20] {
+            #expect(Set(shards[run]).count == 1, "files \(run): one pack, not \(Set(shards[run]))")
+        }
+        // The rest of each ID stays random: twenty different IDs.
+        #expect(Set(imported.map(\.id)).count == 20)
+        for item in imported { #expect(try t.vault.keyStore.itemKeyRecord(item.id).itemID == item.id) }
     }
 
     @Test("after a folder import (files encrypted and batches committed on other threads) the vault is gone with its last reference: index closed, no -wal or -shm left")
