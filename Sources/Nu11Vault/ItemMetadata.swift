@@ -67,9 +67,9 @@ struct ItemMetadata: Codable, Sendable {
     }
 
     func seal(id: ItemID, album: ItemID?, key: SecretBytes) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        var plain = Self.padded([UInt8](try encoder.encode(self)))
+        var raw = try json()
+        defer { secureZero(&raw) }
+        var plain = Self.padded(raw)
         defer { secureZero(&plain) }
         return try SmallSeal.seal(plain, key: key, associatedData: Self.aad(id, album: album))
     }

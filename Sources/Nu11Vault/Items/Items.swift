@@ -283,9 +283,19 @@ public enum ImportSource {
             }
             if name == "." || name == ".." { continue }
             let full = folder + "/" + name
-            var st = stat()
-            guard lstat(full, &st) == 0 else { continue }
-            switch st.st_mode & S_IFMT {
+            // The entry's type as the folder gives it (never a symlink's target); asked of
+            // the file only when the file system does not say (DT_UNKNOWN).
+            let type: mode_t
+            switch Int32(entry.pointee.d_type) {
+            case Int32(DT_REG): type = S_IFREG
+            case Int32(DT_DIR): type = S_IFDIR
+            case Int32(DT_UNKNOWN):
+                var st = stat()
+                guard lstat(full, &st) == 0 else { continue }
+                type = st.st_mode & S_IFMT
+            default: continue  // a symlink, device, FIFO or socket: not imported
+            }
+            switch type {
             case S_IFREG where skippedFiles.contains(name): skipped.append(full)
             case S_IFREG: found.append(full)
             case S_IFDIR where skippedFolders.contains(name): skipped.append(full + "/")

@@ -30,6 +30,32 @@ struct ImportPlanTests {
         #expect(fewer.groups.map(\.album) == ["Trips"] && fewer.missingAlbums(existing: []) == ["Trips"])
     }
 
+    @Test("a folder walk takes regular files and folders only: symlinks (to a file or a folder), FIFOs and sockets are left")
+    func walkTakesRegularFilesOnly() throws {
+        let t = try TestVault()
+        let top = try tree(t)
+        let outside = t.root + "/outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: outside + "/secret", contents: Data([9]))
+        try FileManager.default.createSymbolicLink(atPath: top + "/link-to-file", withDestinationPath: outside + "/secret")
+        try FileManager.default.createSymbolicLink(atPath: top + "/link-to-folder", withDestinationPath: outside)
+        #expect(mkfifo(top + "/fifo", 0o600) == 0)
+        let socket = top + "/sock"
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in socket.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        let plan = try ImportPlan(paths: [top], recursive: true)
+        #expect(plan.files.map { String($0.dropFirst(top.count + 1)) } == ["Rome/b", "Rome/c", "a"])
+    }
+
     @Test("a named album is never made by a plan (a typo fails); folder albums are; fade never goes into an album")
     func albums() throws {
         let t = try TestVault()
