@@ -33,6 +33,7 @@ extension Items {
                             progress: (Int, Int) -> Void = { _, _ in }) throws -> [ItemSummary] {
         let (domain, targetAlbum) = try importTarget(album: album, fade: fade)
         var results: [ItemSummary] = []
+        results.reserveCapacity(paths.count)  // one allocation: 10,000 summaries grown by doubling faulted in ~4 MiB
         var batch: [StagedItem] = []
         var batchBytes: UInt64 = 0
         var batchFirst = ""  // the batch's first file, named when its commit does not fit

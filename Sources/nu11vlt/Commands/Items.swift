@@ -85,7 +85,10 @@ struct Import: ParsableCommand {
             plan.remove(Set(candidates).subtracting(try duplicatesRemoved(candidates, vault: vault)))
             try vault.items.prepare(plan)
             let regular = plan.files.filter { $0 != "-" }
-            let sizes = regular.map { path -> UInt64 in
+            // The byte counts are for the progress line only: not asked of 10,000 files when
+            // there is no line to show (stderr not a terminal, or --quiet).
+            let shown = !quiet.quiet && Output.stderrIsTerminal
+            let sizes = !shown ? [] : regular.map { path -> UInt64 in
                 var st = stat()
                 return stat(path, &st) == 0 ? UInt64(st.st_size) : 0
             }
@@ -94,6 +97,7 @@ struct Import: ParsableCommand {
             let line = ProgressLine("importing", items: regular.count, bytes: done.last ?? 0, quiet: quiet.quiet)
             var gone: [String] = []
             var batch: [ItemSummary] = []
+            batch.reserveCapacity(regular.count)
             for group in plan.groups {
                 let offset = batch.count + gone.count
                 do {
