@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Crypto
 import Foundation
 import Testing
 @testable import Nu11Format
@@ -22,6 +23,24 @@ struct KeyWrapNonceTests {
         let a = try ItemKeyRecord.seal(itemKey: secret, domain: .vault, kind: .file, itemID: id, domainKey: key)
         let b = try ItemKeyRecord.seal(itemKey: secret, domain: .vault, kind: .file, itemID: id, domainKey: key)
         #expect(a.wrapped != b.wrapped)
+    }
+
+    @Test("a wrap is swift-crypto's ChaChaPoly.seal with that nonce, byte for byte (libsodium seals it now), and a wrong key cannot wrap")
+    func sameAsSwiftCrypto() throws {
+        for size in [16, 32, 64] {
+            var kekBytes = SecureRandom.bytes(32), secretBytes = SecureRandom.bytes(size)
+            let kekCopy = kekBytes, secretCopy = secretBytes
+            let kek = SecretBytes(consuming: &kekBytes), secret = SecretBytes(consuming: &secretBytes)
+            let nonce = SecureRandom.bytes(12), ad = SecureRandom.bytes(size / 2)
+            let reference = try ChaChaPoly.seal(secretCopy, using: SymmetricKey(data: kekCopy), nonce: ChaChaPoly.Nonce(data: nonce),
+                                                authenticating: ad)
+            #expect(try KeyWrap.wrap(secret, under: kek, associatedData: ad, nonce: nonce) == Array(reference.combined))
+            #expect(try KeyWrap.unwrap(try KeyWrap.wrap(secret, under: kek, associatedData: ad), under: kek, associatedData: ad)
+                .constantTimeEquals(secret))
+        }
+        var short = [UInt8](repeating: 1, count: 16), item = [UInt8](repeating: 2, count: 32)
+        let shortKey = SecretBytes(consuming: &short), itemKey = SecretBytes(consuming: &item)
+        #expect(throws: Nu11Error.self) { _ = try KeyWrap.wrap(itemKey, under: shortKey, associatedData: []) }
     }
 
     @Test("a rotation's re-wrap takes a fresh nonce each time: never the old record's, never another re-wrap's")
