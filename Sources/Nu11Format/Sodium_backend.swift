@@ -111,3 +111,42 @@ extension Sodium {
         }
     }
 }
+
+extension Sodium {
+    /// HKDF-Expand (RFC 5869) with HMAC-SHA-512 into `output` (at most 255 blocks of 64 bytes):
+    /// T(i) = HMAC(PRK, T(i-1) || info || i). The keyed state is made once and copied for each
+    /// block; every intermediate is zeroed.
+    static func hkdfSHA512Expand(prk: UnsafeRawBufferPointer, info: UnsafeRawBufferPointer,
+                                 into output: UnsafeMutableRawBufferPointer) throws {
+        _ = ready
+        guard output.count <= 255 * 64, let out = output.baseAddress else {
+            throw Nu11Error(.internalError, "HKDF-SHA-512: \(output.count) bytes asked for")
+        }
+        var keyed = crypto_auth_hmacsha512_state()
+        var state = crypto_auth_hmacsha512_state()
+        var block = [UInt8](repeating: 0, count: 64)
+        defer {
+            withUnsafeMutableBytes(of: &keyed) { zero($0) }
+            withUnsafeMutableBytes(of: &state) { zero($0) }
+            block.withUnsafeMutableBytes { zero($0) }
+        }
+        guard let key = prk.baseAddress, crypto_auth_hmacsha512_init(&keyed, key.assumingMemoryBound(to: UInt8.self), prk.count) == 0 else {
+            throw Nu11Error(.internalError, "HKDF-SHA-512: HMAC failed")
+        }
+        var filled = 0
+        var counter: UInt8 = 1
+        while filled < output.count {
+            state = keyed
+            if counter > 1 { crypto_auth_hmacsha512_update(&state, block, 64) }
+            if let base = info.baseAddress, info.count > 0 {
+                crypto_auth_hmacsha512_update(&state, base.assumingMemoryBound(to: UInt8.self), UInt64(info.count))
+            }
+            crypto_auth_hmacsha512_update(&state, &counter, 1)
+            crypto_auth_hmacsha512_final(&state, &block)
+            let n = min(64, output.count - filled)
+            UnsafeMutableRawBufferPointer(start: out + filled, count: n).copyBytes(from: block[0..<n])
+            filled += n
+            counter &+= 1
+        }
+    }
+}

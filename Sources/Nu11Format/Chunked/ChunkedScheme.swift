@@ -78,7 +78,7 @@ struct MessageKeys<AEAD: ChunkAEAD> {
     init(inputKey: SecretBytes, salt: [UInt8], context: [UInt8]) throws {
         try ChunkedScheme.checkKey(inputKey, AEAD.self)
         let info = ChunkedScheme.info(AEAD.self, salt: salt, context: context)
-        let okm = AEAD.expand(prk: inputKey, info: info,
+        let okm = try AEAD.expand(prk: inputKey, info: info,
                               count: AEAD.keyByteCount + AEAD.nonceByteCount + ChunkedScheme.commitmentByteCount)
         (key, baseNonce, commitment) = okm.withUnsafeBytes { bytes in
             let k = SymmetricKey(data: UnsafeRawBufferPointer(rebasing: bytes[0..<AEAD.keyByteCount]))
