@@ -30,6 +30,26 @@ public struct PendingOperation: Codable, Sendable, Equatable {
     }
 }
 
+extension PendingOperation {
+    /// A batch marker's JSON, written by hand: the same array of objects `JSONEncoder` wrote
+    /// (every value is a name, a hex ID, a number or a flag: nothing to escape), which
+    /// `pendingOperations` decodes. The encoder took a twentieth of a folder import's sealing
+    /// thread for a marker of 256 operations per group.
+    static func json(_ operations: [PendingOperation]) -> [UInt8] {
+        var out = "["
+        out.reserveCapacity(2 + operations.count * 160)
+        for (i, op) in operations.enumerated() {
+            if i > 0 { out += "," }
+            out += "{\"operation\":\"\(op.operation.rawValue)\",\"id\":\"\(op.id.hex)\",\"kind\":\(op.kind),\"domain\":\(op.domain)"
+            if let album = op.album { out += ",\"album\":\"\(album.hex)\"" }
+            if let secure = op.secure { out += ",\"secure\":\(secure)" }
+            out += "}"
+        }
+        out += "]"
+        return Array(out.utf8)
+    }
+}
+
 extension KeyStore {
     var pendingPath: String { layout.pending }
 
@@ -39,7 +59,7 @@ extension KeyStore {
     public func markPendingBatch(_ operations: [PendingOperation]) throws -> String {
         try ProtectedFiles.makeDirectory(pendingPath)
         let path = POSIX.join(pendingPath, "batch-" + Hex.encode(SecureRandom.bytes(8)) + ".json")
-        try ProtectedFiles.writeAtomically(Array(try JSONEncoder().encode(operations)), to: path)
+        try ProtectedFiles.writeAtomically(PendingOperation.json(operations), to: path)
         return path
     }
 
