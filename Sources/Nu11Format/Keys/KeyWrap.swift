@@ -19,21 +19,7 @@ public enum KeyWrap {
     /// detached ChaCha20-Poly1305: the same RFC 8439 construction as before, a third of the
     /// time; `unwrap` opens either). A nonce of the caller's only for tests.
     static func wrap(_ secret: SecretBytes, under key: SecretBytes, associatedData: [UInt8], nonce: [UInt8]) throws -> [UInt8] {
-        guard nonce.count == 12 else { throw Nu11Error(.internalError, "ChaCha20-Poly1305: the nonce is not 12 bytes") }
-        let total = overhead + secret.count
-        return try [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
-            let raw = UnsafeMutableRawBufferPointer(out)
-            raw.copyBytes(from: nonce)
-            try secret.withUnsafeBytes { plain in
-                try key.withUnsafeBytes { k in
-                    try associatedData.withUnsafeBytes { ad in
-                        try Sodium.chachaSeal(plain, key: k, nonce: UnsafeRawBufferPointer(rebasing: raw[0..<12]), associatedData: ad,
-                                              into: UnsafeMutableRawBufferPointer(rebasing: raw[12...]))
-                    }
-                }
-            }
-            initialized = total
-        }
+        try secret.withUnsafeBytes { try SmallSeal.sealCombined($0, key: key, associatedData: associatedData, nonce: nonce) }
     }
 
     /// Unwraps into guarded memory. Every failure is the same `.authenticationFailed`, so a

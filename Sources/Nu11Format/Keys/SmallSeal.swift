@@ -14,17 +14,22 @@ public enum SmallSeal {
     /// the same RFC 8439 construction): one buffer, however large (an audit log's padded head
     /// is most of a megabyte, sealed at every unlock).
     static func seal(_ plaintext: [UInt8], key: SecretBytes, associatedData: [UInt8], nonce: [UInt8]) throws -> [UInt8] {
+        try plaintext.withUnsafeBytes { try sealCombined($0, key: key, associatedData: associatedData, nonce: nonce) }
+    }
+
+    /// `nonce(12) || ciphertext || tag(16)` of `plaintext`, sealed in place in the output
+    /// (also what `KeyWrap` writes, from guarded memory).
+    static func sealCombined(_ plaintext: UnsafeRawBufferPointer, key: SecretBytes, associatedData: [UInt8],
+                             nonce: [UInt8]) throws -> [UInt8] {
         guard nonce.count == 12 else { throw Nu11Error(.internalError, "ChaCha20-Poly1305: the nonce is not 12 bytes") }
         let total = 12 + plaintext.count + 16
         return try [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
             let raw = UnsafeMutableRawBufferPointer(out)
             raw.copyBytes(from: nonce)
             try key.withUnsafeBytes { k in
-                try plaintext.withUnsafeBytes { p in
-                    try associatedData.withUnsafeBytes { a in
-                        try Sodium.chachaSeal(p, key: k, nonce: UnsafeRawBufferPointer(rebasing: raw[0..<12]), associatedData: a,
-                                              into: UnsafeMutableRawBufferPointer(rebasing: raw[12...]))
-                    }
+                try associatedData.withUnsafeBytes { a in
+                    try Sodium.chachaSeal(plaintext, key: k, nonce: UnsafeRawBufferPointer(rebasing: raw[0..<12]), associatedData: a,
+                                          into: UnsafeMutableRawBufferPointer(rebasing: raw[12...]))
                 }
             }
             initialized = total
