@@ -18,28 +18,39 @@ extension ItemMetadata {
         var out: [UInt8] = []
         out.reserveCapacity(160 + name.utf8.count + type.utf8.count + (camera?.utf8.count ?? 0))
         out.append(UInt8(ascii: "{"))
-        Self.field("name", &out) { Self.string(name, &$0) }
-        Self.field("size", &out) { $0 += Array("\(size)".utf8) }
-        Self.field("type", &out) { Self.string(type, &$0) }
-        Self.field("created", &out) { $0 += Array("\(created.timeIntervalSince1970)".utf8) }
-        if let modified { Self.field("modified", &out) { $0 += Array("\(modified.timeIntervalSince1970)".utf8) } }
-        if let width { Self.field("width", &out) { $0 += Array("\(width)".utf8) } }
-        if let height { Self.field("height", &out) { $0 += Array("\(height)".utf8) } }
-        if let taken { Self.field("taken", &out) { $0 += Array("\(taken.timeIntervalSince1970)".utf8) } }
-        if let camera { Self.field("camera", &out) { Self.string(camera, &$0) } }
-        if let gps { Self.field("gps", &out) { $0 += Array((gps ? "true" : "false").utf8) } }
-        if let thumbnail { Self.field("thumbnail", &out) { $0 += Array((thumbnail ? "true" : "false").utf8) } }
-        if let duration { Self.field("duration", &out) { $0 += Array("\(duration)".utf8) } }
-        if let motion { Self.field("motion", &out) { Self.string(motion.hex, &$0) } }
+        Self.text("name", name, &out)
+        Self.number("size", "\(size)", &out)
+        Self.text("type", type, &out)
+        Self.number("created", "\(created.timeIntervalSince1970)", &out)
+        if let modified { Self.number("modified", "\(modified.timeIntervalSince1970)", &out) }
+        if let width { Self.number("width", "\(width)", &out) }
+        if let height { Self.number("height", "\(height)", &out) }
+        if let taken { Self.number("taken", "\(taken.timeIntervalSince1970)", &out) }
+        if let camera { Self.text("camera", camera, &out) }
+        if let gps { Self.number("gps", "\(gps)", &out) }
+        if let thumbnail { Self.number("thumbnail", "\(thumbnail)", &out) }
+        if let duration { Self.number("duration", "\(duration)", &out) }
+        if let motion { Self.text("motion", motion.hex, &out) }
         out.append(UInt8(ascii: "}"))
         return out
     }
 
-    private static func field(_ key: String, _ out: inout [UInt8], _ value: (inout [UInt8]) -> Void) {
+    /// `"key":` after a comma unless it is the first field.
+    private static func key(_ key: String, _ out: inout [UInt8]) {
         if out.count > 1 { out.append(UInt8(ascii: ",")) }
         string(key, &out)
         out.append(UInt8(ascii: ":"))
-        value(&out)
+    }
+
+    /// A field whose value is written as it is: a number or a flag (`true`, `false`).
+    private static func number(_ name: String, _ value: String, _ out: inout [UInt8]) {
+        key(name, &out)
+        out += value.utf8
+    }
+
+    private static func text(_ name: String, _ value: String, _ out: inout [UInt8]) {
+        key(name, &out)
+        string(value, &out)
     }
 
     /// A JSON string: the quote, the backslash and the control characters escaped, anything

@@ -87,8 +87,7 @@ struct Import: ParsableCommand {
             let regular = plan.files.filter { $0 != "-" }
             // The byte counts are for the progress line only: not asked of 10,000 files when
             // there is no line to show (stderr not a terminal, or --quiet).
-            let shown = !quiet.quiet && Output.stderrIsTerminal
-            let sizes = !shown ? [] : regular.map { path -> UInt64 in
+            let sizes = !ProgressLine.shown(quiet: quiet.quiet) ? [] : regular.map { path -> UInt64 in
                 var st = stat()
                 return stat(path, &st) == 0 ? UInt64(st.st_size) : 0
             }

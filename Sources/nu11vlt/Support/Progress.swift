@@ -26,9 +26,12 @@ final class ProgressLine {
         self.verb = verb
         totalItems = items
         totalBytes = bytes
-        enabled = !quiet && Output.stderrIsTerminal
+        enabled = Self.shown(quiet: quiet)
         if enabled { Self.active = self }
     }
+
+    /// Whether a line would be shown: on a terminal, without --quiet.
+    static func shown(quiet: Bool) -> Bool { !quiet && Output.stderrIsTerminal }
 
     func update(items: Int? = nil, bytes: UInt64? = nil) {
         guard enabled else { return }
