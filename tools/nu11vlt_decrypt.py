@@ -104,8 +104,8 @@ def recover_vault(vault, outdir):
         fail("that is not a recovery phrase (32 letters from " + MODHEX + ")")
     phrase = bytes(MODHEX.index(typed[i]) << 4 | MODHEX.index(typed[i + 1]) for i in range(0, 32, 2))
     rec = open(os.path.join(vault, "recovery.n11r"), "rb").read()
-    if rec[:4] != b"N11Q" or rec[4] != 1 or not 1 <= rec[5] <= 8 or len(rec) != 56 + rec[5] * SET:
-        fail("recovery.n11r is not version 1 recovery data")
+    if rec[:4] != b"N11Q" or rec[4] not in (1, 2) or not 1 <= rec[5] <= 8 or len(rec) != 56 + rec[5] * SET:
+        fail("recovery.n11r is not version 1 or 2 recovery data")
     vault_id, public = rec[8:24], rec[24:56]
     private = X25519PrivateKey.from_private_bytes(hkdf(phrase, vault_id, b"nu11vlt recovery phrase v1"))
     # public_bytes(Raw, Raw): Debian 12's cryptography (38) has no public_bytes_raw().

@@ -25,6 +25,13 @@ public struct GateReport: Sendable {
     /// The TPM's counter was ahead of the device state (see `KeyStore.StateLoad.counterAhead`):
     /// nothing was destroyed; the next PIN attempt writes the state again.
     public var counterAhead = false
+    /// The TPM's counter was gone (or behind the state by more than one; see
+    /// `KeyStore.StateLoad.counterMissing`): handled as `counterAhead`; the next correct PIN
+    /// defines the counter again.
+    public var counterMissing = false
+    /// The state is not in step with the TPM's counter: nothing is destroyed, fade items and
+    /// the software Skeleton check wait for the PIN, and the gate writes nothing.
+    var unsynced: Bool { counterAhead || counterMissing }
 }
 
 enum Gate {
@@ -52,6 +59,10 @@ enum Gate {
             original = loaded
             missed = count
             report.counterAhead = true
+        case .counterMissing(let loaded):
+            state = loaded
+            original = loaded
+            report.counterMissing = true
         case .missing, .damaged:
             state = DeviceState(now: 0)
             tampered = true
@@ -68,6 +79,12 @@ enum Gate {
             state.failures += Int(min(missed, 1000))
             state.lockedUntil = max(state.lockedUntil, now + DeviceState.delay(afterFailures: state.failures))
             report.warnings.append("the TPM's counter is \(missed) ahead of the device state (an older copy was put back, or another program advanced it): nothing was destroyed; fade items and the Skeleton Switch wait for the PIN, which writes the state again")
+        }
+        if report.counterMissing {
+            // Anyone who may use the TPM can undefine its counter (or define another in its
+            // place): the same unauthenticated signal, the same rule. Nothing is destroyed and
+            // nothing is wiped before the PIN; the correct PIN defines the counter again.
+            report.warnings.append("TPM counter missing: the TPM's counter of the device state is gone or behind the state (another program undefined it?): nothing was destroyed; fade items and the Skeleton Switch wait for the PIN, which defines the counter again")
         }
         if tampered {
             state.failures = 9
@@ -87,7 +104,7 @@ enum Gate {
             // attacker who clears the flag gains nothing: slot 0 then opens for no one.
             state.skeleton = nil
         }
-        if !report.counterAhead { try skeletonCheck(location, armed: armed, state: tampered ? nil : state, now: now) }
+        if !report.unsynced { try skeletonCheck(location, armed: armed, state: tampered ? nil : state, now: now) }
 
         // Key records as loose files (a key store from before key packs, or a record put back
         // from quarantine) move into their packs before anything reads them.
@@ -118,7 +135,7 @@ enum Gate {
                 expired.insert(id)
             }
         }
-        if report.counterAhead { expired.removeAll() }  // the read-time check still refuses them
+        if report.unsynced { expired.removeAll() }  // the read-time check still refuses them
         if !expired.isEmpty && index.isReadOnly {
             // Nothing can be destroyed on a read-only vault; expired items stay unreadable
             // (the read-time check refuses them) until the vault is writable again.
@@ -140,7 +157,7 @@ enum Gate {
             journal.append(AuditEntry(time: now, event: "fade expired", count: report.shredded.count, items: report.shredded))
         }
         DeviceJournal.record(keyStore, journal, now: now)
-        if state != original && !report.counterAhead {
+        if state != original && !report.unsynced {
             do { try keyStore.saveState(state) } catch let error as Nu11Error where error.code == .io && onlyTimeChanged(state, original) {
                 // Only the time anchor changed; a read-only or full key store keeps the old one.
                 report.warnings.append("the device state could not be saved (\(error.message))")

@@ -89,7 +89,7 @@ public struct LockedVault: Sendable {
         }
         for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
         let lock = try FileLock(path: location.lockPath)
-        let (store, unlocked) = try KeyStore.create(root: location.keyStoreRoot, pin: pin, parameters: parameters,
+        var (store, unlocked) = try KeyStore.create(root: location.keyStoreRoot, pin: pin, parameters: parameters,
                                           created: UInt64(max(0, clock.wallTime())))
         var state = DeviceState(now: 0)
         _ = EffectiveTime.advance(&state, clock: clock)
@@ -102,6 +102,7 @@ public struct LockedVault: Sendable {
             let record = try RecoveryRecord.make(vaultID: id, publicKey: RecoverySeal.publicKey(phrase: recoveryPhrase, vaultID: id),
                                                  keys: [unlocked.keys])
             try ProtectedFiles.writeAtomically(record.encoded(), to: location.vaultRoot + "/recovery.n11r")
+            unlocked = try Profiles.commitRecovery(store, unlocked: unlocked, vaultID: id, publicKey: record.publicKey)
         }
         try Vault.applyBackupExclusion(location, settings: settings)
         try AuditTrail.append([AuditEntry(time: state.latestSeen, event: "init")], keys: unlocked.keys, keyStore: store,
@@ -238,18 +239,23 @@ public struct LockedVault: Sendable {
             try Gate.checkLockout(state, now: now)
             let loaded = try keyStore.loadSettings().settings
             var (unlocked, onDisk) = try attempt(opening, bySecurityKey: bySecurityKey, keyStore: keyStore, state: state, now: now, settings: loaded)
-            // A setting that loosens a protection counts only when this vault saved the file
-            // (its tag verifies under this vault's key); a forged or foreign one is not applied.
-            var settings = loaded
-            var settingsNotice: String?
-            if !loaded.authenticated(under: Vault.settingsKey(unlocked.keys)) {
-                let (strict, reverted) = loaded.withoutLoosening()
-                settings = strict
-                if !reverted.isEmpty {
-                    settingsNotice = "the settings file was not saved with this PIN's vault (changed by another program?): \(reverted.joined(separator: ", ")) not applied; set them again to use them"
+            var lateNotice: String?
+            // The TPM's counter was gone: the correct PIN defines it again; the state is then written.
+            var counterRestored = false
+            if gateReport.counterMissing {
+                do { counterRestored = try keyStore.restoreCounter() } catch {
+                    lateNotice = "the TPM's counter of the device state could not be defined again (\(Vault.describe(error))): the next unlock tries again"
                 }
             }
-            var lateNotice: String?
+            // A setting that loosens a protection counts only when this vault saved the file
+            // (its tag verifies under this vault's key); a forged or foreign one is not applied.
+            var settingsNotice: String?
+            let (settings, reverted) = loaded.effective(under: Vault.settingsKey(unlocked.keys))
+            // Not under the duress PIN: a file saved by another vault would betray that one.
+            if !reverted.isEmpty && unlocked.keys.role != .duress {
+                let kept = reverted.map { "\($0) = \((try? settings.value($0)) ?? "")" }.joined(separator: ", ")
+                settingsNotice = "the settings file was not saved with this PIN's vault (changed by another program?): its looser \(reverted.joined(separator: ", ")) not applied (\(kept) apply); set them again to change them"
+            }
             if unlocked.keys.role == .primary, unlocked.tpm?.skeleton != nil, let skeleton = state.skeleton, !index.isReadOnly {
                 // The check-in moves the TPM's deadline too.
                 do { unlocked = try keyStore.setSkeletonArmed(true, primary: unlocked, interval: skeleton.interval) } catch {
@@ -266,7 +272,7 @@ public struct LockedVault: Sendable {
                     state.skeleton = skeleton
                 }
             }
-            if state != onDisk {
+            if state != onDisk || gateReport.counterMissing {
                 do { try keyStore.saveState(state) } catch {
                     lateNotice = "the device state could not be saved (\(Vault.describe(error))): the wrong-PIN count or the Skeleton check-in is not recorded"
                 }
@@ -286,6 +292,11 @@ public struct LockedVault: Sendable {
             vault.anchorLog()
             if gateReport.counterAhead {
                 vault.audit("state counter ahead", detail: "the TPM's counter was ahead of the device state; nothing was destroyed and the state was written again")
+            }
+            if gateReport.counterMissing {
+                vault.audit("TPM counter missing", detail: counterRestored
+                    ? "the TPM's counter of the device state was gone; nothing was destroyed, it was defined again and the state written"
+                    : "the TPM's counter was behind the device state or could not be defined again; nothing was destroyed")
             }
             if vault.maintenance.contentRotationPending {
                 vault.pendingNotices.append(Notice(message: "an interrupted content re-encryption has items left", remedy: .finishContentRekey))

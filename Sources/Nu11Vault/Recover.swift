@@ -11,6 +11,27 @@ public struct RecoveryReport: Sendable, Codable, Equatable {
     /// existed or while its data could not be trusted): they stay in the folder and `check`
     /// lists them.
     public var notCovered: Int
+    /// Items whose recovery seal is there but does not open with the phrase (sealed to another
+    /// phrase, or damaged): each with the reason. They stay in the folder without a key record.
+    public var unrecovered: [Unrecovered] = []
+
+    public struct Unrecovered: Sendable, Codable, Equatable {
+        public var id: String
+        public var reason: String
+    }
+
+    public init(recovered: Int, notCovered: Int, unrecovered: [Unrecovered] = []) {
+        self.recovered = recovered
+        self.notCovered = notCovered
+        self.unrecovered = unrecovered
+    }
+
+    /// One line per item that was not recovered although it had a seal, then the count.
+    public var unrecoveredLines: [String] {
+        guard !unrecovered.isEmpty else { return [] }
+        return unrecovered.map { "item \($0.id): \($0.reason)" }
+            + ["\(unrecovered.count) item(s) with a recovery seal were not recovered; \(recovered) were"]
+    }
 }
 
 extension LockedVault {
@@ -73,7 +94,7 @@ extension LockedVault {
         if ProtectedFiles.kind(temp) != nil { try Self.destroyFolder(temp) }
         var report = RecoveryReport(recovered: 0, notCovered: 0)
         do {
-            let (store, unlocked) = try KeyStore.create(root: temp, pin: pin, parameters: parameters, keys: current)
+            let (store, unlocked) = try KeyStore.create(root: temp, pin: pin, parameters: parameters, keys: current.lacksFadeKey ? current.withFreshFade() : current)
             let seals = try index.recoverySeals()
             var records: [ItemKeyRecord] = []
             for row in try index.allRows() {
@@ -81,11 +102,26 @@ extension LockedVault {
                     report.notCovered += 1
                     continue
                 }
-                let itemKey = try RecoverySeal.open(seal, with: privateKey,
+                // Every item whose seal opens comes back; one that does not (a row sealed to an
+                // older phrase, a damaged row) is named with the reason, and the rest go on.
+                let itemKey: SecretBytes
+                do {
+                    itemKey = try RecoverySeal.open(seal, with: privateKey,
                                                     associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: row.id, kind: row.kind))
+                } catch {
+                    report.unrecovered.append(.init(id: row.id.hex, reason: seal.count == Self.itemSealBytes
+                        ? "its recovery seal does not open with this phrase (sealed to another phrase, or altered)"
+                        : "its recovery seal is damaged (\(seal.count) bytes, not \(Self.itemSealBytes))"))
+                    continue
+                }
                 let key = try ItemKeyRecord.seal(itemKey: itemKey, domain: .vault, kind: row.kind, itemID: row.id, domainKey: unlocked.keys.main)
                 records.append(key)
                 report.recovered += 1
+            }
+            if report.recovered == 0, let first = report.unrecovered.first {
+                throw Nu11Error(.authenticationFailed,
+                                "no item's recovery seal opens with this phrase (\(report.unrecovered.count) tried; e.g. item \(first.id): \(first.reason)); nothing was written",
+                                remedy: .advice(.typeRecoveryPhrase))
             }
             try store.writeItemKeys(records, durable: false)
             try store.syncFileSystem()
@@ -96,7 +132,8 @@ extension LockedVault {
             try store.saveState(state)
             try store.saveSettings(Settings())
             try AuditTrail.append([AuditEntry(time: state.latestSeen, event: "recover", count: report.recovered,
-                                              detail: "key store rebuilt from the vault folder and the recovery phrase")],
+                                              detail: "key store rebuilt from the vault folder and the recovery phrase"
+                                                + (report.unrecovered.isEmpty ? "" : "; \(report.unrecovered.count) item(s) whose seal did not open were left"))],
                                   keys: unlocked.keys, keyStore: store, maxBytes: Settings().logMaxKiB << 10, now: state.latestSeen)
             try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
             try store.writeEscrowDecoy()
@@ -110,6 +147,9 @@ extension LockedVault {
         }
         return (report, sets)
     }
+
+    /// A seal of a 32-byte item key (FORMAT.md §5.2: 92 bytes).
+    static let itemSealBytes = RecoverySeal.overhead + 32
 
     /// Removes a folder of our own making, key files overwritten first.
     static func destroyFolder(_ path: String) throws {

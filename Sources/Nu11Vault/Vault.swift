@@ -38,6 +38,10 @@ public final class Vault {
     /// Seals the new item keys of one commit group to `recoveryPublicKey` (one X25519
     /// agreement for the group; dropped at each commit and on lock).
     var recoverySealer: RecoverySeal.Sealer?
+    /// Why new items are not sealed to the recovery phrase (missing, put back or foreign
+    /// recovery data; an interrupted setup), as `loadRecovery` found it; nil when they are or
+    /// when the vault has no phrase.
+    public internal(set) var recoveryProblem: String?
     /// The vault ID from the index, read once per session (it never changes while open).
     var cachedVaultID: ItemID?
     /// Receives "done, but …" notices about late failures after a commit point, and what

@@ -210,7 +210,7 @@ struct TimePolicyTests {
         fresh.releaseLockBetweenOperations()
         // A PIN change elsewhere: the session cannot follow it without the new PIN.
         let other = try LockedVault(t.location).unlock(pin: secret("test-pin"))
-        try other.profiles.changePIN(new: secret("changed-pin"), rotate: false)
+        try other.profiles.changePIN(new: secret("changed-pin"))
         other.lock()
         #expect { try fresh.exclusive { try fresh.items.list(limit: 1) } } throws: { ($0 as? Nu11Error)?.message.contains("PIN was changed") == true }
         #expect(fresh.isLocked)

@@ -15,19 +15,31 @@ public struct DomainKeys: Sendable {
     /// When the main and fade keys were made (seconds since 1970; 0 for keys sealed before
     /// this was recorded). `keys.rotate_days` rotates keys older than its period.
     public let created: UInt64
+    /// The key generation (docs/FORMAT.md §4.2e): 1 for the first keys, one more at every
+    /// rotation — and every revocation of a credential is a rotation. 0: sealed before
+    /// generations were counted.
+    public let generation: UInt32
+    /// Which recovery data the vault folder must hold for these keys: the commitment to the
+    /// recovery phrase's public key (16 bytes), or nil when none was recorded (keys sealed
+    /// before it, or a vault with no phrase). A `recovery.n11r` that is missing or whose key
+    /// does not match is reported and never sealed to.
+    public let recoveryCommitment: [UInt8]?
 
-    public init(role: Role, main: SecretBytes, fade: SecretBytes, archive: SecretBytes, created: UInt64 = 0) {
+    public init(role: Role, main: SecretBytes, fade: SecretBytes, archive: SecretBytes, created: UInt64 = 0,
+                generation: UInt32 = 0, recoveryCommitment: [UInt8]? = nil) {
         self.role = role
         self.main = main
         self.fade = fade
         self.archive = archive
         self.created = created
+        self.generation = generation
+        self.recoveryCommitment = recoveryCommitment?.count == 16 ? recoveryCommitment : nil
     }
 
     /// Fresh random keys.
     public static func generate(role: Role, created: UInt64 = 0) -> DomainKeys {
         DomainKeys(role: role, main: SecretBytes(randomCount: 32), fade: SecretBytes(randomCount: 32),
-                   archive: SecretBytes(randomCount: 32), created: created)
+                   archive: SecretBytes(randomCount: 32), created: created, generation: 1)
     }
 
     /// The successor of these keys for a rotation: new main, fade and archive keys (and so
@@ -37,12 +49,37 @@ public struct DomainKeys: Sendable {
     public func rotated(created: UInt64) -> DomainKeys {
         let archive = SecretBytes(randomCount: 32)  // rotates too (issue 29)
         return DomainKeys(role: role, main: SecretBytes(randomCount: 32), fade: SecretBytes(randomCount: 32),
-                          archive: archive, created: created)
+                          archive: archive, created: created, generation: generation &+ 1,
+                          recoveryCommitment: recoveryCommitment)
     }
 
     /// The same keys under another role (the duress slot holds the backup vault's keys).
     public func withRole(_ role: Role) -> DomainKeys {
-        DomainKeys(role: role, main: main, fade: fade, archive: archive, created: created)
+        DomainKeys(role: role, main: main, fade: fade, archive: archive, created: created,
+                   generation: generation, recoveryCommitment: recoveryCommitment)
+    }
+
+    /// The same keys bound to other recovery data (nil: none).
+    public func withRecovery(_ commitment: [UInt8]?) -> DomainKeys {
+        DomainKeys(role: role, main: main, fade: fade, archive: archive, created: created,
+                   generation: generation, recoveryCommitment: commitment)
+    }
+
+    /// What the recovery data carries (FORMAT.md §5.2, version 2): these keys without the Fade
+    /// key (zeros), since Fade items are not meant to come back; the archive key stays, so
+    /// secure archives made by this vault still import after a recovery.
+    public func forRecovery() -> DomainKeys {
+        DomainKeys(role: .primary, main: main, fade: SecretBytes.filling(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: 0) },
+                   archive: archive, created: created, generation: generation, recoveryCommitment: recoveryCommitment)
+    }
+
+    /// Whether the Fade key is all zeros (keys that came from version 2 recovery data).
+    public var lacksFadeKey: Bool { fade.withUnsafeBytes { $0.allSatisfy { $0 == 0 } } }
+
+    /// The same keys with a fresh Fade key (after a recovery, which does not bring it back).
+    public func withFreshFade() -> DomainKeys {
+        DomainKeys(role: role, main: main, fade: SecretBytes(randomCount: 32), archive: archive, created: created,
+                   generation: generation, recoveryCommitment: recoveryCommitment)
     }
 
     /// Whether both hold the same main key (constant time).
@@ -70,6 +107,11 @@ public struct DomainKeys: Sendable {
                 }
             }
             for i in 0..<8 { out[97 + i] = UInt8(truncatingIfNeeded: created >> (56 - 8 * i)) }
+            if let recoveryCommitment {
+                out[105] = 1
+                for i in 0..<16 { out[106 + i] = recoveryCommitment[i] }
+            }
+            for i in 0..<4 { out[122 + i] = UInt8(truncatingIfNeeded: generation >> (24 - 8 * i)) }
         }
     }
 
@@ -80,7 +122,10 @@ public struct DomainKeys: Sendable {
                 SecretBytes(copying: UnsafeRawBufferPointer(rebasing: b[(1 + 32 * i)..<(33 + 32 * i)]))
             }
             let created = (0..<8).reduce(UInt64(0)) { $0 << 8 | UInt64(b[97 + $1]) }
-            return DomainKeys(role: role, main: key(0), fade: key(1), archive: key(2), created: created)
+            let commitment = b[105] == 1 ? Array(b[106..<122]) : nil
+            let generation = (0..<4).reduce(UInt32(0)) { $0 << 8 | UInt32(b[122 + $1]) }
+            return DomainKeys(role: role, main: key(0), fade: key(1), archive: key(2), created: created,
+                              generation: generation, recoveryCommitment: commitment)
         }
     }
 }

@@ -94,7 +94,7 @@ public enum RecoverySeal {
 /// sealed under (docs/FORMAT.md §5.2).
 ///
 ///     0   4    magic "N11Q"
-///     4   1    version = 1
+///     4   1    version = 2 (1: the payloads also held the Fade key; still read)
 ///     5   1    n = number of key sets (1…8)
 ///     6   2    reserved = 0
 ///     8   16   vault ID
@@ -111,6 +111,8 @@ public struct RecoveryRecord: Sendable {
 
     public let vaultID: ItemID
     public let publicKey: [UInt8]
+    /// 2 (1: written before the Fade key was left out).
+    public var version: UInt8 = 2
     /// Each set: the sealed payload and its binding.
     public let sets: [(sealed: [UInt8], binding: [UInt8])]
 
@@ -120,12 +122,24 @@ public struct RecoveryRecord: Sendable {
     public static func make(vaultID: ItemID, publicKey: [UInt8], keys: [DomainKeys]) throws -> RecoveryRecord {
         let clear = vaultID.bytes + publicKey
         let sets = try keys.prefix(maxSets).map { k in
-            (sealed: try RecoverySeal.seal(k.withRole(.primary).payload(), to: publicKey,
+            (sealed: try RecoverySeal.seal(k.forRecovery().payload(), to: publicKey,
                                            associatedData: Array("nu11vlt recovery keys v1".utf8) + clear),
              binding: binding(main: k.main, clear: clear))
         }
         return RecoveryRecord(vaultID: vaultID, publicKey: publicKey, sets: sets)
     }
+
+    /// The commitment the key store keeps to this recovery data (in the slot's payload, §4.2):
+    /// first 16 bytes of SHA-256("nu11vlt recovery commitment v1" || vault ID || public key).
+    public static func commitment(vaultID: ItemID, publicKey: [UInt8]) -> [UInt8] {
+        Array(SHA256.hash(data: Array("nu11vlt recovery commitment v1".utf8) + vaultID.bytes + publicKey).prefix(16))
+    }
+
+    /// This record's commitment.
+    public var commitment: [UInt8] { Self.commitment(vaultID: vaultID, publicKey: publicKey) }
+
+    /// Whether `expected` (a slot's commitment) names this record (constant time).
+    public func matches(commitment expected: [UInt8]) -> Bool { Self.constantTimeEqual(commitment, expected) }
 
     static func binding(main: SecretBytes, clear: [UInt8]) -> [UInt8] {
         let key = Subkey.derive(from: main, purpose: "recovery binding")
@@ -162,7 +176,7 @@ public struct RecoveryRecord: Sendable {
     }
 
     public func encoded() -> [UInt8] {
-        var out = Self.magic + [1, UInt8(sets.count), 0, 0] + clear
+        var out = Self.magic + [2, UInt8(sets.count), 0, 0] + clear
         for set in sets { out += set.sealed + set.binding }
         return out
     }
@@ -172,7 +186,7 @@ public struct RecoveryRecord: Sendable {
             throw Nu11Error(.corrupted, "the vault's recovery data (recovery.n11r) is damaged",
                             remedy: .advice(.restoreRecoveryRecord))
         }
-        guard bytes[4] == 1 else {
+        guard bytes[4] == 1 || bytes[4] == 2 else {
             throw Nu11Error(.unsupportedVersion, "recovery data version \(bytes[4]) is not supported", remedy: .upgrade)
         }
         let n = Int(bytes[5])
@@ -186,6 +200,8 @@ public struct RecoveryRecord: Sendable {
             let split = start + setByteCount - 32
             return (Array(bytes[start..<split]), Array(bytes[split..<(start + setByteCount)]))
         }
-        return RecoveryRecord(vaultID: id, publicKey: Array(bytes[24..<56]), sets: sets)
+        var record = RecoveryRecord(vaultID: id, publicKey: Array(bytes[24..<56]), sets: sets)
+        record.version = bytes[4]
+        return record
     }
 }

@@ -30,6 +30,8 @@ public struct Settings: Sendable, Equatable {
     public var logMaxKiB: Int = 1024
     /// The tag the file carried (see `authenticated(under:)`); nil for a file saved without one.
     public var authTag: [UInt8]?
+    /// The values as the saving vault sealed them beside the tag (see `effective(under:)`).
+    public var authCopy: [UInt8]?
     /// The desktop app locks itself after this many seconds without input; 0 = never.
     public var lockIdle: Double = 300
 
@@ -162,11 +164,10 @@ public struct Settings: Sendable, Equatable {
         /// HMAC-SHA-256 (hex) of the values under a key of the vault that saved them (optional:
         /// files without it read as before, and loosen nothing).
         var auth: String?
+        /// The same `key=value` lines sealed under a subkey of the tag's key (hex): what the
+        /// saving vault set, for when the values beside it were changed by someone else.
+        var copy: String?
     }
-
-    /// The settings that loosen a protection when changed (a lower KDF cost; backups of the
-    /// vault folder): they take effect only when the file was saved by the vault that reads it.
-    public static let looseningKeys = ["kdf.memory_mib", "kdf.iterations", "backup.allow"]
 
     /// The values as the tag covers them: `key=value` lines, sorted by key.
     func canonical() throws -> [UInt8] {
@@ -185,24 +186,13 @@ public struct Settings: Sendable, Equatable {
         return zip(authTag, expected).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
-    /// These settings with every loosening value back at its default, and the keys that moved.
-    public func withoutLoosening() -> (Settings, reverted: [String]) {
-        var strict = self
-        var reverted: [String] = []
-        let defaults = Settings()
-        for key in Self.looseningKeys where (try? value(key)) != (try? defaults.value(key)) {
-            if let v = try? defaults.value(key) { try? strict.set(key, v) }
-            reverted.append(key)
-        }
-        return (strict, reverted)
-    }
-
-    /// `tagKey`: the saving vault's settings key; the file then carries the tag.
+    /// `tagKey`: the saving vault's settings key; the file then carries the tag and the copy.
     public func sealed(deviceKey: SecretBytes, tagKey: SecretBytes? = nil) throws -> [UInt8] {
         var values: [String: String] = [:]
         for definition in Self.definitions { values[definition.key] = try value(definition.key) }
         let auth = try tagKey.map { Hex.encode(try tag(under: $0)) }
-        return try Self.seal(Document(version: Self.currentVersion, values: values, auth: auth), deviceKey: deviceKey)
+        let copy = try tagKey.map { Hex.encode(try SmallSeal.seal(try canonical(), key: Self.copyKey($0), associatedData: Self.copyAAD)) }
+        return try Self.seal(Document(version: Self.currentVersion, values: values, auth: auth, copy: copy), deviceKey: deviceKey)
     }
 
     static func seal(_ document: Document, deviceKey: SecretBytes) throws -> [UInt8] {
@@ -248,6 +238,7 @@ public struct Settings: Sendable, Equatable {
         }
         var settings = Settings()
         settings.authTag = document.auth.flatMap(Hex.decode)
+        settings.authCopy = document.copy.flatMap(Hex.decode)
         for (key, value) in document.values {
             // Keys no longer defined are dropped by the migrations; anything else unknown is
             // ignored rather than fatal, so a damaged value cannot lock the user out.
@@ -258,6 +249,6 @@ public struct Settings: Sendable, Equatable {
 
     /// For tests of the migration path: a document of an older version.
     public static func sealLegacy(version: Int, values: [String: String], deviceKey: SecretBytes) throws -> [UInt8] {
-        try seal(Document(version: version, values: values, auth: nil), deviceKey: deviceKey)
+        try seal(Document(version: version, values: values, auth: nil, copy: nil), deviceKey: deviceKey)
     }
 }

@@ -31,6 +31,10 @@ extension KeyStore {
                                            to: escrowPath)
     }
 
+    /// Whether the key store has the escrow file at all (real or decoy): key stores made before
+    /// it lack it, and their duress slot follows forward records instead.
+    public var hasEscrowFile: Bool { POSIX.exists(escrowPath) }
+
     /// The duress slot's KEK if the file holds one for any of `keys` (nil: a decoy, another
     /// vault's, missing or damaged).
     public func escrowedKEK(for keys: [DomainKeys]) -> (kek: SecretBytes, keys: DomainKeys)? {

@@ -15,22 +15,29 @@ extension KeyStore {
         /// older copy was put back, or someone advanced the counter (an unauthenticated
         /// signal). Failing closed without destroying anything: see `Gate`.
         case counterAhead(DeviceState, missed: UInt64)
+        /// The state authenticates but the TPM's counter is gone (anyone who may use the TPM can
+        /// undefine it) or behind the state by more than one: an unauthenticated signal too,
+        /// handled as `counterAhead` (fails closed, destroys nothing). The next correct PIN
+        /// defines the counter again (`restoreCounter`) and writes the state.
+        case counterMissing(DeviceState)
     }
 
     /// The device state. With a TPM it is sealed under a key the TPM holds and must carry the
-    /// TPM's NV counter (or one more: written, then counted); an older one is a rollback,
-    /// treated as tampering like a damaged file.
+    /// TPM's NV counter (or one more: written, then counted); an older one, a newer one or a
+    /// counter that is gone is reported as such (never as tampering: see `StateLoad`).
     public func loadState() throws -> StateLoad {
         guard POSIX.exists(statePath) else { return .missing }
         let bytes = try ProtectedFiles.read(statePath, limit: 16 << 20)
         if let tpm = try readMaster().tpm {
             let connection = try openTPM(tpm)
             guard let state = try? DeviceState.open(bytes, deviceKey: stateKey(tpm, connection: connection)),
-                  let counter = try connection.readCounter(tpm.nvIndex, auth: counterAuth(tpm, connection: connection)),
                   let written = state.tpmCounter else { return .damaged }
+            guard let counter = try connection.readCounter(tpm.nvIndex, auth: counterAuth(tpm, connection: connection)) else {
+                return .counterMissing(state)
+            }
             if written == counter || written == counter &+ 1 { return .loaded(state) }
             if written < counter { return .counterAhead(state, missed: counter - written) }
-            return .damaged
+            return .counterMissing(state)
         }
         if let state = try? DeviceState.open(bytes, deviceKey: deviceKey()) { return .loaded(state) }
         // An enrolment or removal interrupted between the state and the master record: the
@@ -57,16 +64,32 @@ extension KeyStore {
     }
 
     /// Writes the state under `tpm`'s state key with the next counter value, then counts.
+    /// While the counter is gone (undefined by someone who may use the TPM; `restoreCounter`
+    /// defines it again after a correct PIN) the state is written with the value it had and
+    /// nothing is counted, so a wrong PIN is still recorded and the next load reports the
+    /// counter missing again (failing closed, destroying nothing).
     func saveState(_ state: DeviceState, tpm: TPMRecord, connection: TPMConnection) throws {
         let auth = try counterAuth(tpm, connection: connection)
         guard let counter = try connection.readCounter(tpm.nvIndex, auth: auth) else {
-            throw Nu11Error(.tpm, "the TPM no longer has the key store's counter (NV index 0x\(String(tpm.nvIndex, radix: 16))): it was cleared or changed",
-                            remedy: .recoverWithRecoveryKey(first: nil))
+            try ProtectedFiles.writeAtomically(state.sealed(deviceKey: stateKey(tpm, connection: connection)), to: statePath)
+            return
         }
         var counted = state
         counted.tpmCounter = counter &+ 1
         try ProtectedFiles.writeAtomically(counted.sealed(deviceKey: stateKey(tpm, connection: connection)), to: statePath)
         try connection.incrementCounter(tpm.nvIndex, auth: auth)
+    }
+
+    /// Defines the key store's NV counter again at its index, with its auth value (FORMAT.md
+    /// §4.2b), when it is gone; true when it was. The caller then writes the state, which
+    /// counts it from the counter's new value. Called only after a correct PIN.
+    public func restoreCounter() throws -> Bool {
+        guard let tpm = try readMaster().tpm else { return false }
+        let connection = try openTPM(tpm)
+        let auth = try counterAuth(tpm, connection: connection)
+        guard try connection.readCounter(tpm.nvIndex, auth: auth) == nil else { return false }
+        try connection.defineCounter(at: tpm.nvIndex, auth: auth)
+        return true
     }
 
     /// A TPM record kept aside while an enrolment or removal changes how the state is sealed.

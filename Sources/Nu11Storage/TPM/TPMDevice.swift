@@ -233,6 +233,12 @@ public final class TPMConnection {
         return 0
     }
 
+    /// Defines the counter again at `index` (after someone undefined it), as `defineCounter`.
+    public func defineCounter(at index: UInt32, auth: SecretBytes?) throws {
+        let rc = withAuth(auth) { a in n11tpm_nv_define(handle, index, a.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count) }
+        try check(rc, "create its counter again (an owner password on the TPM prevents it)")
+    }
+
     public func incrementCounter(_ index: UInt32, auth: SecretBytes?) throws {
         let rc = withAuth(auth) { a in n11tpm_nv_increment(handle, index, a.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count) }
         try check(rc, "advance its counter")

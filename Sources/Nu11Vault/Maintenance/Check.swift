@@ -39,6 +39,11 @@ extension Maintenance {
             }
             report.failures.append(finding)
         }
+        if let problem = vault.recoveryProblem {
+            // The vault folder is untrusted storage (FORMAT.md §4.2e): recovery data that is
+            // missing, put back or foreign is never sealed to; `check` says so, and fails.
+            report.failures.append(.init(item: "recovery.n11r", problem: problem))
+        }
         let quarantined = try index.quarantinedIDs()
         let rows = try index.allRows()
         let visible = rows.filter(isVisible)

@@ -91,7 +91,19 @@ extension Maintenance {
     /// escrow (a key store from before it, or no duress PIN) the records stay for the duress
     /// slot to follow at its next use.
     func followDuress(from olds: [DomainKeys], to new: DomainKeys) {
-        guard let escrow = keyStore.escrowedKEK(for: [new]) else { return }
+        guard let escrow = keyStore.escrowedKEK(for: [new]) else {
+            // A decoy escrow: no duress slot holds these keys, so nothing follows the records —
+            // they go as a primary rotation's do, and `forward/` looks the same whichever PIN
+            // rotated (FORMAT.md §4.2c). Without the file (a key store made before it) they stay.
+            guard keyStore.hasEscrowFile else { return }
+            do {
+                for old in olds { try keyStore.removeForward(from: old) }
+                try keyStore.removeForwards(leadingTo: new)
+            } catch {
+                notice("done, but the old keys' rotation record could not be removed yet (\(Vault.describe(error))); the next unlock with the backup PIN tries again")
+            }
+            return
+        }
         do {
             guard try keyStore.resealDuress(with: new, kek: escrow.kek) else { return }
             for old in olds { try keyStore.removeForward(from: old) }
@@ -146,6 +158,12 @@ extension Maintenance {
     /// Steps 2 of a rotation, idempotent: whatever already opens under `new` is left alone.
     func migrate(from olds: [DomainKeys], to new: DomainKeys, progress: @escaping (RekeyProgress) -> Void) throws -> RekeyReport {
         let domains = visibleDomains
+        // The listing cache is sealed under the retired keys: an old copy of the key store with
+        // the old PIN would read it (IDs, dates). A cache: it goes, and the next listing makes it.
+        if role == .primary {
+            try keyStore.destroyListingCache()
+            vault.listingFileEntries = -1
+        }
         try vault.profiles.recoveryBeforeRotation(from: olds, to: new)
         try rotateArchiveKey(from: olds, to: new)
         if role == .backup, let escrow = keyStore.escrowedKEK(for: olds) {

@@ -19,30 +19,61 @@ extension Profiles {
     var recoveryPath: String { location.vaultRoot + "/recovery.n11r" }
 
     /// Reads the recovery data after unlock: the public key new items are sealed to, if the
-    /// current keys made it. A stale key-set list (a rotation finished since) is rewritten;
-    /// data the keys did not make is not used, with a notice.
+    /// current keys made it and the slot's commitment names it (FORMAT.md §4.2e). The vault
+    /// folder is untrusted storage: a `recovery.n11r` that is missing, put back from before a
+    /// `recovery setup` or a rotation, or made by another's keys is reported in one line and
+    /// never sealed to. A stale key-set list (a rotation finished since) is rewritten.
     func loadRecovery() {
         vault.recoveryPublicKey = nil
-        guard role == .primary, ProtectedFiles.exists(recoveryPath) else { return }
+        vault.recoveryProblem = nil
+        guard role == .primary, let current = try? keys else { return }
+        if ProtectedFiles.exists(interruptedSetupPath) {
+            recoveryProblem("a recovery setup was cut short before its new phrase was shown, so no phrase you hold covers new items")
+        }
+        let expected = current.recoveryCommitment
+        guard ProtectedFiles.exists(recoveryPath) else {
+            if expected != nil {
+                recoveryProblem("the vault folder's recovery data (recovery.n11r) is missing, so new items are not covered by the recovery phrase")
+            }
+            return
+        }
         do {
             let record = try RecoveryRecord.parse(ProtectedFiles.read(recoveryPath, limit: 4096))
-            let current = try keys
             guard record.vaultID == (try index.vaultID()), record.mentions(current) else {
-                vault.pendingNotices.append(Notice(message: "the vault folder's recovery data was not made by this vault's keys, so new items are not covered by the recovery phrase",
-                                             remedy: .newRecoveryPhrase))
+                recoveryProblem("the vault folder's recovery data (recovery.n11r) was not made by this vault's current keys (an old copy put back, or another's); it is not used, so new items are not covered by the recovery phrase")
                 return
+            }
+            if let expected {
+                guard record.matches(commitment: expected) else {
+                    recoveryProblem("the vault folder's recovery data (recovery.n11r) is not the one this vault's keys expect (an old copy put back); it is not used, so new items are not covered by the recovery phrase")
+                    return
+                }
+            } else if record.isBound(to: current) && !index.isReadOnly {
+                // Keys sealed before commitments (FORMAT.md §4.2e): the record the current keys
+                // made is adopted, once, so a later copy put back is told apart.
+                let adopted = current.withRecovery(record.commitment)
+                if let held = try? vault.held, (try? keyStore.resealSlot(held.slot, keys: adopted, kek: held.kek)) != nil {
+                    vault.replaceHeld(held.with(keys: adopted))
+                }
             }
             // A list of sets bound to the current keys is a finished rotation's: trim it. One
             // whose first set is newer is a rotation in progress: `resumeRotation` finishes it.
-            if record.isBound(to: current) && record.sets.count > 1 && !index.isReadOnly {
+            if record.isBound(to: current) && (record.sets.count > 1 || record.version < 2) && !index.isReadOnly {
                 try writeRecovery(publicKey: record.publicKey, keys: [current])
             }
             vault.recoveryPublicKey = record.publicKey
         } catch {
-            vault.pendingNotices.append(Notice(message: "the vault folder's recovery data cannot be read (\(Vault.describe(error))): new items are not covered by the recovery phrase",
-                                         remedy: .newRecoveryPhrase))
+            recoveryProblem("the vault folder's recovery data cannot be read (\(Vault.describe(error))): new items are not covered by the recovery phrase")
         }
     }
+
+    private func recoveryProblem(_ message: String) {
+        if vault.recoveryProblem == nil { vault.recoveryProblem = message }
+        vault.pendingNotices.append(Notice(message: message, remedy: .newRecoveryPhrase))
+    }
+
+    /// Present while a `recovery setup` runs (clear, empty): one that outlives it was cut short.
+    var interruptedSetupPath: String { keyStore.root + "/recovery-setup.pending" }
 
     func writeRecovery(publicKey: [UInt8], keys: [DomainKeys]) throws {
         guard let id = try index.vaultID() else {
@@ -78,11 +109,15 @@ extension Profiles {
         return try sealer.seal(itemKey, associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: id, kind: kind))
     }
 
-    /// `nu11vlt recovery setup` (and `init`): a new phrase, the domain keys and every item key
-    /// of the primary vault sealed to it. Replaces an earlier phrase (which then opens nothing
-    /// made after; snapshots taken before still open with it). `phrase` is given when the
-    /// TPM's recovery key is the phrase.
-    public func setUpRecovery(phrase given: SecretBytes? = nil) throws -> RecoverySetup {
+    /// `nu11vlt recovery setup`: a new phrase, and a new key generation (FORMAT.md §4.2e): the
+    /// domain keys rotate (as `rekey`) with the recovery data sealed to the new phrase only, the
+    /// slot records the new data's commitment, and every item key of the primary vault is sealed
+    /// to the new phrase. The earlier phrase then opens nothing made after — not even with an
+    /// old copy of `recovery.n11r` put back (its binding is under the retired main key, and its
+    /// public key is not the one the slot names). `phrase` is given when the TPM's recovery key
+    /// is the phrase.
+    public func setUpRecovery(phrase given: SecretBytes? = nil,
+                              progress: @escaping (RekeyProgress) -> Void = { _ in }) throws -> RecoverySetup {
         guard role == .primary else {
             throw Nu11Error(.invalidArgument, "a recovery phrase is made with the primary PIN",
                             remedy: .primaryPINOnly)
@@ -93,8 +128,23 @@ extension Profiles {
         }
         let phrase = given ?? RecoveryKey.generate()
         let publicKey = try RecoverySeal.publicKey(phrase: phrase, vaultID: vaultID)
-        try writeRecovery(publicKey: publicKey, keys: [try keys])
+        let commitment = RecoveryRecord.commitment(vaultID: vaultID, publicKey: publicKey)
+        try ProtectedFiles.writeAtomically([], to: interruptedSetupPath)
+        let current = try held
+        // The rotation seals its key sets to the new phrase only (never the old one).
         vault.recoveryPublicKey = publicKey
+        do {
+            try vault.maintenance.rotate(to: current.keys.rotated(created: UInt64(max(0, now))).withRecovery(commitment),
+                                         progress: progress) { keys in
+                try keyStore.resealSlot(current.slot, keys: keys, kek: current.kek)
+                return current.with(keys: keys)
+            }
+            guard !vault.isLocked else { throw Nu11Error(.io, "the recovery setup did not finish; run it again", remedy: .newRecoveryPhrase) }
+            try writeRecovery(publicKey: publicKey, keys: [try keys])
+        } catch {
+            vault.recoveryPublicKey = nil
+            throw error
+        }
         var seals: [(id: ItemID, seal: [UInt8])] = []
         for row in try index.items(domains: [.vault], limit: nil) {
             let itemKey = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(.vault))
@@ -102,8 +152,18 @@ extension Profiles {
                                                          associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: row.id, kind: row.kind))))
         }
         try index.setRecoverySeals(seals)
-        audit("recovery setup", count: seals.count)
+        try? ProtectedFiles.remove(interruptedSetupPath)
+        vault.recoveryProblem = nil
+        audit("recovery setup", count: seals.count, detail: "keys rotated")
         return RecoverySetup(phrase: phrase, sealed: seals.count)
+    }
+
+    /// At `init`: the slot records the recovery data just written (no rotation: nothing was
+    /// sealed yet).
+    static func commitRecovery(_ store: KeyStore, unlocked: UnlockedKeys, vaultID: ItemID, publicKey: [UInt8]) throws -> UnlockedKeys {
+        let keys = unlocked.keys.withRecovery(RecoveryRecord.commitment(vaultID: vaultID, publicKey: publicKey))
+        try store.resealSlot(unlocked.slot, keys: keys, kek: unlocked.kek)
+        return unlocked.with(keys: keys)
     }
 
     /// Destroys the recovery data (the duress PIN; `Wipe` does the same by path).

@@ -108,7 +108,7 @@ struct FIDO2Command: ParsableCommand {
             try Failure.run {
                 let vault = try openVaultWithPIN(location, pin)
                 try vault.profiles.removeSecurityKey(number: number)
-                print("security key \(number) removed; a copy of the key store made before still opens with it, as an old PIN would: `nu11vlt rekey` makes such copies useless for what comes next")
+                print("security key \(number) removed; until the PIN changes, a copy of security-keys.n11u made before still opens the vault with it: run `nu11vlt pin change` to revoke it for good")
             }
         }
     }

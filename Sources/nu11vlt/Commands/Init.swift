@@ -165,8 +165,7 @@ struct Pin: ParsableCommand {
             abstract: "Change the PIN or passphrase and rotate the vault's keys; no content is re-encrypted.",
             discussion: """
                 The vault's domain keys are rotated with the PIN (as `nu11vlt rekey`), so an old \
-                copy of the key store opened with the old PIN opens nothing added after the change. \
-                --keep-keys only re-seals the PIN's slot (faster on a very large vault).
+                copy of the key store opened with the old PIN opens nothing added after the change.
                 """)
 
         @OptionGroup var location: LocationOptions
@@ -179,7 +178,7 @@ struct Pin: ParsableCommand {
                 help: ArgumentHelp("When a new KDF cost applies: read the other PINs of this key store (backup, duress; the primary one when changing another) from this descriptor, one per line, an empty line or the end for none. Every slot is re-sealed at the new cost; a slot whose PIN is not given stops opening.",
                                    valueName: "k"))
         var otherPinsFD: Int32?
-        @Flag(name: .customLong("keep-keys"), help: "Keep the vault's domain keys (only re-seal the PIN's slot).")
+        @Flag(name: .customLong("keep-keys"), help: .hidden)
         var keepKeys = false
         @OptionGroup var quiet: QuietOption
         @OptionGroup var output: JSONOption
@@ -187,6 +186,9 @@ struct Pin: ParsableCommand {
         func validate() throws {
             if let fd = newPinFD, fd < 0 { throw ValidationError("--new-pin-fd must be a file descriptor number") }
             if let fd = otherPinsFD, fd < 0 { throw ValidationError("--other-pins-fd must be a file descriptor number") }
+            if keepKeys {
+                throw ValidationError("--keep-keys is no longer offered: a PIN change revokes the old PIN, so it always rotates the keys (no content is re-encrypted); leave the flag out")
+            }
         }
 
         /// The other PINs, asked for only when a KDF cost change re-seals every slot.
@@ -207,10 +209,10 @@ struct Pin: ParsableCommand {
                     Output.note("nu11vlt: " + warning)
                 }
                 let line = RekeyProgressLine(quiet: quiet.quiet || output.json)
-                try vault.profiles.changePIN(new: new, others: others, rotate: !keepKeys, progress: line.update)
+                try vault.profiles.changePIN(new: new, others: others, progress: line.update)
                 line.finish()
-                if output.json { return try Output.json(Results.PINChange(changed: "\(vault.role)", keysRotated: !keepKeys)) }
-                print(keepKeys ? "PIN changed" : "PIN changed; the vault's keys were rotated")
+                if output.json { return try Output.json(Results.PINChange(changed: "\(vault.role)", keysRotated: true)) }
+                print("PIN changed; the vault's keys were rotated")
             }
         }
     }

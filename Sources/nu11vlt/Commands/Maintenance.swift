@@ -118,13 +118,12 @@ struct SettingsCommand: ParsableCommand {
     struct ListSettings: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "Every setting, its value and its allowed values.")
         @OptionGroup var location: LocationOptions
+        @OptionGroup var pin: PINOptions
         @OptionGroup var output: JSONOption
 
         func run() throws {
             try Failure.run {
-                try runGate(location)
-                let (settings, damaged) = try location.locked.settings()
-                if damaged { Output.note("nu11vlt: warning: the settings file is damaged; showing defaults") }
+                let settings = try SettingsCommand.shown(location, pin, keys: Settings.looseningKeys)
                 var rows: [[String: String]] = []
                 for d in Settings.definitions {
                     rows.append(["key": d.key, "value": try settings.value(d.key), "allowed": d.allowed, "summary": d.summary])
@@ -141,16 +140,33 @@ struct SettingsCommand: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "get", abstract: "Print one setting's value.")
         @OptionGroup var location: LocationOptions
         @Argument(help: "The key (see `nu11vlt settings list`).") var key: String
+        @OptionGroup var pin: PINOptions
         @OptionGroup var output: JSONOption
 
         func run() throws {
             try Failure.run {
-                try runGate(location)
-                let value = try location.locked.settings().settings.value(key)
+                let value = try SettingsCommand.shown(location, pin, keys: [key]).value(key)
                 if output.json { return try Output.json(Results.Setting(key: key, value: value)) }
                 print(value)
             }
         }
+    }
+
+    /// The settings to show. With a PIN (or inside `nu11vlt shell`) as they apply to the
+    /// unlocked vault: a looser value the vault did not save is not applied, and the unlock
+    /// says so. Without one, as the file says, with a note on each of `keys` whose value is
+    /// looser than its default (only the PIN can tell whether this vault saved it).
+    static func shown(_ location: LocationOptions, _ pin: PINOptions, keys: [String]) throws -> Settings {
+        if pin.pinStdin || pin.pinFD != nil || pin.securityKeyOnly { return try openVault(location, pin).settings }
+        if let session = try ShellSession.current(for: location.location) { return session.settings }
+        try runGate(location)
+        let (settings, damaged) = try location.locked.settings()
+        if damaged { Output.note("nu11vlt: warning: the settings file is damaged; showing defaults") }
+        let loose = keys.filter { Settings.looseningKeys.contains($0) && settings.isLooser($0, than: Settings()) }
+        if !loose.isEmpty {
+            Output.note("nu11vlt: note: \(loose.joined(separator: ", ")) loosen a protection; they apply only if this vault saved them (see them as they apply with --pin-stdin)")
+        }
+        return settings
     }
 
     struct SetSetting: ParsableCommand {

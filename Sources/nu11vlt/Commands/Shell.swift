@@ -106,7 +106,14 @@ struct Shell: ParsableCommand {
                 Failure.printError("`\(name)` does not run inside the shell (hint: run `nu11vlt \(name)` in another terminal, or leave the shell with Ctrl-D)")
                 return
             }
-            try command.run()
+            // Under the vault's lock, as the app's operations are: the session first follows
+            // what another process changed (a rotation, a new PIN or recovery phrase), so it
+            // never seals under retired keys or to a replaced phrase.
+            if let vault = ShellSession.vault {
+                try vault.exclusive { try command.run() }
+            } else {
+                try command.run()
+            }
         } catch is ExitCode {
             // Failure.run printed the one-line error.
         } catch {

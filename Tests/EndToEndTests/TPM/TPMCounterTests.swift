@@ -53,6 +53,46 @@ struct TPMCounterTests {
         #expect(log.contains("state counter ahead"), "\(log)")
     }
 
+    @Test("tpm2_nvundefine of the counter (any TPM user can), then sweep and a wrong PIN: nothing wiped, no fade item destroyed; the right PIN opens everything and defines the counter again")
+    func counterUndefined() throws {
+        let tpm = try SoftwareTPM()
+        defer { tpm.stop() }
+        let cli = try CLI()
+        _ = try cli.initTPMVault(tpm)
+        let kept = try cli.importIDs([cli.file("kept.bin", [1, 2, 3])])[0]
+        let fading = try cli.importIDs([cli.file("fading.bin", [4, 5])], extra: ["--fade", "1h"])[0]
+        #expect(try cli.run(["skeleton", "enable", "--interval", "1h"], pinStdin: true).code == 0)
+        let status = try #require(try JSONSerialization.jsonObject(with: try cli.run(["tpm", "status", "--json"]).stdout) as? [String: Any])
+        let index = try #require(status["nvIndex"] as? String)
+
+        // The adversary: a user who may use the TPM (owner hierarchy, empty auth), nothing more.
+        let undefined = try tpm.tool("tpm2_nvundefine", ["-C", "o", index])
+        #expect(undefined.code == 0, "tpm2_nvundefine: \(undefined.out)")
+        #expect(try tpm.tool("tpm2_nvreadpublic", [index]).code != 0, "the counter is still there")
+
+        let sweep = try cli.run(["sweep"])
+        #expect(sweep.code == 0, "\(sweep.stderr)")
+        #expect(sweep.stderr.contains("TPM counter missing") && sweep.stderr.contains("nothing was destroyed"), "\(sweep.stderr)")
+        #expect(FileManager.default.fileExists(atPath: cli.keystore + "/master.n11k"), "the armed vault was wiped")
+        #expect(cli.hasKeyRecord(fading), "the fade item was destroyed")
+        let wrong = try cli.spawn(CLI.binary, ["list", "--pin-stdin"], input: Data("not the pin 123\n".utf8))
+        #expect(wrong.code != 0, "a wrong PIN opened: \(wrong.stderr)")
+        #expect(FileManager.default.fileExists(atPath: cli.keystore + "/master.n11k"), "the armed vault was wiped at a wrong PIN")
+        #expect(cli.hasKeyRecord(fading) && FileManager.default.fileExists(atPath: cli.vault + "/Fade/\(fading).n11"))
+
+        // The right PIN: everything is there, and the counter exists again.
+        let opened = try cli.run(["export", kept, "-o", "-"], pinStdin: true)
+        #expect(opened.stdout == Data([1, 2, 3]), "\(opened.stderr)")
+        #expect(try cli.run(["export", fading, "-o", "-"], pinStdin: true).stdout == Data([4, 5]))
+        #expect(try tpm.tool("tpm2_nvreadpublic", [index]).code == 0, "the counter was not defined again")
+        let after = try cli.run(["sweep"])
+        #expect(after.code == 0 && !after.stderr.contains("missing"), "the state was not written again: \(after.stderr)")
+        #expect(try cli.run(["skeleton", "status", "--json"]).out.contains("true"))
+        #expect(try cli.run(["list"], pinStdin: true).code == 0)
+        let log = try cli.run(["log"], pinStdin: true).out
+        #expect(log.contains("TPM counter missing"), "\(log)")
+    }
+
     /// The counter's auth value, computed as root from the key store: the device-state object
     /// (empty auth, no PIN) unsealed through tpm2-tools, then HKDF-Expand "nu11vlt subkey v1 counter auth".
     static func counterAuth(_ cli: CLI, _ tpm: SoftwareTPM) throws -> String {
