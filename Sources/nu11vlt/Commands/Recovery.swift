@@ -88,6 +88,7 @@ struct Recover: ParsableCommand {
                 try Output.json(report)
             } else {
                 print("key store rebuilt at \(loc.keyStoreRoot): \(report.recovered) item(s) recovered\(tpm && tpmNote == nil ? "; bound to this machine's TPM" : "")")
+                for line in report.unrecoveredLines { Output.note("nu11vlt: warning: " + line) }
             }
             if let tpmNote {
                 Output.note("nu11vlt: warning: " + tpmNote + "; run `nu11vlt tpm enroll` to bind it")
