@@ -42,11 +42,30 @@ extension Profiles {
         return number
     }
 
-    /// Removes security key `number` (1…4).
-    public func removeSecurityKey(number: Int) throws {
+    /// Removes security key `number` (1…4) for good (docs/FORMAT.md §4.2e): a new key
+    /// generation whose commit also changes slot 0's KEK (a new pepper) and the security keys'
+    /// F, so the removed key opens nothing — not with an old copy of `security-keys.n11u` or of
+    /// the whole key store — that was added after. Returns the labels of keys enrolled before
+    /// public halves, which could not follow and must be enrolled again.
+    @discardableResult
+    public func removeSecurityKey(number: Int, progress: @escaping (RekeyProgress) -> Void = { _ in }) throws -> [String] {
         guard vault.isPrimary else { throw Nu11Error.wrongPIN }
-        try keyStore.removeSecurityKey(primary: try held, number: number)
-        audit("security key remove")
+        let current = try held
+        guard current.pinKEK != nil else {
+            throw Nu11Error(.authenticationFailed, "removing a security key changes what opens the vault, so it needs the primary PIN, not a security key",
+                            remedy: .advice(.unlockWithPIN))
+        }
+        guard try keyStore.securityKeys().entries.indices.contains(number - 1) else {
+            throw Nu11Error(.notFound, "no security key number \(number) is enrolled", remedy: .useEnrolledSecurityKeyOrPIN)
+        }
+        var dropped: [String] = []
+        let report = try vault.maintenance.rotate(to: current.keys.rotated(created: UInt64(max(0, now))), progress: progress) { keys in
+            let revoked = try keyStore.revokeSecurityKey(number: number, held: current, keys: keys)
+            dropped = revoked.dropped
+            return revoked.unlocked
+        }
+        if !vault.isLocked { audit("security key remove", count: report.keyRecords, detail: "keys rotated") }
+        return dropped
     }
 
     public func securityKeys() throws -> [SecurityKeyRecord.Entry] { try keyStore.securityKeys().entries }

@@ -113,12 +113,13 @@ def parse_payload(p, via):
 
 
 def read_master(ks):
-    """§4.2 master.n11k, version 1 (version 2 is bound to a TPM, §4.2b: not opened here)."""
+    """§4.2 master.n11k, version 1, or 3 (version 1 + slot 0's pepper, its last 32 bytes, §4.2e);
+    versions 2 and 4 are bound to a TPM (§4.2b: not opened here)."""
     m = read(os.path.join(ks, "master.n11k"))
-    if m and m[:5] == b"N11K\x02":
+    if m and m[:5] in (b"N11K\x02", b"N11K\x04"):
         print("tpm-bound")
         sys.exit(3)
-    if not m or m[:6] != b"N11K\x01\x01" or len(m) < 500:
+    if not m or m[:6] not in (b"N11K\x01\x01", b"N11K\x03\x01") or len(m) != (500 if m[4] == 1 else 532):
         raise Step("no-master")
     return m
 
@@ -139,11 +140,15 @@ def pin_keks(m, dkey, pin):
                  dkey, b"nu11vlt kek v1") for f in forms]
 
 
-def open_slots(m, kek):
-    """§4.2: slot i = KeyWrap(payload, KEK, ad = bytes[0..<32] || i), byte 6 (flags) = 0 for slots 1, 2."""
-    sets, cleared = [], m[:6] + b"\x00" + m[7:32]
+def open_slots(m, kek, from_pin=True):
+    """§4.2: slot i = KeyWrap(payload, KEK_i, ad = bytes[0..<32] || i), byte 6 (flags) = 0 for slots 1, 2, and
+    byte 4 read as 1 in every version; §4.2e: in version 3 slot 0's KEK from a PIN is
+    HKDF-SHA-256(KEK, salt = pepper, "nu11vlt kek slot 0 v1") (a security key gives slot 0's KEK itself)."""
+    sets, head = [], m[:4] + b"\x01" + m[5:32]
+    cleared = head[:6] + b"\x00" + head[7:32]
     for i in range(3):
-        p = unwrap(kek, m[32 + 156 * i:188 + 156 * i], (cleared if i else m[:32]) + bytes([i]))
+        k = hkdf(kek, m[-32:], b"nu11vlt kek slot 0 v1") if i == 0 and m[4] == 3 and from_pin else kek
+        p = unwrap(k, m[32 + 156 * i:188 + 156 * i], (cleared if i else head) + bytes([i]))
         sets += [parse_payload(p, f"slot {i}")] if p and len(p) == 128 else []
     return sets
 
@@ -364,16 +369,17 @@ def cmd_securitykey(args):
     ad = bytes[0..<8]); per in-use entry W = HKDF-SHA-256(hmac-secret, device key, "nu11vlt security key v1")
     opens F (ad "N11U entry v1" || entry ID), F opens K0 (ad "N11U kek v1"), K0 opens the slot."""
     dkey, f = device_key(args.keystore), read(os.path.join(args.keystore, "security-keys.n11u"))
-    if not f or f[:8] != b"N11U\x01\x00\x00\x00":
+    if not f or f[:8] not in (b"N11U\x01\x00\x00\x00", b"N11U\x02\x00\x00\x00"):
         raise Step("no-security-keys")
     body = unwrap(subkey(dkey, b"security keys"), f[8:], f[:8])
-    if body is None or len(body) != 1720:
+    size = 400 if f[4] == 1 else 464          # version 2: entries of 464 bytes, kind 2 sealed to a public key
+    if body is None or len(body) != 120 + 4 * size:
         raise Step("security-keys-do-not-open")
     state = json.load(open(args.authenticator_state)) if args.authenticator_state else None
     given = None if state else bytes.fromhex(args.cred_random_hex if args.cred_random_hex not in (None, "-")
                                              else sys.stdin.readline().strip())
-    entries = [e for e in (body[120 + 400 * i:520 + 400 * i] for i in range(4))
-               if e[0] == 1 and 1 <= struct.unpack(">H", e[2:4])[0] <= 256]
+    entries = [e for e in (body[120 + size * i:120 + size * (i + 1)] for i in range(4))
+               if e[0] in (1, 2) and 1 <= struct.unpack(">H", e[2:4])[0] <= 256]
     if not entries:
         raise Step("no-entry")
     fs = []
@@ -386,7 +392,8 @@ def cmd_securitykey(args):
         else:
             secrets = [given if args.hmac_secret_hex_stdin else hmac.new(given, salt, "sha256").digest()]
         for j, hs in enumerate(secrets):
-            key_f = unwrap(hkdf(hs, dkey, b"nu11vlt security key v1"), e[340:400], b"N11U entry v1" + eid)
+            w = hkdf(hs, dkey, b"nu11vlt security key v1")
+            key_f = unwrap(w, e[340:400], b"N11U entry v1" + eid) if e[0] == 1 else open_entry_v2(w, e, eid)
             if key_f is not None:
                 note(f"entry {eid.hex()} (policy {e[1]}) opens" + (" with the other CredRandom" if j else ""))
                 fs.append(key_f)
@@ -396,7 +403,20 @@ def cmd_securitykey(args):
     k0s = [k for k in (unwrap(x, body[60:120], b"N11U kek v1") for x in fs) if k]
     if not k0s:
         raise Step("kek-does-not-open")
-    through_keystore(args, [s for k0 in k0s for s in open_slots(read_master(args.keystore), k0)])
+    through_keystore(args, [s for k0 in k0s for s in open_slots(read_master(args.keystore), k0, from_pin=False)])
+
+
+def open_entry_v2(w, e, eid):
+    """§4.2d kind 2: e = HKDF-SHA-256(W, salt = "", "nu11vlt security key entry v2") as X25519; P_e at 340;
+    SealTo at 372: eph || KeyWrap(F, HKDF-SHA-256(X25519(e, eph), salt = eph || P_e, "nu11vlt security key seal v1"),
+    ad = "N11U entry v2" || entry ID)."""
+    priv = X25519PrivateKey.from_private_bytes(hkdf(w, b"", b"nu11vlt security key entry v2"))
+    pub = priv.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    if pub != e[340:372]:
+        return None
+    eph = e[372:404]
+    shared = priv.exchange(X25519PublicKey.from_public_bytes(eph))
+    return unwrap(hkdf(shared, eph + pub, b"nu11vlt security key seal v1"), e[404:464], b"N11U entry v2" + eid)
 
 
 def cmd_selftest(_args):

@@ -167,7 +167,12 @@ public enum DeviceKeyRecord {
 ///     32  3 × 156  slots: KeyWrap(payload of 128 bytes: role, main, fade and archive keys,
 ///                  then the keys' creation time as 8 big-endian bytes, then zeros),
 ///                  associated data = bytes 0..<32 || slot index
-///                  (for slots 1 and 2 with the flags byte read as 0)
+///                  (for slots 1 and 2 with the flags byte read as 0; byte 4 read as 1, or 2
+///                  with a TPM, whatever the file's version)
+///     500 …   version 2 and 4: the TPM record
+///     last 32  version 3 and 4: slot 0's pepper P (FORMAT.md §4.2e): slot 0's KEK is
+///                  HKDF-SHA-256(IKM = the PIN's KEK, salt = P, info = "nu11vlt kek slot 0 v1"),
+///                  so a new P (`fido2 remove`) changes what opens slot 0 without a new PIN.
 ///
 /// There are always three slots. A slot no PIN opens is 156 random bytes, so the file does
 /// not tell whether a backup or duress PIN exists. Unlock runs Argon2id once and tries
@@ -190,22 +195,41 @@ public struct MasterRecord: Sendable {
     /// PIN or a Skeleton check-in commits the TPM entry and the slot in one atomic write.
     public var tpm: TPMRecord?
     public var tpmBound: Bool { tpm != nil }
+    /// Slot 0's pepper (versions 3 and 4); nil in files written before it (versions 1 and 2),
+    /// where slot 0's KEK is the PIN's.
+    public var pepper: [UInt8]?
+
+    /// A fresh pepper: whatever opened slot 0 before (a security key's copy of its KEK) no
+    /// longer does once slot 0 is sealed again.
+    public mutating func newPepper() { pepper = SecureRandom.bytes(32) }
+
+    /// The KEK that opens slot `index`, from the KEK a PIN (and a TPM) gives.
+    public func slotKEK(_ pinKEK: SecretBytes, slot index: Int) -> SecretBytes {
+        guard index == 0, let pepper else { return pinKEK }
+        let key = pinKEK.withUnsafeBytes { ikm in
+            HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: ikm), salt: pepper,
+                                   info: Array("nu11vlt kek slot 0 v1".utf8), outputByteCount: 32)
+        }
+        return key.withUnsafeBytes { SecretBytes(copying: $0) }
+    }
 
     /// A new record with random filler in every slot (and a fresh salt). `skeletonArmed`
     /// carries the switch over when a record is re-made (a KDF cost change must not disarm it).
-    public init(parameters: KDFParameters, skeletonArmed: Bool = false) {
+    public init(parameters: KDFParameters, skeletonArmed: Bool = false, pepper: [UInt8]? = SecureRandom.bytes(32)) {
         self.parameters = parameters
         salt = SecureRandom.bytes(Argon2id.saltByteCount)
         slots = (0..<Self.slotCount).map { _ in SecureRandom.bytes(Self.slotByteCount) }
         self.skeletonArmed = skeletonArmed
+        self.pepper = pepper
     }
 
-    private init(parameters: KDFParameters, salt: [UInt8], slots: [[UInt8]], skeletonArmed: Bool, tpm: TPMRecord?) {
+    private init(parameters: KDFParameters, salt: [UInt8], slots: [[UInt8]], skeletonArmed: Bool, tpm: TPMRecord?, pepper: [UInt8]?) {
         self.parameters = parameters
         self.salt = salt
         self.slots = slots
         self.skeletonArmed = skeletonArmed
         self.tpm = tpm
+        self.pepper = pepper
     }
 
     /// The same salt and cost (so every PIN stretches to the same value), every slot filler,
@@ -213,7 +237,7 @@ public struct MasterRecord: Sendable {
     public func remade(tpm: TPMRecord?) -> MasterRecord {
         MasterRecord(parameters: parameters, salt: salt,
                      slots: (0..<Self.slotCount).map { _ in SecureRandom.bytes(Self.slotByteCount) },
-                     skeletonArmed: skeletonArmed, tpm: tpm)
+                     skeletonArmed: skeletonArmed, tpm: tpm, pepper: pepper)
     }
 
     /// The same cost and switch, a fresh salt, every slot filler (no PIN opens it until its
@@ -221,40 +245,51 @@ public struct MasterRecord: Sendable {
     public func resalted() -> MasterRecord {
         MasterRecord(parameters: parameters, salt: SecureRandom.bytes(Argon2id.saltByteCount),
                      slots: (0..<Self.slotCount).map { _ in SecureRandom.bytes(Self.slotByteCount) },
-                     skeletonArmed: skeletonArmed, tpm: tpm)
+                     skeletonArmed: skeletonArmed, tpm: tpm, pepper: pepper)
     }
 
     var clearFields: [UInt8] { fields(flags: skeletonArmed ? 1 : 0) }
 
     func aad(slot: Int) -> [UInt8] { (slot == 0 ? clearFields : fields(flags: 0)) + [UInt8(slot)] }
 
-    private func fields(flags: UInt8) -> [UInt8] {
-        var out = Self.magic + [tpmBound ? 2 : 1, 1, flags, 0]
+    /// The file's version: 1 or 2 (TPM), 3 or 4 with the pepper.
+    var version: UInt8 { (tpmBound ? 2 : 1) + (pepper == nil ? 0 : 2) }
+
+    private func fields(flags: UInt8, version: UInt8? = nil) -> [UInt8] {
+        var out = Self.magic + [version ?? (tpmBound ? 2 : 1), 1, flags, 0]
         BigEndian.append(parameters.iterations, to: &out)
         BigEndian.append(parameters.memoryKiB, to: &out)
         return out + salt
     }
 
-    public func encoded() -> [UInt8] { clearFields + slots.joined() + (tpm?.encoded() ?? []) }
+    public func encoded() -> [UInt8] {
+        fields(flags: skeletonArmed ? 1 : 0, version: version) + slots.joined() + (tpm?.encoded() ?? []) + (pepper ?? [])
+    }
 
     public static func parse(_ bytes: [UInt8]) throws -> MasterRecord {
         guard bytes.count >= 5, Array(bytes[0..<4]) == magic else {
             throw Nu11Error(.corrupted, "key store master record is damaged (bad magic)",
                             remedy: .restoreKeyStore)
         }
-        guard bytes[4] == 1 || bytes[4] == 2 else {
+        guard (1...4).contains(bytes[4]) else {
             throw Nu11Error(.unsupportedVersion, "key store version \(bytes[4]) is not supported",
                             remedy: .upgrade)
         }
-        guard bytes[4] == 1 ? bytes.count == byteCount : bytes.count > byteCount, bytes[5] == 1, bytes[6] <= 1, bytes[7] == 0 else {
+        let peppered = bytes[4] >= 3
+        let tpmBound = bytes[4] % 2 == 0
+        let pepper = peppered && bytes.count >= byteCount + 32 ? Array(bytes.suffix(32)) : nil
+        let bytes = peppered ? Array(bytes.dropLast(32)) : bytes
+        guard !peppered || pepper != nil, !tpmBound ? bytes.count == byteCount : bytes.count > byteCount,
+              bytes[5] == 1, bytes[6] <= 1, bytes[7] == 0 else {
             throw Nu11Error(.corrupted, "key store master record is damaged",
                             remedy: .restoreKeyStore)
         }
         let params = KDFParameters(iterations: BigEndian.uint32(bytes[8..<12]), memoryKiB: BigEndian.uint32(bytes[12..<16]))
         try params.validateRead()
         let slots = (0..<slotCount).map { i in Array(bytes[(32 + i * slotByteCount)..<(32 + (i + 1) * slotByteCount)]) }
-        let tpm = bytes[4] == 2 ? try TPMRecord.parse(Array(bytes[byteCount...])) : nil
-        return MasterRecord(parameters: params, salt: Array(bytes[16..<32]), slots: slots, skeletonArmed: bytes[6] == 1, tpm: tpm)
+        let tpm = tpmBound ? try TPMRecord.parse(Array(bytes[byteCount...])) : nil
+        return MasterRecord(parameters: params, salt: Array(bytes[16..<32]), slots: slots, skeletonArmed: bytes[6] == 1, tpm: tpm,
+                            pepper: pepper)
     }
 
     /// Argon2id of the PIN (normalised to NFC unless `raw`): the expensive step.
@@ -309,16 +344,31 @@ public struct MasterRecord: Sendable {
 
     /// Derives the KEK and opens the slot `pin` opens; a non-NFC PIN set before
     /// normalisation is tried as typed too (one more Argon2id run, only for such PINs).
-    public func open(pin: SecretBytes, deviceKey: SecretBytes) throws -> (slot: Int, keys: DomainKeys, kek: SecretBytes) {
+    /// `kek` is the slot's own (slot 0's with the pepper); `pinKEK` the PIN's, before it.
+    public func open(pin: SecretBytes, deviceKey: SecretBytes) throws -> (slot: Int, keys: DomainKeys, kek: SecretBytes, pinKEK: SecretBytes) {
         let kek = try deriveKEK(pin: pin, deviceKey: deviceKey)
         do {
-            let (slot, keys) = try open(kek: kek)
-            return (slot, keys, kek)
+            let (slot, keys, slotKEK) = try open(pinKEK: kek)
+            return (slot, keys, slotKEK, kek)
         } catch let error as Nu11Error where error == .wrongPIN && Passphrase.nfcIfDifferent(pin) != nil {
             let rawKEK = try deriveKEK(pin: pin, deviceKey: deviceKey, raw: true)
-            let (slot, keys) = try open(kek: rawKEK)
-            return (slot, keys, rawKEK)
+            let (slot, keys, slotKEK) = try open(pinKEK: rawKEK)
+            return (slot, keys, slotKEK, rawKEK)
         }
+    }
+
+    /// Tries every slot with the KEK a PIN gives (slot 0 through the pepper), always all of them.
+    public func open(pinKEK: SecretBytes) throws -> (slot: Int, keys: DomainKeys, kek: SecretBytes) {
+        var found: (Int, DomainKeys, SecretBytes)?
+        for i in 0..<Self.slotCount {
+            let kek = slotKEK(pinKEK, slot: i)
+            if let payload = try? KeyWrap.unwrap(slots[i], under: kek, associatedData: aad(slot: i)),
+               found == nil, let keys = try? DomainKeys.fromPayload(payload) {
+                found = (i, keys, kek)
+            }
+        }
+        guard let found else { throw Nu11Error.wrongPIN }
+        return found
     }
 
     /// Tries every slot with `kek` (always all of them, for uniform timing).

@@ -15,7 +15,7 @@ extension KeyStore {
 
     /// The enrolled keys (none for a decoy, a missing or damaged file).
     public func securityKeys() throws -> SecurityKeyRecord {
-        guard let bytes = try? ProtectedFiles.read(securityKeysPath, limit: SecurityKeyRecord.fileSize + 1) else { return .empty }
+        guard let bytes = try? ProtectedFiles.read(securityKeysPath, limit: SecurityKeyRecord.maxFileSize + 1) else { return .empty }
         return SecurityKeyRecord.parse(bytes, deviceKey: try deviceKey())
     }
 
@@ -67,15 +67,37 @@ extension KeyStore {
         return record.entries.count
     }
 
-    /// Removes entry `number` (1…4). Needs the primary PIN's unlock.
-    public func removeSecurityKey(primary unlocked: UnlockedKeys, number: Int) throws {
-        try Self.requirePrimary(unlocked)
+    /// Revokes entry `number` (1…4), as the commit of a key rotation to `keys` (docs/FORMAT.md
+    /// §4.2e): slot 0 gets a new pepper, so its KEK changes — whatever a copy of this file made
+    /// before gives (the removed key's way to slot 0's old KEK) opens nothing — and the file a new
+    /// F, sealed to every remaining key's public half, so they keep working without a touch.
+    /// Needs the primary PIN's unlock (the pepper is applied to the PIN's KEK). Returns the
+    /// unlock as it now is and the labels of entries that could not follow (made before public
+    /// halves: enrol them again).
+    public func revokeSecurityKey(number: Int, held: UnlockedKeys, keys: DomainKeys) throws -> (unlocked: UnlockedKeys, dropped: [String]) {
+        try Self.requirePrimary(held)
+        guard let pinKEK = held.pinKEK else {
+            throw Nu11Error(.authenticationFailed, "removing a security key changes what opens the vault, so it needs the primary PIN, not a security key",
+                            remedy: .advice(.unlockWithPIN))
+        }
         var record = try securityKeys()
         guard record.entries.indices.contains(number - 1) else {
             throw Nu11Error(.notFound, "no security key number \(number) is enrolled", remedy: .useEnrolledSecurityKeyOrPIN)
         }
-        record.remove(at: number - 1)
-        try saveSecurityKeys(record)  // the decoy once none is left
+        var master = try readMaster()
+        master.newPepper()
+        let base = master.slotKEK(pinKEK, slot: 0)
+        let skeleton = held.tpm?.skeleton
+        let kek = skeleton.map { MasterRecord.skeletonKEK(base: base, skeletonSecret: $0) } ?? base
+        let dropped = try record.revoke(at: number - 1, baseKEK: base)
+        // The entry goes first: a cut before the master record is written leaves the remaining
+        // keys waiting for a KEK slot 0 does not have yet (the PIN works; removing again fixes it),
+        // never the removed one working.
+        try saveSecurityKeys(record)
+        try master.seal(keys, slot: 0, kek: kek)
+        try ProtectedFiles.writeAtomically(master.encoded(), to: masterPath)  // the commit point
+        let tpm = held.tpm.map { TPMUnlock(secret: $0.secret, baseKEK: base, skeleton: $0.skeleton, auth: $0.auth) }
+        return (UnlockedKeys(slot: 0, keys: keys, kek: kek, tpm: tpm, pinKEK: pinKEK), dropped)
     }
 
     /// After slot 0's base KEK changed (PIN change, TPM enrolment or removal): the entries
@@ -110,6 +132,12 @@ extension KeyStore {
         let w = SecurityKeyRecord.entryKey(hmacSecret: secret, deviceKey: try deviceKey())
         guard let base = record.baseKEK(entry: entry, entryKey: w),
               let keys = try? master.open(kek: base, slot: 0) else { throw Nu11Error.wrongSecurityKey }
+        // An entry made before public halves becomes one now that its key gave W (best effort:
+        // a key store that cannot be written keeps it as it is).
+        var upgraded = record
+        if let index = record.entries.firstIndex(of: entry), (try? upgraded.upgrade(entryAt: index, entryKey: w)) == true {
+            try? saveSecurityKeys(upgraded)
+        }
         return UnlockedKeys(slot: 0, keys: keys, kek: base)
     }
 }

@@ -11,10 +11,10 @@ extension KeyStore {
             return
         }
         let kek = try record.deriveKEK(pin: pin, deviceKey: deviceKey())
-        if let (slot, _) = try? record.open(kek: kek), slot != index {
+        if let (slot, _, _) = try? record.open(pinKEK: kek), slot != index {
             throw Nu11Error(.invalidArgument, "that PIN is already in use in this key store", remedy: .otherPIN)
         }
-        try record.seal(keys, slot: index, kek: kek)
+        try record.seal(keys, slot: index, kek: record.slotKEK(kek, slot: index))
         for other in clearing where other != index { record.clear(slot: other) }
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
     }
@@ -47,13 +47,14 @@ extension KeyStore {
             try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
             return sealed.kek
         }
-        let kek = try record.deriveKEK(pin: pin, deviceKey: deviceKey())
-        if let (slot, _) = try? record.open(kek: kek), slot != index {
+        let pinKEK = try record.deriveKEK(pin: pin, deviceKey: deviceKey())
+        if let (slot, _, _) = try? record.open(pinKEK: pinKEK), slot != index {
             guard silent else { return nil }  // a PIN in use, said aloud (backup PIN, PIN change)
             record.clear(slot: index)
             try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
             return nil
         }
+        let kek = record.slotKEK(pinKEK, slot: index)
         try record.seal(keys, slot: index, kek: kek)
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
         return kek
@@ -127,7 +128,8 @@ extension KeyStore {
         let kek = secret.map { MasterRecord.skeletonKEK(base: held.baseKEK, skeletonSecret: $0) } ?? held.baseKEK
         try record.setSkeletonArmed(armed, primary: keys, kek: kek)
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
-        return UnlockedKeys(slot: 0, keys: keys, kek: kek, tpm: TPMUnlock(secret: held.secret, baseKEK: held.baseKEK, skeleton: secret, auth: held.auth))
+        return UnlockedKeys(slot: 0, keys: keys, kek: kek, tpm: TPMUnlock(secret: held.secret, baseKEK: held.baseKEK, skeleton: secret, auth: held.auth),
+                            pinKEK: unlocked.pinKEK)
     }
 
     /// With the Skeleton Switch armed in the TPM: whether the TPM's clock passed the deadline.

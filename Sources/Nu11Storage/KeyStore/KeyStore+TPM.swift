@@ -75,7 +75,8 @@ extension KeyStore {
             throw Nu11Error.wrongPIN
         }
         let secret = try unseal(tpm.entries[slot], auth: auth, policy: policy, tpm: tpm, connection: connection)
-        let base = MasterRecord.kek(stretched: stretched, deviceKey: try deviceKey(), tpmSecret: secret)
+        let pinKEK = MasterRecord.kek(stretched: stretched, deviceKey: try deviceKey(), tpmSecret: secret)
+        let base = record.slotKEK(pinKEK, slot: slot)
         var skeleton: SecretBytes?
         if slot == 0 && tpm.skeletonDeadline != 0 {
             // Sealed under the same PIN's auth value: nobody unseals it ahead of time without the PIN.
@@ -86,7 +87,8 @@ extension KeyStore {
         }
         let kek = skeleton.map { MasterRecord.skeletonKEK(base: base, skeletonSecret: $0) } ?? base
         guard let keys = try? record.open(kek: kek, slot: slot) else { throw Nu11Error.wrongPIN }
-        return UnlockedKeys(slot: slot, keys: keys, kek: kek, tpm: TPMUnlock(secret: secret, baseKEK: base, skeleton: skeleton, auth: auth))
+        return UnlockedKeys(slot: slot, keys: keys, kek: kek, tpm: TPMUnlock(secret: secret, baseKEK: base, skeleton: skeleton, auth: auth),
+                            pinKEK: pinKEK)
     }
 
     /// The Skeleton object: "TPM clock < deadline" and the primary PIN's auth value, counted
@@ -149,10 +151,12 @@ extension KeyStore {
             skeletonSecret = try sealSkeleton(&tpm, auth: auth, connection: connection)
         }
         record.tpm = tpm
-        let base = MasterRecord.kek(stretched: stretched, deviceKey: try deviceKey(), tpmSecret: tpmSecret)
+        let pinKEK = MasterRecord.kek(stretched: stretched, deviceKey: try deviceKey(), tpmSecret: tpmSecret)
+        let base = record.slotKEK(pinKEK, slot: index)
         let kek = skeletonSecret.map { MasterRecord.skeletonKEK(base: base, skeletonSecret: $0) } ?? base
         try record.seal(keys, slot: index, kek: kek)
-        return UnlockedKeys(slot: index, keys: keys, kek: kek, tpm: TPMUnlock(secret: tpmSecret, baseKEK: base, skeleton: skeletonSecret, auth: auth))
+        return UnlockedKeys(slot: index, keys: keys, kek: kek, tpm: TPMUnlock(secret: tpmSecret, baseKEK: base, skeleton: skeletonSecret, auth: auth),
+                            pinKEK: pinKEK)
     }
 
     /// An entry no PIN opens (random secret, random auth value, a bucket no other entry has).

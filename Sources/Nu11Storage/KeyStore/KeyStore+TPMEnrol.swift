@@ -37,7 +37,7 @@ extension KeyStore {
             let stretched = try record.stretch(pin: pin)
             buckets.append(TPMRecord.bucket(stretched: stretched))
             let kek = MasterRecord.kek(stretched: stretched, deviceKey: device, tpmSecret: nil)
-            guard let (slot, keys) = try? record.open(kek: kek), !opened.contains(where: { $0.slot == slot }) else {
+            guard let (slot, keys, _) = try? record.open(pinKEK: kek), !opened.contains(where: { $0.slot == slot }) else {
                 throw Nu11Error(.invalidArgument, "one of the PINs given opens no other slot of this key store; nothing was changed",
                                 remedy: .advice(.otherPINsOnce))
             }
@@ -167,8 +167,8 @@ extension KeyStore {
                 throw Nu11Error(.invalidArgument, "a PIN was given twice; nothing was changed", remedy: .advice(.otherPINsOnce))
             }
             let kek = MasterRecord.kek(stretched: try record.stretch(pin: pin), deviceKey: device, tpmSecret: nil)
-            try unbound.seal(unlocked.keys, slot: unlocked.slot, kek: kek)
-            if unlocked.slot == 0 { primary = UnlockedKeys(slot: 0, keys: unlocked.keys, kek: kek) }
+            try unbound.seal(unlocked.keys, slot: unlocked.slot, kek: unbound.slotKEK(kek, slot: unlocked.slot))
+            if unlocked.slot == 0 { primary = UnlockedKeys(slot: 0, keys: unlocked.keys, kek: unbound.slotKEK(kek, slot: 0), pinKEK: kek) }
         }
         guard let primary else {
             throw Nu11Error(.invalidArgument, "removing the TPM needs the primary PIN; nothing was changed", remedy: .primaryPINOnly)
@@ -211,7 +211,7 @@ extension KeyStore {
         let secret = try old.recoverSecret(recoveryKey, deviceKey: device)
         let stretched = try record.stretch(pin: pin)
         let kek = MasterRecord.kek(stretched: stretched, deviceKey: device, tpmSecret: secret)
-        guard let keys = try? record.open(kek: kek, slot: 0) else { throw Nu11Error.wrongPIN }
+        guard let keys = try? record.open(kek: record.slotKEK(kek, slot: 0), slot: 0) else { throw Nu11Error.wrongPIN }
         let connection = try TPMConnection()
         let sameTPM = try connection.primaryName() == old.primaryName
         let taking = try takeLockout(connection, recoveryKey: recoveryKey, mayBeOurs: sameTPM && old.lockoutHeld, strongPIN: strongPIN)

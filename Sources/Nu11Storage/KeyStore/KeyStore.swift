@@ -33,10 +33,11 @@ public final class KeyStore: Sendable {
         let device = try store.deviceKey(createIfMissing: true)
         var record = MasterRecord(parameters: parameters)
         let keys = given?.withRole(.primary) ?? DomainKeys.generate(role: .primary, created: created)
-        let kek = try record.deriveKEK(pin: pin, deviceKey: device)
+        let pinKEK = try record.deriveKEK(pin: pin, deviceKey: device)
+        let kek = record.slotKEK(pinKEK, slot: 0)
         try record.seal(keys, slot: 0, kek: kek)
         try ProtectedFiles.writeAtomically(record.encoded(), to: store.masterPath)
-        return (store, UnlockedKeys(slot: 0, keys: keys, kek: kek))
+        return (store, UnlockedKeys(slot: 0, keys: keys, kek: kek, pinKEK: pinKEK))
     }
 
     /// The master record's path (a session compares its stamp to see another program's change).
@@ -62,8 +63,8 @@ public final class KeyStore: Sendable {
     public func unlock(pin: SecretBytes) throws -> UnlockedKeys {
         let record = try readMaster()
         if let tpm = record.tpm { return try unlockTPM(record, tpm: tpm, pin: pin) }
-        let (slot, keys, kek) = try record.open(pin: pin, deviceKey: deviceKey())
-        return UnlockedKeys(slot: slot, keys: keys, kek: kek)
+        let (slot, keys, kek, pinKEK) = try record.open(pin: pin, deviceKey: deviceKey())
+        return UnlockedKeys(slot: slot, keys: keys, kek: kek, pinKEK: pinKEK)
     }
 
     /// Re-seals the slot `current` opens under `new`. No content is re-encrypted. With new
@@ -105,7 +106,7 @@ public final class KeyStore: Sendable {
         if let parameters, parameters != record.parameters {
             try parameters.validateChosen()
             for other in others {
-                guard let (s, k, _) = try? record.open(pin: other, deviceKey: device),
+                guard let (s, k, _, _) = try? record.open(pin: other, deviceKey: device),
                       !reseal.contains(where: { $0.slot == s }) else {
                     throw Nu11Error(.invalidArgument, "one of the other PINs given opens no other slot of this key store; nothing was changed",
                                     remedy: .advice(.otherPINsOnce))
@@ -116,10 +117,10 @@ public final class KeyStore: Sendable {
                 throw Nu11Error(.invalidArgument, "a KDF cost change needs the primary PIN too; nothing was changed",
                                 remedy: .primaryPINForCostChange)
             }
-            record = MasterRecord(parameters: parameters, skeletonArmed: record.skeletonArmed)
+            record = MasterRecord(parameters: parameters, skeletonArmed: record.skeletonArmed, pepper: record.pepper)
         }
         let newKEK = try record.deriveKEK(pin: new, deviceKey: device)
-        if let (s, _) = try? record.open(kek: newKEK), s != slot {
+        if let (s, _, _) = try? record.open(pinKEK: newKEK), s != slot {
             throw Nu11Error(.invalidArgument, "the new PIN is already in use in this key store",
                             remedy: .otherPIN)
         }
@@ -128,10 +129,10 @@ public final class KeyStore: Sendable {
             if entry.slot != slot && kek.constantTimeEquals(newKEK) {
                 throw Nu11Error(.invalidArgument, "the new PIN is already in use in this key store", remedy: .otherPIN)
             }
-            try record.seal(entry.keys, slot: entry.slot, kek: kek)
+            try record.seal(entry.keys, slot: entry.slot, kek: record.slotKEK(kek, slot: entry.slot))
         }
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
-        return UnlockedKeys(slot: slot, keys: keys, kek: newKEK)
+        return UnlockedKeys(slot: slot, keys: keys, kek: record.slotKEK(newKEK, slot: slot), pinKEK: newKEK)
     }
 
     static let pinInUse = Nu11Error(
@@ -169,16 +170,21 @@ public struct UnlockedKeys: Sendable {
     public let kek: SecretBytes
     /// With a TPM: the slot's TPM secret and the KEK's parts (to re-seal the PIN's entry).
     public let tpm: TPMUnlock?
+    /// The KEK the PIN gave (with a TPM: and the slot's TPM secret), before slot 0's pepper and
+    /// the Skeleton secret; nil when a security key opened the slot (it gives slot 0's KEK only).
+    /// Changing slot 0's pepper (`fido2 remove`) needs it.
+    public let pinKEK: SecretBytes?
 
-    public init(slot: Int, keys: DomainKeys, kek: SecretBytes, tpm: TPMUnlock? = nil) {
+    public init(slot: Int, keys: DomainKeys, kek: SecretBytes, tpm: TPMUnlock? = nil, pinKEK: SecretBytes? = nil) {
         self.slot = slot
         self.keys = keys
         self.kek = kek
         self.tpm = tpm
+        self.pinKEK = pinKEK
     }
 
     /// The same PIN's unlock with other domain keys (a rotation).
-    public func with(keys: DomainKeys) -> UnlockedKeys { UnlockedKeys(slot: slot, keys: keys, kek: kek, tpm: tpm) }
+    public func with(keys: DomainKeys) -> UnlockedKeys { UnlockedKeys(slot: slot, keys: keys, kek: kek, tpm: tpm, pinKEK: pinKEK) }
 }
 
 /// What a TPM unlock keeps while the vault is open.

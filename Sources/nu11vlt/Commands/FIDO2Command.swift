@@ -107,8 +107,11 @@ struct FIDO2Command: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let vault = try openVaultWithPIN(location, pin)
-                try vault.profiles.removeSecurityKey(number: number)
-                print("security key \(number) removed; until the PIN changes, a copy of security-keys.n11u made before still opens the vault with it: run `nu11vlt pin change` to revoke it for good")
+                let dropped = try vault.profiles.removeSecurityKey(number: number)
+                print("security key \(number) removed; the vault's keys were rotated and what opens it with a security key changed, so no copy of the key store made before lets the removed key open anything added from now on")
+                for label in dropped {
+                    Output.note("nu11vlt: warning: the security key \"\(Output.escaped(label))\" was enrolled by an older version and could not follow; enroll it again (`nu11vlt fido2 enroll`)")
+                }
             }
         }
     }
