@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Glibc
 import Nu11Format
+import Synchronization
 
 /// The key store: every key record, kept outside the documents tree (default
 /// `$XDG_STATE_HOME/nu11vlt`), never next to the data and never in a backup of it. What is
@@ -11,6 +13,25 @@ public final class KeyStore: Sendable {
     public init(root: String) {
         self.root = root
         layout = KeyStoreLayout(root: root)
+    }
+
+    /// The master record and the device key as last read, with the stamp of the file they came
+    /// from: an unlock reads each file once (the architecture review's first problem: 8 and 10
+    /// opens per unlock before), and a file another process replaced (every write is a rename:
+    /// a new inode) is read again.
+    /// Shared by every `KeyStore` of the process (keyed by the file's path): the unlock makes
+    /// several, for the pairing, the gate and the slot.
+    private static let memo = Mutex<[String: Memo]>([:])
+
+    struct Memo: Sendable {
+        var master: (stamp: [Int], record: MasterRecord)?
+        var device: (stamp: [Int], key: SecretBytes)?
+    }
+
+    static func stamp(_ path: String) -> [Int] {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return [] }
+        return [Int(st.st_ino), Int(st.st_size), st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec]
     }
 
     var masterPath: String { layout.master }
@@ -56,7 +77,12 @@ public final class KeyStore: Sendable {
             throw Nu11Error(.notFound, "no key store at \(root)",
                             remedy: .createVaultOrPointAtKeyStore, item: root)
         }
-        return try MasterRecord.parse(ProtectedFiles.read(masterPath, limit: 64 << 10))
+        let stamp = Self.stamp(masterPath)
+        let path = masterPath
+        if !stamp.isEmpty, let cached = Self.memo.withLock({ $0[path]?.master }), cached.stamp == stamp { return cached.record }
+        let record = try MasterRecord.parse(ProtectedFiles.read(masterPath, limit: 64 << 10))
+        if !stamp.isEmpty && Self.stamp(masterPath) == stamp { Self.memo.withLock { $0[path, default: Memo()].master = (stamp, record) } }
+        return record
     }
 
     /// Runs Argon2id once and tries every slot. Any failure is the generic wrong-PIN error.
@@ -155,9 +181,14 @@ public final class KeyStore: Sendable {
             try ProtectedFiles.writeAtomically(bytes, to: devicePath)
             return key
         }
+        let stamp = Self.stamp(devicePath)
+        let path = devicePath
+        if !stamp.isEmpty, let cached = Self.memo.withLock({ $0[path]?.device }), cached.stamp == stamp { return cached.key }
         var bytes = try ProtectedFiles.read(devicePath, limit: 64)
         defer { secureZero(&bytes) }
-        return try DeviceKeyRecord.parse(bytes)
+        let key = try DeviceKeyRecord.parse(bytes)
+        if !stamp.isEmpty && Self.stamp(devicePath) == stamp { Self.memo.withLock { $0[path, default: Memo()].device = (stamp, key) } }
+        return key
     }
 }
 

@@ -103,8 +103,14 @@ struct KeyTests {
         let keys = DomainKeys.generate(role: .primary)
         try record.seal(keys, slot: 0, kek: kek)
         let bytes = record.encoded()
-        #expect(bytes.count == MasterRecord.byteCount)
+        // Version 3: the slots, then slot 0's pepper (FORMAT.md §4.2e); a record without it is version 1.
+        #expect(bytes.count == MasterRecord.byteCount + 32 && bytes[4] == 3)
+        var unpeppered = record
+        unpeppered.pepper = nil
+        #expect(unpeppered.encoded().count == MasterRecord.byteCount && unpeppered.encoded()[4] == 1)
+        #expect(try MasterRecord.parse(unpeppered.encoded()).pepper == nil)
         let parsed = try MasterRecord.parse(bytes)
+        #expect(parsed.pepper == record.pepper)
         let opened = try parsed.open(kek: kek)
         #expect(opened.slot == 0 && opened.keys.role == .primary)
         #expect(opened.keys.main.constantTimeEquals(keys.main))
@@ -139,5 +145,35 @@ struct KeyTests {
         for bad in ["", "xyz", String(repeating: "g", count: 32), String(repeating: "a", count: 31), id.hex + "0"] {
             #expect(throws: Nu11Error.self) { _ = try ItemID(hex: bad) }
         }
+    }
+}
+
+/// Slot 0's pepper (FORMAT.md §4.2e): what changes slot 0's KEK without a new PIN.
+@Suite("master record pepper")
+struct MasterPepperTests {
+    @Test("a new pepper: the PIN still opens slot 0, the old slot-0 KEK (a security key's copy) opens nothing; slots 1 and 2 do not use it")
+    func pepper() throws {
+        var record = MasterRecord(parameters: KDFParameters(iterations: 2, memoryKiB: 19 * 1024))
+        var pin = Array("a pin 1234".utf8)
+        let pinKEK = try record.deriveKEK(pin: SecretBytes(consuming: &pin), deviceKey: SecretBytes(randomCount: 32))
+        let keys = DomainKeys.generate(role: .primary)
+        let backup = DomainKeys.generate(role: .backup)
+        let otherKEK = SecretBytes(randomCount: 32)
+        try record.seal(keys, slot: 0, kek: record.slotKEK(pinKEK, slot: 0))
+        try record.seal(backup, slot: 1, kek: record.slotKEK(otherKEK, slot: 1))
+        #expect(record.slotKEK(otherKEK, slot: 1).constantTimeEquals(otherKEK))
+        let old0 = record.slotKEK(pinKEK, slot: 0)
+        #expect(!old0.constantTimeEquals(pinKEK))
+        #expect(try record.open(pinKEK: pinKEK).slot == 0)
+        #expect(try record.open(kek: old0, slot: 0).sameKeys(as: keys))
+        record.newPepper()
+        try record.seal(keys, slot: 0, kek: record.slotKEK(pinKEK, slot: 0))
+        let parsed = try MasterRecord.parse(record.encoded())
+        #expect(try parsed.open(pinKEK: pinKEK).slot == 0)
+        #expect(throws: Nu11Error.self) { try parsed.open(kek: old0, slot: 0) }
+        #expect(throws: Nu11Error.self) { try parsed.open(kek: pinKEK, slot: 0) }
+        #expect(try parsed.open(pinKEK: otherKEK).slot == 1)
+        // Cut: the pepper is the file's last 32 bytes; a file cut short of it is damaged, never read as version 1.
+        #expect(throws: Nu11Error.self) { try MasterRecord.parse(Array(record.encoded().dropLast(32))) }
     }
 }

@@ -108,7 +108,7 @@ struct TPMRecordTests {
         let keys = DomainKeys.generate(role: .primary)
         try master.seal(keys, slot: 0, kek: kek)
         let bytes = master.encoded()
-        #expect(bytes[4] == 2 && bytes.count > MasterRecord.byteCount)
+        #expect(bytes[4] == 4 && bytes.count > MasterRecord.byteCount + 32)  // version 2 + slot 0's pepper (§4.2e)
         let parsed = try MasterRecord.parse(bytes)
         #expect(parsed.tpm == master.tpm)
         #expect(try parsed.open(kek: kek, slot: 0).sameKeys(as: keys))
