@@ -59,7 +59,8 @@ extension Profiles {
             // A list of sets bound to the current keys is a finished rotation's: trim it. One
             // whose first set is newer is a rotation in progress: `resumeRotation` finishes it.
             if record.isBound(to: current) && (record.sets.count > 1 || record.version < 2) && !index.isReadOnly {
-                try writeRecovery(publicKey: record.publicKey, keys: [current])
+                // Best effort: the file in place stays valid for sealing; the next unlock tries again.
+                try? writeRecovery(publicKey: record.publicKey, keys: [current])
             }
             vault.recoveryPublicKey = record.publicKey
         } catch {

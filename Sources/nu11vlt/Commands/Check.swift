@@ -38,8 +38,12 @@ struct Check: ParsableCommand {
                 print("checked \(report.itemsChecked) item(s): \(report.ok) sound, \(report.failures.count) damaged, \(report.warnings.count) warning(s)")
             }
             if !report.passed {
-                throw Nu11Error(.corrupted, "\(report.failures.filter { $0.repaired == nil }.count) problem(s) found",
-                                remedy: .frontEnd("run `nu11vlt check --repair` to quarantine damaged items"))
+                let open = report.failures.filter { $0.repaired == nil }
+                // Recovery data that is missing or put back is not repaired by --repair: a new phrase is the fix.
+                let onlyRecovery = open.allSatisfy { $0.item == "recovery.n11r" }
+                throw Nu11Error(.corrupted, "\(open.count) problem(s) found",
+                                remedy: .frontEnd(onlyRecovery ? "put recovery.n11r back from a backup made after the last `nu11vlt recovery setup`, or run `nu11vlt recovery setup` for a new phrase"
+                                                               : "run `nu11vlt check --repair` to quarantine damaged items"))
             }
         }
     }
