@@ -19,6 +19,7 @@ checks that every tile where the grid stops shows its own thumbnail.)
 usage: gui_test.py BIN_DIR SCREENSHOT_DIR WORK_DIR"""
 import datetime
 import hashlib
+import json
 import os
 import shutil
 import re
@@ -497,6 +498,24 @@ def scenario():
     press_row("Photos")
     wait_label("photo-1.jpg")
     gone("fading.jpg", "label", timeout=FADE_SECONDS + 60)
+
+    step("issue 55: another process runs rekey and recovery setup while the app is unlocked; the app's next import follows (current keys, the new phrase)")
+    cli(["rekey"], [PRIMARY])
+    made = cli(["recovery", "setup"], [PRIMARY])
+    phrase = re.search(r"[cbdefghijklnrtuv]{4}(-[cbdefghijklnrtuv]{4}){7}", made).group(0)
+    through_chooser(photo("after-rotation.jpg", "purple"))
+    wait_label("after-rotation.jpg", timeout=60)
+    main_window()
+    gone("Privacy cover", timeout=10)
+    listed = json.loads(cli(["list", "--json"], [PRIMARY]))["items"]
+    new_id = next(i["id"] for i in listed if i["name"] == "after-rotation.jpg")
+    checked = subprocess.run([CLI, "check", "--vault", VAULT, "--keystore", KEYSTORE, "--pin-stdin"],
+                             input=PRIMARY + "\n", capture_output=True, text=True)
+    assert checked.returncode == 0, f"check after the app's import under rotated keys: {checked.stdout} {checked.stderr}"
+    client = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Fixtures", "splice_client.py")
+    opened = subprocess.run(["/usr/bin/python3", client, "phrase", "--vault", VAULT, "--item", new_id],
+                            input=phrase + "\n", capture_output=True, text=True)
+    assert opened.stdout.startswith("opened"), f"the new phrase does not open the app's import: {opened.stdout} {opened.stderr}"
 
     step("lock with Ctrl+L")
     main_window()
