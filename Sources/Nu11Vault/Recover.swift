@@ -44,12 +44,15 @@ extension LockedVault {
                         clock: any VaultClock = SystemClock()) throws -> RecoveryReport {
         let (report, sets) = try rebuildKeyStore(phrase: phrase, pin: pin, parameters: parameters, clock: clock)
         // The vault's lock is free again: rows still sealed under keys of an interrupted
-        // rotation are re-sealed under the current ones (what the next unlock would do).
+        // rotation are re-sealed under the current ones (what the next unlock would do), then
+        // the keys rotate: keys that came out of the vault folder — which anyone who can write
+        // it could have chosen — never seal anything new (a new generation, FORMAT.md §4.2e).
+        let vault = try unlock(pin: pin)
+        defer { vault.lock() }
         if sets.count > 1, let current = sets.first {
-            let vault = try unlock(pin: pin)
-            defer { vault.lock() }
             _ = try vault.maintenance.migrate(from: Array(sets.dropFirst()), to: current.withRole(.primary), progress: { _ in })
         }
+        if !vault.isLocked { try vault.maintenance.rekey() }
         return report
     }
 
@@ -83,7 +86,7 @@ extension LockedVault {
             throw Nu11Error(.corrupted, "the recovery data (recovery.n11r) belongs to another vault",
                             remedy: .pointAtRestoredVault, item: recoveryPath)
         }
-        let sets = try record.open(phrase: phrase)
+        let sets = try Self.trustedSets(try record.open(phrase: phrase), index: index)
         guard let current = sets.first else { throw RecoverySeal.wrongPhrase }
         let privateKey = try RecoverySeal.privateKey(phrase: phrase, vaultID: vaultID)
 
@@ -150,6 +153,25 @@ extension LockedVault {
 
     /// A seal of a 32-byte item key (FORMAT.md §5.2: 92 bytes).
     static let itemSealBytes = RecoverySeal.overhead + 32
+
+    /// The key sets to rebuild with, the one that opens the most index entries first. The key
+    /// sets are sealed to the phrase's *public* key, so whoever can write the vault folder can
+    /// seal a set of their own choosing (issue 55's review): a set is trusted only for what it
+    /// opens. When the index has entries and no set opens any, recovery.n11r was replaced.
+    static func trustedSets(_ sets: [DomainKeys], index: VaultIndex) throws -> [DomainKeys] {
+        let rows = try index.items(domains: [.vault], limit: 256)
+        guard !rows.isEmpty else { return sets }
+        let scored = sets.map { set -> (DomainKeys, Int) in
+            let key = Subkey.derive(from: set.main, purpose: "index metadata")
+            return (set, rows.filter { ItemMetadata.opens($0, key: key) }.count)
+        }
+        let opening = scored.filter { $0.1 > 0 }.sorted { $0.1 > $1.1 }.map(\.0)
+        guard !opening.isEmpty else {
+            throw Nu11Error(.corrupted, "the recovery data's keys open none of the vault's index entries: recovery.n11r was replaced (or the index is another vault's); nothing was written",
+                            remedy: .advice(.restoreRecoveryRecord))
+        }
+        return opening
+    }
 
     /// Removes a folder of our own making, key files overwritten first.
     static func destroyFolder(_ path: String) throws {

@@ -28,5 +28,12 @@ extension Profiles {
         vault.replaceHeld(unlocked)
         if let late { notice("done, but " + late) }
         audit("tpm remove")
+        // A revocation (FORMAT.md §4.2e): an old copy of the key store still bound to the TPM,
+        // with the PIN, must open nothing added from now on — a new key generation.
+        if !index.isReadOnly {
+            do { try vault.maintenance.rekey() } catch {
+                notice("done, but the keys could not be rotated after the TPM was removed (\(Vault.describe(error))); rotate them to make old copies of the key store useless for what comes next")
+            }
+        }
     }
 }

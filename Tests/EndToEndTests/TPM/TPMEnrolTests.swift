@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Testing
+import TestSupport
 
 /// Enrolling an existing vault (with its backup PIN), removing the TPM, PCR binding, and the
 /// system calls of a TPM session.
@@ -38,6 +39,8 @@ struct TPMEnrolTests {
                          code: 64, mentions: "already bound")
 
         // Remove: both PINs keep working without the TPM.
+        let boundCopy = cli.root + "/bound-keystore"
+        #expect(Program.run("/bin/cp", ["-a", cli.keystore, boundCopy]) == 0)
         let remove = try cli.spawn("/bin/sh", ["-c", "exec \"$1\" tpm remove --other-pins-fd 4 --pin-fd 3 3<<EOF 4<\"$0/bpin\"\n\(cli.pin)\nEOF\n",
                                                cli.root, CLI.binary])
         #expect(remove.code == 0, "remove: \(remove.stderr)")
@@ -46,6 +49,15 @@ struct TPMEnrolTests {
         #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == Data([5, 6, 7]))
         #expect(try cli.runPinFD(["list"], pin: "backup pin 42").out.contains(backupID))
         #expect(try cli.run(["tpm", "status"]).out.contains("not bound"))
+        // A revocation (issue 55): the key store copy still bound to the TPM, with the PIN and the
+        // TPM, opens nothing added after the removal — the keys rotated.
+        let added = try #require(try cli.importIDs([cli.file("after.bin", [3, 3])]).first)
+        cli.environment["NU11VLT_TPM_TCTI"] = tpm.tcti
+        // Today's key packs (with the new item's record) in the bound copy: only the keys differ.
+        try FileManager.default.removeItem(atPath: boundCopy + "/keys")
+        #expect(Program.run("/bin/cp", ["-a", cli.keystore + "/keys", boundCopy + "/keys"]) == 0)
+        let viaOld = try cli.spawn(CLI.binary, ["export", added, "-o", "-", "--keystore", boundCopy, "--pin-stdin"], input: Data((cli.pin + "\n").utf8))
+        #expect(viaOld.stdout != Data([3, 3]) && viaOld.code != 0, "the key store bound to the removed TPM opened an item added after: \(viaOld.stderr)")
     }
 
     @Test("on a TPM-bound vault: set-backup and set-duress work through the TPM; a PIN that would share an entry is refused cleanly")
