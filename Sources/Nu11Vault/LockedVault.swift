@@ -255,6 +255,10 @@ public struct LockedVault: Sendable {
             if !reverted.isEmpty && unlocked.keys.role != .duress {
                 let kept = reverted.map { "\($0) = \((try? settings.value($0)) ?? "")" }.joined(separator: ", ")
                 settingsNotice = "the settings file was not saved with this PIN's vault (changed by another program?): its looser \(reverted.joined(separator: ", ")) not applied (\(kept) apply); set them again to change them"
+            } else if unlocked.keys.role == .primary && !loaded.authenticated(under: Vault.settingsKey(unlocked.keys)) {
+                // Nothing looser than the defaults, but not this vault's either: stricter choices
+                // the owner made may have been reset to the defaults (issue 55's review).
+                settingsNotice = "the settings file does not carry this vault's tag (changed by another program, or saved before tags): the values in use may not be the ones you chose; set them again to seal them"
             }
             if unlocked.keys.role == .primary, unlocked.tpm?.skeleton != nil, let skeleton = state.skeleton, !index.isReadOnly {
                 // The check-in moves the TPM's deadline too.

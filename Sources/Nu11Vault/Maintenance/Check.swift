@@ -31,7 +31,16 @@ extension Maintenance {
         var report = CheckReport()
         let integrity = try index.integrityCheck()
         if integrity != "ok" { report.failures.append(.init(item: "index", problem: "SQLite integrity check: \(integrity)")) }
-        if try keyStore.loadSettings().damaged {
+        let onDisk = try keyStore.loadSettings()
+        if try !onDisk.damaged && role == .primary && !onDisk.settings.authenticated(under: vault.settingsKey()) {
+            var finding = CheckReport.Finding(item: "settings", problem: "the settings file does not carry this vault's tag (changed by another program, or saved before tags)")
+            if repair {
+                try keyStore.saveSettings(settings, tagKey: vault.settingsKey())
+                finding.repaired = "rewritten with the values in use, tagged"
+            }
+            report.failures.append(finding)
+        }
+        if onDisk.damaged {
             var finding = CheckReport.Finding(item: "settings", problem: "the settings file does not authenticate")
             if repair {
                 try keyStore.saveSettings(settings, tagKey: vault.settingsKey())

@@ -119,4 +119,19 @@ struct SettingsForgeryTests {
             #expect(notices.first?.contains(key) == true, "the notice does not name \(key): \(stderr)")
         }
     }
+
+    @Test("a forged file of the defaults only, tag dropped (issue 55's review): stricter choices reset to the defaults are told at unlock, check fails, check --repair seals the values in use")
+    func forgedDefaultsWithoutTag() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        #expect(try cli.run(["settings", "set", "deletion.mode", "secure"], pinStdin: true).code == 0)
+        try Self.forge(cli, ["deletion.mode": "standard"], keepTag: false)
+        let (_, stderr) = try Self.settings(cli)
+        #expect(stderr.contains("does not carry this vault's tag"), "no notice for an untagged settings file: \(stderr)")
+        let check = try cli.run(["check"], pinStdin: true)
+        #expect(check.code != 0 && check.out.contains("settings"), "check passed an untagged settings file: \(check.out)")
+        #expect(try cli.run(["check", "--repair"], pinStdin: true).code == 0)
+        #expect(try cli.run(["check"], pinStdin: true).code == 0)
+        #expect(!(try Self.settings(cli)).stderr.contains("does not carry this vault's tag"))
+    }
 }
