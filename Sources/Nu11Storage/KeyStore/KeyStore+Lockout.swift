@@ -70,4 +70,25 @@ extension KeyStore {
     func resetLockout(_ connection: TPMConnection, recoveryKey: SecretBytes) throws {
         try connection.resetLockout(auth: TPMRecord.lockoutAuth(recoveryKey: recoveryKey))
     }
+
+    /// Whether the key store is bound to a TPM (nil: it is not) and holds its lockout authorization.
+    public func tpmLockoutHeld() throws -> Bool? { try readMaster().tpm.map(\.lockoutHeld) }
+
+    /// Checks that `recoveryKey` is the TPM's lockout authorization with one no-op change (a wrong
+    /// one locks lockout commands for the TPM's recovery time, and is refused here in one line).
+    public func checkLockout(recoveryKey: SecretBytes) throws {
+        let auth = TPMRecord.lockoutAuth(recoveryKey: recoveryKey)
+        do {
+            try TPMConnection().changeLockoutAuth(old: auth, new: auth)
+        } catch is TPMRefusal {
+            throw Nu11Error(.authenticationFailed, "the current recovery phrase given is not the TPM's lockout authorization; nothing was changed",
+                            remedy: .advice(.tpmLockoutRecoveryKey))
+        }
+    }
+
+    /// Moves the TPM's lockout authorization from one recovery key's value to another's
+    /// (`recovery setup` on a TPM vault, issue 55: the old phrase must not keep clearing the count).
+    public func moveLockout(from old: SecretBytes, to new: SecretBytes) throws {
+        try TPMConnection().changeLockoutAuth(old: TPMRecord.lockoutAuth(recoveryKey: old), new: TPMRecord.lockoutAuth(recoveryKey: new))
+    }
 }

@@ -152,13 +152,18 @@ extension KeyStore {
 
     /// Seals `keys` into slot `index` under the slot's own key-encryption key (no PIN
     /// stretched): the commit point of a rotation.
-    public func resealSlot(_ index: Int, keys: DomainKeys, kek: SecretBytes) throws {
+    public func resealSlot(_ index: Int, keys: DomainKeys, kek: SecretBytes, tpmRecovery: [UInt8]? = nil) throws {
         var record = try readMaster()
         let (slot, _) = try record.open(kek: kek)
         guard slot == index else {
             throw Nu11Error(.internalError, "the key-encryption key opens slot \(slot), not \(index)")
         }
         try record.seal(keys, slot: index, kek: kek)
+        // The TPM recovery wrap of slot 0's TPM secret, re-made for a new recovery key, in the same write.
+        if let tpmRecovery, var tpm = record.tpm {
+            tpm.recovery = tpmRecovery
+            record.tpm = tpm
+        }
         try ProtectedFiles.writeAtomically(record.encoded(), to: masterPath)
     }
 }

@@ -117,7 +117,12 @@ extension Profiles {
     /// old copy of `recovery.n11r` put back (its binding is under the retired main key, and its
     /// public key is not the one the slot names). `phrase` is given when the TPM's recovery key
     /// is the phrase.
-    public func setUpRecovery(phrase given: SecretBytes? = nil,
+    ///
+    /// Bound to a TPM (the phrase is also the TPM's recovery key, FORMAT.md §4.2b): the TPM
+    /// recovery wrap of slot 0's TPM secret is re-made for the new phrase in the rotation's
+    /// commit, and when this key store holds the TPM's lockout authorization it moves to the new
+    /// phrase's value — which needs the current phrase (`currentPhrase`): the TPM keeps no copy.
+    public func setUpRecovery(phrase given: SecretBytes? = nil, currentPhrase: SecretBytes? = nil,
                               progress: @escaping (RekeyProgress) -> Void = { _ in }) throws -> RecoverySetup {
         guard role == .primary else {
             throw Nu11Error(.invalidArgument, "a recovery phrase is made with the primary PIN",
@@ -130,17 +135,38 @@ extension Profiles {
         let phrase = given ?? RecoveryKey.generate()
         let publicKey = try RecoverySeal.publicKey(phrase: phrase, vaultID: vaultID)
         let commitment = RecoveryRecord.commitment(vaultID: vaultID, publicKey: publicKey)
-        try ProtectedFiles.writeAtomically([], to: interruptedSetupPath)
         let current = try held
+        let lockoutHeld = try keyStore.tpmLockoutHeld()
+        var tpmRecovery: [UInt8]?
+        if let lockoutHeld {
+            guard let secret = current.tpm?.secret, current.slot == 0 else {
+                throw Nu11Error(.authenticationFailed, "on a TPM-bound vault a new recovery phrase needs the primary PIN typed in this session",
+                                remedy: .advice(.unlockWithPIN))
+            }
+            if lockoutHeld {
+                guard let currentPhrase else {
+                    throw Nu11Error(.invalidArgument, "on this TPM vault the recovery phrase is also the TPM's lockout authorization: the current phrase is needed to move it to the new one; nothing was changed",
+                                    remedy: .advice(.typeRecoveryPhrase))
+                }
+                try keyStore.checkLockout(recoveryKey: currentPhrase)
+            }
+            tpmRecovery = try TPMRecord.sealRecovery(secret, recoveryKey: phrase, deviceKey: keyStore.deviceKey())
+        }
+        try ProtectedFiles.writeAtomically([], to: interruptedSetupPath)
         // The rotation seals its key sets to the new phrase only (never the old one).
         vault.recoveryPublicKey = publicKey
         do {
             try vault.maintenance.rotate(to: current.keys.rotated(created: UInt64(max(0, now))).withRecovery(commitment),
                                          progress: progress) { keys in
-                try keyStore.resealSlot(current.slot, keys: keys, kek: current.kek)
+                try keyStore.resealSlot(current.slot, keys: keys, kek: current.kek, tpmRecovery: tpmRecovery)
                 return current.with(keys: keys)
             }
             guard !vault.isLocked else { throw Nu11Error(.io, "the recovery setup did not finish; run it again", remedy: .newRecoveryPhrase) }
+            if lockoutHeld == true, let currentPhrase {
+                do { try keyStore.moveLockout(from: currentPhrase, to: phrase) } catch {
+                    notice("done, but the TPM's lockout authorization is still the old phrase's (\(Vault.describe(error))): the old phrase can still clear the TPM's count of wrong PINs; run the recovery setup again with it")
+                }
+            }
             try writeRecovery(publicKey: publicKey, keys: [try keys])
         } catch {
             vault.recoveryPublicKey = nil

@@ -21,6 +21,9 @@ extension Profiles {
 
     public func keyStoreTPMStatus() throws -> KeyStore.TPMStatus { try keyStore.tpmStatus() }
 
+    /// Whether the key store is bound to a TPM whose lockout authorization it holds (nil: not bound).
+    public func keyStoreTPMLockoutHeld() throws -> Bool? { try keyStore.tpmLockoutHeld() }
+
     /// Unbinds the key store from the TPM (every PIN given keeps working without it).
     public func removeTPM(others: [SecretBytes], pin: SecretBytes) throws {
         guard vault.isPrimary else { throw Nu11Error.wrongPIN }

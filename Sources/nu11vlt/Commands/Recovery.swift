@@ -21,12 +21,25 @@ struct RecoveryCommand: ParsableCommand {
             abstract: "Make a new recovery phrase (primary PIN) and print it once; an earlier phrase opens nothing added after.")
         @OptionGroup var location: LocationOptions
         @OptionGroup var pin: PINOptions
+        @Option(name: .customLong("current-phrase-fd"),
+                help: ArgumentHelp("On a TPM-bound vault: read the current recovery phrase (the TPM's lockout authorization, which moves to the new phrase) from this file descriptor instead of the terminal.", valueName: "n"))
+        var currentPhraseFD: Int32?
         @OptionGroup var output: JSONOption
+
+        func validate() throws {
+            if let fd = currentPhraseFD, fd < 0 { throw ValidationError("--current-phrase-fd must be a file descriptor number") }
+        }
 
         func run() throws {
             try Failure.run {
                 let vault = try openVault(location, pin, prompt: "Primary PIN or passphrase: ")
-                let made = try vault.profiles.setUpRecovery()
+                var current: SecretBytes?
+                if try vault.profiles.keyStoreTPMLockoutHeld() == true {
+                    let typed = try PINReader.read(prompt: "Current recovery phrase (the TPM's lockout authorization moves to the new one): ",
+                                                   from: currentPhraseFD.map { .fd($0) } ?? .terminal)
+                    current = try RecoveryKey.parse(typed)
+                }
+                let made = try vault.profiles.setUpRecovery(currentPhrase: current)
                 if output.json {
                     try Output.json(Results.RecoverySetUp(sealed: made.sealed))
                 } else {
