@@ -52,34 +52,30 @@ public struct DomainKeys: Sendable {
                           recoveryCommitment: recoveryCommitment)
     }
 
-    /// The same keys under another role (the duress slot holds the backup vault's keys).
-    public func withRole(_ role: Role) -> DomainKeys {
-        DomainKeys(role: role, main: main, fade: fade, archive: archive, created: created,
-                   generation: generation, recoveryCommitment: recoveryCommitment)
+    /// These keys with some parts replaced (the one place that copies every field).
+    private func replacing(role: Role? = nil, fade: SecretBytes? = nil, recovery: [UInt8]?? = .none) -> DomainKeys {
+        DomainKeys(role: role ?? self.role, main: main, fade: fade ?? self.fade, archive: archive, created: created,
+                   generation: generation, recoveryCommitment: recovery ?? recoveryCommitment)
     }
 
+    /// The same keys under another role (the duress slot holds the backup vault's keys).
+    public func withRole(_ role: Role) -> DomainKeys { replacing(role: role) }
+
     /// The same keys bound to other recovery data (nil: none).
-    public func withRecovery(_ commitment: [UInt8]?) -> DomainKeys {
-        DomainKeys(role: role, main: main, fade: fade, archive: archive, created: created,
-                   generation: generation, recoveryCommitment: commitment)
-    }
+    public func withRecovery(_ commitment: [UInt8]?) -> DomainKeys { replacing(recovery: .some(commitment)) }
 
     /// What the recovery data carries (FORMAT.md §5.2, version 2): these keys without the Fade
     /// key (zeros), since Fade items are not meant to come back; the archive key stays, so
     /// secure archives made by this vault still import after a recovery.
     public func forRecovery() -> DomainKeys {
-        DomainKeys(role: .primary, main: main, fade: SecretBytes.filling(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: 0) },
-                   archive: archive, created: created, generation: generation, recoveryCommitment: recoveryCommitment)
+        replacing(role: .primary, fade: SecretBytes.filling(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: 0) })
     }
 
     /// Whether the Fade key is all zeros (keys that came from version 2 recovery data).
     public var lacksFadeKey: Bool { fade.withUnsafeBytes { $0.allSatisfy { $0 == 0 } } }
 
     /// The same keys with a fresh Fade key (after a recovery, which does not bring it back).
-    public func withFreshFade() -> DomainKeys {
-        DomainKeys(role: role, main: main, fade: SecretBytes(randomCount: 32), archive: archive, created: created,
-                   generation: generation, recoveryCommitment: recoveryCommitment)
-    }
+    public func withFreshFade() -> DomainKeys { replacing(fade: SecretBytes(randomCount: 32)) }
 
     /// Whether both hold the same main key (constant time).
     public func sameKeys(as other: DomainKeys) -> Bool { main.constantTimeEquals(other.main) }
