@@ -133,7 +133,7 @@ extension LockedVault {
             _ = EffectiveTime.advance(&state, clock: clock)
             state.settingsSaved = true
             try store.saveState(state)
-            try store.saveSettings(Settings())
+            try store.saveSettings(Settings(), tagKey: Vault.settingsKey(unlocked.keys))
             try AuditTrail.append([AuditEntry(time: state.latestSeen, event: "recover", count: report.recovered,
                                               detail: "key store rebuilt from the vault folder and the recovery phrase"
                                                 + (report.unrecovered.isEmpty ? "" : "; \(report.unrecovered.count) item(s) whose seal did not open were left"))],
