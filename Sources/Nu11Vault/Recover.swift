@@ -44,15 +44,14 @@ extension LockedVault {
                         clock: any VaultClock = SystemClock()) throws -> RecoveryReport {
         let (report, sets) = try rebuildKeyStore(phrase: phrase, pin: pin, parameters: parameters, clock: clock)
         // The vault's lock is free again: rows still sealed under keys of an interrupted
-        // rotation are re-sealed under the current ones (what the next unlock would do), then
-        // the keys rotate: keys that came out of the vault folder — which anyone who can write
-        // it could have chosen — never seal anything new (a new generation, FORMAT.md §4.2e).
-        let vault = try unlock(pin: pin)
-        defer { vault.lock() }
+        // rotation are re-sealed under the current ones (what the next unlock would do). The
+        // keys used are the set that opens the index (`trustedSets`): a set a folder writer
+        // sealed to the public key opens nothing there and is dropped.
         if sets.count > 1, let current = sets.first {
+            let vault = try unlock(pin: pin)
+            defer { vault.lock() }
             _ = try vault.maintenance.migrate(from: Array(sets.dropFirst()), to: current.withRole(.primary), progress: { _ in })
         }
-        if !vault.isLocked { try vault.maintenance.rekey() }
         return report
     }
 
