@@ -156,13 +156,18 @@ extension LockedVault {
     /// The key sets to rebuild with, the one that opens the most index entries first. The key
     /// sets are sealed to the phrase's *public* key, so whoever can write the vault folder can
     /// seal a set of their own choosing (issue 55's review): a set is trusted only for what it
-    /// opens. When the index has entries and no set opens any, recovery.n11r was replaced.
+    /// opens. An entry is an item row or an album name: a rotation cut short after its rows
+    /// moved and before its album names did leaves the names under the older set, which must
+    /// stay to carry them over. When the index has entries and no set opens any,
+    /// recovery.n11r was replaced.
     static func trustedSets(_ sets: [DomainKeys], index: VaultIndex) throws -> [DomainKeys] {
         let rows = try index.items(domains: [.vault], limit: 256)
-        guard !rows.isEmpty else { return sets }
+        let albums = Array(try index.albums(domains: [.vault]).prefix(256))
+        guard !rows.isEmpty || !albums.isEmpty else { return sets }
         let scored = sets.map { set -> (DomainKeys, Int) in
             let key = Subkey.derive(from: set.main, purpose: "index metadata")
-            return (set, rows.filter { ItemMetadata.opens($0, key: key) }.count)
+            let names = albums.filter { (try? SmallSeal.open($0.name, key: key, associatedData: Albums.albumAAD($0.id))) != nil }
+            return (set, rows.filter { ItemMetadata.opens($0, key: key) }.count + names.count)
         }
         let opening = scored.filter { $0.1 > 0 }.sorted { $0.1 > $1.1 }.map(\.0)
         guard !opening.isEmpty else {
