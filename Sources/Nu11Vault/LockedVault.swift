@@ -33,6 +33,13 @@ public struct LockedVault: Sendable {
         }
     }
 
+    /// Whether the vault folder holds a vault's own folders or recovery data (an index can be
+    /// rebuilt there, FORMAT.md §5.3).
+    var looksLikeVaultFolder: Bool {
+        ProtectedFiles.kind(location.vaultRoot) == .directory
+            && ["Vault", "Meta", "Fade", "Notes", "Backup", "recovery.n11r"].contains { ProtectedFiles.kind(location.vaultRoot + "/" + $0) != nil }
+    }
+
     /// The one error every command gives for a half vault (status, init, unlock agree).
     public var halfVaultError: Nu11Error? {
         switch presence {
@@ -40,6 +47,9 @@ public struct LockedVault: Sendable {
             Nu11Error(.notFound, "the vault at \(location.vaultRoot) has no key store at \(location.keyStoreRoot); it cannot be opened without it; nothing was changed",
                       remedy: .findMovedKeyStore,
                       item: location.keyStoreRoot)
+        case .keyStoreOnly where looksLikeVaultFolder:
+            Nu11Error(.notFound, "the vault folder \(location.vaultRoot) has lost its index (index.sqlite); its items are still there; nothing was changed",
+                      remedy: .repair, item: location.indexPath)
         case .keyStoreOnly:
             Nu11Error(.notFound, "the key store at \(location.keyStoreRoot) has no vault at \(location.vaultRoot); nothing was changed",
                       remedy: .findMovedVault,

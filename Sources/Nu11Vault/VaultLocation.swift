@@ -50,9 +50,16 @@ public struct VaultLocation: Sendable, Equatable {
     /// touches a thumbnail, and every shredding path finds it by the ID alone.
     var thumbnailsFolder: String { vaultRoot + "/Thumbnails" }
 
+    /// Every item's sidecar (FORMAT.md §2.2), and the vault's album names (§2.3).
+    var metaFolder: String { vaultRoot + "/Meta" }
+
     var folders: [String] {
-        [vaultRoot, vaultRoot + "/Vault", photosFolder, albumsFolder, fadeFolder, backupFolder, notesFolder, thumbnailsFolder]
+        [vaultRoot, vaultRoot + "/Vault", photosFolder, albumsFolder, fadeFolder, backupFolder, notesFolder, thumbnailsFolder, metaFolder]
     }
+
+    func sidecarPath(_ id: ItemID) -> String { metaFolder + "/\(id.hex).n11m" }
+
+    func albumNamePath(_ id: ItemID) -> String { metaFolder + "/\(id.hex).n11a" }
 
     func thumbnailPath(_ id: ItemID) -> String { thumbnailsFolder + "/\(id.hex).n11thumb" }
 

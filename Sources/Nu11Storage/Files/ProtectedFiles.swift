@@ -96,6 +96,24 @@ public enum ProtectedFiles {
         return Array(bytes.prefix(n))
     }
 
+    /// The first `count` bytes of a file (fewer when it is shorter). Refuses anything but a regular file.
+    public static func readPrefix(_ path: String, count: Int) throws -> [UInt8] {
+        let fd = try POSIX.openFile(path, O_RDONLY | O_NOFOLLOW)
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var stream = FileDescriptorStream(fd: fd, label: path)
+        let n = try bytes.withUnsafeMutableBytes { buffer -> Int in
+            var filled = 0
+            while filled < buffer.count {
+                let got = try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                if got == 0 { break }
+                filled += got
+            }
+            return filled
+        }
+        return Array(bytes.prefix(n))
+    }
+
     /// Removes a file and makes the removal durable. Missing files are not an error.
     public static func remove(_ path: String) throws {
         if unlink(path) != 0 {

@@ -64,7 +64,9 @@ extension Albums {
         let id = ItemID()
         let sealed = try sealAlbumName(name, id: id)
         try ProtectedFiles.makeDirectory(location.albumFolder(id))
-        try index.insertAlbum(AlbumRow(id: id, domain: mainDomain, name: sealed))
+        let row = AlbumRow(id: id, domain: mainDomain, name: sealed)
+        try index.insertAlbum(row)
+        afterCommit("writing the album's name file") { try writeAlbumNameFile(row) }
         return AlbumSummary(id: id.hex, name: name, items: 0)
     }
 
@@ -74,7 +76,9 @@ extension Albums {
         guard try !albumNames().values.contains(newName) else {
             throw Nu11Error(.alreadyExists, "an album named '\(newName)' already exists", remedy: .advice(.otherName), item: newName)
         }
-        try index.renameAlbum(id, name: sealAlbumName(newName, id: id))
+        let sealed = try sealAlbumName(newName, id: id)
+        try index.renameAlbum(id, name: sealed)
+        afterCommit("writing the album's name file") { try writeAlbumNameFile(AlbumRow(id: id, domain: mainDomain, name: sealed)) }
     }
 
     public func list() throws -> [AlbumSummary] {
@@ -104,6 +108,7 @@ extension Albums {
         }
         try commitStep("deleting the album") { try index.deleteAlbum(id) }  // the commit point
         let folder = location.albumFolder(id)
+        afterCommit("removing the album's name file") { try ProtectedFiles.remove(location.albumNamePath(id)) }
         afterCommit("removing the album's empty folder") {
             if ProtectedFiles.kind(folder) == .directory, try ProtectedFiles.list(folder).isEmpty { try ProtectedFiles.removeDirectory(folder) }
         }
@@ -131,5 +136,6 @@ extension Albums {
         moved.album = album
         moved.meta = try meta.seal(id: row.id, album: album, key: metadataKey(row.domain))
         try index.updateItem(moved)
+        afterCommit("updating item \(row.id)'s metadata file") { try rewriteSidecar(row: moved, meta: meta) }
     }
 }

@@ -55,7 +55,7 @@ extension Archives {
         var madeFolders: [String] = []
         var succeeded = false
         defer {
-            for s in staged where !s.published { s.writer.abort() }
+            for s in staged where !s.published { s.abortFiles() }
             if !succeeded { for folder in madeFolders { _ = rmdir(folder) } }
         }
         for id in newAlbums.values {
@@ -77,6 +77,7 @@ extension Archives {
         let albumRows = try newAlbums.map { name, id in AlbumRow(id: id, domain: mainDomain, name: try vault.albums.sealAlbumName(name, id: id)) }
         try vault.items.commit(&staged, albums: albumRows)
         succeeded = true
+        afterCommit("writing the new albums' name files") { for row in albumRows { try vault.albums.writeAlbumNameFile(row) } }
         if header.kind == .secure {
             // A secure archive carries sealed content only: its photos' thumbnails are made
             // now (each decrypted in memory once), after the commit point.

@@ -61,7 +61,7 @@ extension Items {
             // A failure while a batch is in flight: it lands (or is undone) before anything else.
             if let c = committing { _ = try? landGroup(c.group) }
             for f in flight { f.pending.abort() }
-            for s in batch where !s.published { s.writer.abort(); s.thumbnailWriter?.abort() }
+            for s in batch where !s.published { s.abortFiles() }
         }
         // Live Photos: each pair's motion is staged just before its still, which names it.
         let stillOf = Dictionary(pairs.map { ($1, $0) }, uniquingKeysWith: { a, _ in a })

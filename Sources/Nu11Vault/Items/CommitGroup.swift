@@ -25,6 +25,7 @@ struct CommitGroup {
         for i in staged.indices {
             staged[i].published = true
             try staged[i].thumbnailWriter?.publish()
+            try staged[i].sidecarWriter?.publish()
             try staged[i].writer.publish()
         }
         try ProtectedFiles.syncFileSystems(roots)

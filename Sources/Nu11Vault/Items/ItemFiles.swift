@@ -4,7 +4,7 @@ import Nu11Format
 import Nu11Storage
 
 /// Every file of one item in the vault folder: where its row says, where an interrupted
-/// album move may have left it, and its sealed thumbnail. The one place that knows; the
+/// album move may have left it, its sealed thumbnail and its sidecar (always the last two). The one place that knows; the
 /// key record is the key store's (`KeyStore.itemPath`).
 ///
 /// Existence is tested with `lstat` (a planted symlink is never followed, and is found as
@@ -32,7 +32,7 @@ struct ItemFiles: Sendable {
             }
         }
         var seen = Set<String>()
-        return (paths + [thumbnail(id)]).filter { seen.insert($0).inserted }
+        return (paths + [thumbnail(id), location.sidecarPath(id)]).filter { seen.insert($0).inserted }
     }
 
     func candidates(_ row: ItemRow) -> [String] {
@@ -44,7 +44,7 @@ struct ItemFiles: Sendable {
         let expected = expected(row)
         if ProtectedFiles.exists(expected) { return expected }
         if row.kind == .file && row.domain == mainDomain,
-           let found = candidates(row).dropLast().first(where: ProtectedFiles.exists) {
+           let found = candidates(row).dropLast(2).first(where: ProtectedFiles.exists) {
             return found
         }
         throw Nu11Error(.notFound, "item \(row.id): its file is missing", remedy: .check(reason: nil), item: row.id.hex)

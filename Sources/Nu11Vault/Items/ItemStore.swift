@@ -14,6 +14,8 @@ struct StagedItem {
     let fadeDeadline: Double?
     /// The sealed thumbnails' temp file (photos only), published with the item.
     var thumbnailWriter: AtomicFileWriter?
+    /// The item's sidecar (FORMAT.md §2.2), published with it.
+    var sidecarWriter: AtomicFileWriter?
     /// Whether the commit wrote the key record into its pack.
     var keyWritten = false
     /// Whether the commit renamed the file (and key record) into place.
@@ -53,7 +55,9 @@ extension Items {
             var row = ItemRow(id: id, kind: kind, domain: domain, album: album,
                               meta: try meta.seal(id: id, album: album, key: metadataKey(domain)))
             row.recovery = try vault.profiles.recoverySeal(itemKey: itemKey, id: id, kind: kind, domain: domain)
-            return StagedItem(writer: writer, row: row, record: record, meta: meta, fadeDeadline: fadeDeadline)
+            var staged = StagedItem(writer: writer, row: row, record: record, meta: meta, fadeDeadline: fadeDeadline)
+            staged.sidecarWriter = try stageSidecar(row: row, meta: meta, itemKey: itemKey)
+            return staged
         } catch {
             writer.abort()
             throw error
@@ -80,7 +84,7 @@ extension Items {
         do {
             staged.thumbnailWriter = try vault.photos.stageThumbnails(pair, header: header, itemKey: itemKey)
         } catch {
-            staged.writer.abort()
+            staged.abortFiles()
             throw error
         }
     }
@@ -167,8 +171,7 @@ extension Items {
         do {
             for s in group.staged {
                 if s.published { try shredder().shred(s.row) }
-                s.writer.abort()
-                s.thumbnailWriter?.abort()
+                s.abortFiles()
             }
             // Written (or perhaps written: a failure partway) and not shredded above.
             try keyStore.destroyItemKeys(group.staged.filter { $0.keyWritten && !$0.published }.map(\.row.id))

@@ -44,8 +44,7 @@ extension Items {
         var staged = [try stage(source, name: name, kind: kind, domain: domain, album: targetAlbum,
                                 fadeDeadline: fade.map { now + $0 }, id: id, created: created, modified: modified)]
         if refuseEmpty && staged[0].meta.size == 0 {
-            staged[0].writer.abort()
-            staged[0].thumbnailWriter?.abort()
+            staged[0].abortFiles()
             throw Nu11Error(.invalidArgument, "standard input was empty: nothing was imported",
                             remedy: .pipeContentIn)
         }

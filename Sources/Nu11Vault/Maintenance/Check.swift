@@ -56,7 +56,7 @@ extension Maintenance {
         let quarantined = try index.quarantinedIDs()
         let rows = try index.allRows()
         let visible = rows.filter(isVisible)
-        let known = Set(rows.map(\.id))
+        var known = Set(rows.map(\.id))
         for (n, row) in visible.enumerated() {
             progress(n, visible.count)
             report.itemsChecked += 1
@@ -86,8 +86,14 @@ extension Maintenance {
             }
         }
         progress(visible.count, visible.count)
-        // Files without rows, key records without rows, temp files.
+        // Files without rows: rebuilt from their sidecars where this PIN's keys open them
+        // (FORMAT.md §5.3); an item another PIN opens is left alone.
         let files = try contentFiles()
+        let adoption = try adoptOrphans(files, known: known, write: repair)
+        for finding in adoption.findings { report.failures.append(finding) }
+        known.formUnion(adoption.rows.map(\.id))
+        let foreign = Set(adoption.foreign.compactMap { try? ItemID(hex: Self.stem(($0 as NSString).lastPathComponent)) })
+        // Key records without rows, temp files, files of nothing.
         for path in files {
             let name = (path as NSString).lastPathComponent
             if name.hasPrefix(ProtectedFiles.tempPrefix) {
@@ -99,9 +105,12 @@ extension Maintenance {
                 report.warnings.append(finding)
                 continue
             }
-            let stem = name.replacingOccurrences(of: "vault_", with: "").replacingOccurrences(of: "fade_", with: "")
-                .components(separatedBy: ".").first ?? ""
-            guard let id = try? ItemID(hex: stem) else { continue }
+            let stem = Self.stem(name)
+            guard let id = try? ItemID(hex: stem), !foreign.contains(id), !name.hasSuffix(".n11a") else { continue }
+            // A sidecar or thumbnail of an item another PIN opens stays with it.
+            if (name.hasSuffix(".n11m") || name.hasSuffix(".n11thumb")) && keyStore.hasItemKey(id) && !known.contains(id) {
+                if let record = try? keyStore.itemKeyRecord(id), !visibleDomains.contains(record.domain) { continue }
+            }
             if !known.contains(id) {
                 var finding = CheckReport.Finding(item: id.hex, problem: "file without an index entry (\(path))")
                 if repair { finding.repaired = try moveToQuarantine(path) }
@@ -179,7 +188,7 @@ extension Maintenance {
     func contentFiles() throws -> [String] {
         var out: [String] = []
         for folder in [location.photosFolder, location.fadeFolder, location.backupFolder, location.notesFolder,
-                       location.thumbnailsFolder] {
+                       location.thumbnailsFolder, location.metaFolder] {
             out += ((try? ProtectedFiles.list(folder)) ?? []).map { folder + "/" + $0 }
         }
         for album in (try? ProtectedFiles.list(location.albumsFolder)) ?? [] {

@@ -204,6 +204,16 @@ extension Maintenance {
                 break
             }
         }
+        // The album name files (FORMAT.md §2.3) follow the index: nothing in the folder stays
+        // sealed under the retired keys.
+        if mainDomain == .vault {
+            for album in try index.albums(domains: [.vault]) {
+                let path = location.albumNamePath(album.id)
+                if (try? ProtectedFiles.read(path, limit: AlbumNameFile.maxBytes)) != AlbumNameFile.encode(album) {
+                    try vault.albums.writeAlbumNameFile(album)
+                }
+            }
+        }
         return RekeyReport(keyRecords: records, rows: rows, albums: albums, resumed: false)
     }
 }

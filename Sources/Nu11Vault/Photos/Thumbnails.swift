@@ -131,6 +131,7 @@ extension Photos {
             var updated = row
             updated.meta = try meta.seal(id: row.id, album: row.album, key: key)
             try index.updateItem(updated)
+            afterCommit("updating item \(row.id)'s metadata file") { try rewriteSidecar(row: updated, meta: meta, itemKey: itemKey) }
             forgetCached(row.id)
             result.made += 1
         }

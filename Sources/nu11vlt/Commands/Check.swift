@@ -23,6 +23,11 @@ struct Check: ParsableCommand {
 
     func run() throws {
         try Failure.run {
+            // A lost or damaged index is set aside (never deleted) and rebuilt from the vault
+            // folder by this repair (FORMAT.md §5.3).
+            if repair, let aside = try location.locked.setAsideDamagedIndex() {
+                Output.note("nu11vlt: the index was damaged or missing (set aside: \(aside)); rebuilding it from the vault folder")
+            }
             let vault = try openVault(location, pin)
             var line: ProgressLine?
             let report = try vault.maintenance.check(repair: repair) { done, total in

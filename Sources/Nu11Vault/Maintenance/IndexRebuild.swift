@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Nu11Format
+import Nu11Storage
+
+/// The index is a cache the vault can rebuild (FORMAT.md §5.3): an item file whose row is
+/// gone gets it back from its sidecar (`Meta/<ID>.n11m`, under the item's own key), its album
+/// from where the file is (or the sidecar), the album's name from `Meta/<AlbumID>.n11a`.
+extension Maintenance {
+    /// What the rebuild did for one file: a row adopted (with what it could not bring back),
+    /// or why not.
+    struct Adoption {
+        var rows: [ItemRow] = []
+        var albums: [AlbumRow] = []
+        var findings: [CheckReport.Finding] = []
+        /// Files left as they are: items another PIN opens (the backup vault's, with the primary PIN).
+        var foreign: Set<String> = []
+    }
+
+    /// Rows for the content files in `files` that the index lacks and this session's keys
+    /// open; written in one transaction (nothing when `write` is false: `check` without
+    /// `--repair` only reports).
+    func adoptOrphans(_ files: [String], known: Set<ItemID>, write: Bool) throws -> Adoption {
+        var result = Adoption()
+        var albumNames: [ItemID: AlbumRow] = [:]
+        if mainDomain == .vault, let key = try? metadataKey(.vault) {
+            for album in location.albumNameFiles()
+            where (try? SmallSeal.open(album.name, key: key, associatedData: Albums.albumAAD(album.id))) != nil {
+                albumNames[album.id] = album
+            }
+        }
+        var existingAlbums = Set(try index.albums(domains: Domain.allCases).map(\.id))
+        var adopted: [(ItemRow, Date)] = []
+        for path in files {
+            let name = (path as NSString).lastPathComponent
+            guard !name.hasPrefix(ProtectedFiles.tempPrefix), name.hasSuffix(".n11") || name.hasSuffix(".n11note"),
+                  let header = try? N11Header.parse(ProtectedFiles.readPrefix(path, count: N11Header.byteCount)),
+                  !known.contains(header.itemID), (try? ItemID(hex: Self.stem(name))) == header.itemID else { continue }
+            let id = header.itemID
+            guard let record = try? keyStore.itemKeyRecord(id) else { continue }  // an orphan, reported by the caller
+            guard visibleDomains.contains(header.domain), record.domain == header.domain,
+                  let itemKey = try? record.open(domainKey: domainKey(header.domain)) else {
+                result.foreign.insert(path)
+                continue
+            }
+            var finding = CheckReport.Finding(item: id.hex, problem: "file without an index entry (\(path))")
+            var facts: ItemSidecar.Facts?
+            var seal: [UInt8]?
+            if let bytes = try? ProtectedFiles.read(location.sidecarPath(id), limit: SidecarEnvelope.maxBytes),
+               let (head, opened) = try? ItemSidecar.open(bytes, id: id, itemKey: itemKey),
+               head.kind == header.kind, head.domain == header.domain {
+                facts = opened
+                seal = head.recoverySeal
+            }
+            var missing: [String] = []
+            let meta: ItemMetadata
+            if let facts {
+                meta = facts.meta
+            } else {
+                // An item from before sidecars, or whose sidecar is lost: its content tells its
+                // size; a name is made up from its ID.
+                guard let size = try? plainSize(path, header: header, itemKey: itemKey) else {
+                    finding.problem += "; it does not decrypt"
+                    result.findings.append(finding)
+                    continue
+                }
+                var made = ItemMetadata(name: "recovered-\(id.hex.prefix(8))", size: size, type: "application/octet-stream",
+                                        created: Self.modificationTime(path))
+                made.modified = nil
+                meta = made
+                missing.append("its name, type and dates (no metadata file): named \(made.name)")
+            }
+            // The album: where the file is says it for the primary vault; else the sidecar.
+            var album = Self.albumOfPath(path, location: location) ?? facts?.album
+            if header.kind != .file || header.domain == .fade { album = nil }
+            if let a = album, !existingAlbums.contains(a) {
+                if let named = albumNames[a] {
+                    result.albums.append(named)
+                } else if let sealed = try? vault.albums.sealAlbumName("Album \(a.hex.prefix(8))", id: a) {
+                    result.albums.append(AlbumRow(id: a, domain: mainDomain, name: sealed))
+                    missing.append("its album's name (named Album \(a.hex.prefix(8)))")
+                } else {
+                    album = nil
+                }
+                existingAlbums.insert(a)
+            }
+            var row = ItemRow(id: id, kind: header.kind, domain: header.domain, album: album,
+                              meta: try meta.seal(id: id, album: album, key: metadataKey(header.domain)))
+            row.recovery = header.domain == .vault ? seal : nil
+            adopted.append((row, meta.created))
+            finding.repaired = "index entry rebuilt" + (missing.isEmpty ? "" : "; not recovered: " + missing.joined(separator: ", "))
+            if !write { finding.repaired = nil; finding.problem += " (its metadata file can rebuild it: run with --repair)" }
+            result.findings.append(finding)
+        }
+        // Empty albums of the primary vault come back too.
+        for (id, album) in albumNames where !existingAlbums.contains(id) { result.albums.append(album) }
+        result.rows = adopted.sorted { ($0.1, $0.0.id.hex) < ($1.1, $1.0.id.hex) }.map(\.0)
+        if write && (!result.rows.isEmpty || !result.albums.isEmpty) {
+            try index.commit(albums: result.albums, items: result.rows, removing: [])
+        }
+        return result
+    }
+
+    /// A file name's ID part (`vault_<ID>.n11note`, `<ID>.n11`).
+    static func stem(_ name: String) -> String {
+        name.replacingOccurrences(of: "vault_", with: "").replacingOccurrences(of: "fade_", with: "")
+            .components(separatedBy: ".").first ?? ""
+    }
+
+    /// The album a primary-vault file's place names (`Vault/Albums/<AlbumID>/<ID>.n11`).
+    static func albumOfPath(_ path: String, location: VaultLocation) -> ItemID? {
+        guard path.hasPrefix(location.albumsFolder + "/") else { return nil }
+        let parent = ((path as NSString).deletingLastPathComponent as NSString).lastPathComponent
+        return try? ItemID(hex: parent)
+    }
+
+    static func modificationTime(_ path: String) -> Date {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date) ?? Date()
+    }
+
+    /// The plaintext size of an item file (every chunk authenticated on the way).
+    func plainSize(_ path: String, header: N11Header, itemKey: SecretBytes) throws -> UInt64 {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw SystemIO.error("open", item: path) }
+        defer { close(fd) }
+        var sink = ByteCounter()
+        try N11Envelope.open(from: FileDescriptorStream(fd: fd, label: header.itemID.hex), to: &sink, expected: header, itemKey: itemKey)
+        return sink.count
+    }
+}
+
+/// Counts output bytes, keeps none.
+struct ByteCounter: ByteSink {
+    var count: UInt64 = 0
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws { count += UInt64(bytes.count) }
+}
+
+extension LockedVault {
+    /// Sets a lost or damaged index aside and puts an empty one, paired with the key store, in
+    /// its place, so that the next unlock works and `check --repair` rebuilds the rows from the
+    /// vault folder (FORMAT.md §5.3). Needs no PIN and destroys nothing: the damaged file (with
+    /// its -wal and -shm) is renamed `index.sqlite.damaged-<time>`. Returns that name, or nil
+    /// when the index is sound (or there is no vault folder with items to rebuild from).
+    public func setAsideDamagedIndex() throws -> String? {
+        let store = KeyStore(root: location.keyStoreRoot)
+        guard store.exists, let vaultID = try store.vaultID() else { return nil }
+        // Only a folder that is a vault folder (its own subfolders or recovery data) gets an index.
+        guard looksLikeVaultFolder else { return nil }
+        let lock = try FileLock(path: location.lockPath)
+        defer { withExtendedLifetime(lock) {} }
+        var aside: String?
+        if ProtectedFiles.kind(location.indexPath) != nil {
+            // Damaged means SQLite says so (not "busy", not "read-only": those are rethrown).
+            let sound: Bool
+            do {
+                let index = try VaultIndex(path: location.indexPath)
+                sound = try index.integrityCheck() == "ok" && index.vaultID() != nil
+            } catch let error as Nu11Error where error.code == .corrupted {
+                sound = false
+            }
+            guard !sound else { return nil }
+            let target = location.indexPath + ".damaged-\(Int(clock.wallTime()))"
+            for suffix in ["-wal", "-shm"] where ProtectedFiles.kind(location.indexPath + suffix) != nil {
+                try ProtectedFiles.move(location.indexPath + suffix, to: target + suffix)
+            }
+            try ProtectedFiles.move(location.indexPath, to: target)
+            aside = target
+        } else {
+            // A deleted index: stale -wal/-shm files must not be applied to the new one.
+            for suffix in ["-wal", "-shm"] where ProtectedFiles.kind(location.indexPath + suffix) != nil {
+                try ProtectedFiles.move(location.indexPath + suffix, to: location.indexPath + ".lost-\(Int(clock.wallTime()))" + suffix)
+            }
+            aside = "(none: index.sqlite was missing)"
+        }
+        let index = try VaultIndex(path: location.indexPath)
+        try index.recordVaultID(vaultID)
+        return aside
+    }
+}

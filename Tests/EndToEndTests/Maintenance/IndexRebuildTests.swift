@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+
+/// Issue 56: one damaged file must not lock everything. The index is a cache: overwrite its
+/// first 4 KiB or delete it, and `check --repair` brings every item back from the vault folder
+/// (each item's sidecar, `Meta/`), with its name, dates, album and Live Photo link.
+@Suite("the index rebuilds itself")
+struct IndexRebuildTests {
+    enum Damage: String, CaseIterable, Sendable { case overwritten, deleted }
+
+    /// A vault of 1,000 items with albums (one empty), a note, a Fade item and a Live Photo.
+    static func populated() throws -> CLI {
+        let cli = try CLI()
+        try cli.initVault()
+        let folder = cli.root + "/many"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for i in 0..<995 {
+            try Data("file number \(i) \(String(repeating: "x", count: i % 97))".utf8).write(to: URL(fileURLWithPath: folder + "/f\(i).txt"))
+        }
+        #expect(try cli.run(["import", "-r", folder], pinStdin: true).code == 0)
+        #expect(try cli.run(["album", "create", "Trip"], pinStdin: true).code == 0)
+        #expect(try cli.run(["album", "create", "Empty one"], pinStdin: true).code == 0)
+        _ = try cli.importIDs([cli.file("in-album.txt", Array("in the album".utf8))], extra: ["--album", "Trip"])
+        _ = try cli.importIDs([cli.file("fading.txt", Array("fades".utf8))], extra: ["--fade", "30d"])
+        #expect(try cli.runPinFD(["note", "add", "--title", "Groceries"], stdin: Data("milk, eggs".utf8)).code == 0)
+        let roll = cli.root + "/roll"
+        try FileManager.default.createDirectory(atPath: roll, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: try VideoTests.iphoneClip(cli), toPath: roll + "/IMG_0001.MOV")
+        try PhotoFixtures.run(cli, "convert", ["-size", "240x320", "gradient:teal-white", roll + "/IMG_0001.PNG"])
+        #expect(try cli.run(["import", "-r", roll], pinStdin: true).code == 0)
+        return cli
+    }
+
+    /// What a user sees: every item's JSON (names, dates, album, link) and the albums.
+    static func listing(_ cli: CLI) throws -> (items: [String], albums: String, notes: String) {
+        let items = try cli.listJSON(["--all"]).map { item -> String in
+            let keys = item.keys.sorted()
+            return keys.map { "\($0)=\(item[$0].map { "\($0)" } ?? "nil")" }.joined(separator: " ")
+        }.sorted()
+        return (items, try cli.run(["album", "list"], pinStdin: true).out, try cli.run(["note", "list"], pinStdin: true).out)
+    }
+
+    static func exported(_ cli: CLI, _ name: String) throws -> [String: Data] {
+        let dir = cli.root + "/" + name
+        let r = try cli.run(["export", "--all", "-o", dir], pinStdin: true)
+        #expect(r.code == 0, "export --all: \(r.stderr)")
+        var out: [String: Data] = [:]
+        for file in FileManager.default.enumerator(atPath: dir)?.allObjects as? [String] ?? [] {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: dir + "/" + file, isDirectory: &isDir), !isDir.boolValue {
+                out[file] = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + file))
+            }
+        }
+        return out
+    }
+
+    @Test("index.sqlite overwritten (first 4 KiB) or deleted: check --repair brings back every item with its name, dates, album and link; export --all is byte-identical",
+          arguments: Damage.allCases)
+    func rebuild(damage: Damage) throws {
+        let cli = try Self.populated()
+        let before = try Self.listing(cli)
+        #expect(before.items.count >= 998, "\(before.items.count) items listed")
+        let exportBefore = try Self.exported(cli, "before")
+        let index = cli.vault + "/index.sqlite"
+        switch damage {
+        case .overwritten:
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: index))
+            try handle.write(contentsOf: Data(repeating: 0x41, count: 4096))
+            try handle.close()
+        case .deleted:
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: index + suffix) }
+        }
+        // Every command says what happened and what to run, in one line.
+        let locked = try cli.run(["list"], pinStdin: true)
+        #expect(locked.code != 0 && locked.stderr.contains("check --repair"), "\(locked.stderr)")
+        let repaired = try cli.run(["check", "--repair"], pinStdin: true)
+        #expect(repaired.code == 0, "check --repair: \(repaired.stderr) \(repaired.out.suffix(600))")
+        #expect(repaired.stderr.contains("rebuilding it from the vault folder"), "\(repaired.stderr)")
+        let after = try Self.listing(cli)
+        #expect(after.items == before.items, "the rebuilt index lists other items: \(Set(before.items).subtracting(after.items).prefix(3))")
+        #expect(after.albums == before.albums, "albums: \(before.albums) → \(after.albums)")
+        #expect(after.notes == before.notes, "notes: \(before.notes) → \(after.notes)")
+        #expect(try Self.exported(cli, "after") == exportBefore, "export --all differs after the rebuild")
+        #expect(try cli.run(["check"], pinStdin: true).code == 0, "check after the rebuild")
+        // Nothing was deleted: the damaged file is kept beside the new one.
+        if damage == .overwritten {
+            let kept = try FileManager.default.contentsOfDirectory(atPath: cli.vault).filter { $0.hasPrefix("index.sqlite.damaged-") }
+            #expect(!kept.isEmpty, "the damaged index was not kept")
+        }
+    }
+
+    @Test("a sidecar lost, or another item's put in its place: the item comes back under a made-up name, and the report says what was not recovered")
+    func sidecarMissing() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let ids = try cli.importIDs([cli.file("one.txt", Array("first".utf8)), cli.file("two.txt", Array("second".utf8)),
+                                     cli.file("three.txt", Array("third".utf8))])
+        let meta = cli.vault + "/Meta/"
+        try FileManager.default.removeItem(atPath: meta + ids[0] + ".n11m")
+        // Two's sidecar replaced by three's: it opens for neither under two's key.
+        try FileManager.default.removeItem(atPath: meta + ids[1] + ".n11m")
+        try FileManager.default.copyItem(atPath: meta + ids[2] + ".n11m", toPath: meta + ids[1] + ".n11m")
+        try FileManager.default.removeItem(atPath: cli.vault + "/index.sqlite")
+        let repaired = try cli.run(["check", "--repair"], pinStdin: true)
+        #expect(repaired.code == 0, "\(repaired.stderr)")
+        #expect(repaired.out.contains("not recovered: its name"), "\(repaired.out)")
+        let listed = try cli.run(["list"], pinStdin: true).out
+        #expect(listed.contains("recovered-\(ids[0].prefix(8))") && listed.contains("recovered-\(ids[1].prefix(8))") && listed.contains("three.txt"),
+                "\(listed)")
+        #expect(!listed.contains("one.txt") && !listed.contains("two.txt"))
+        #expect(try cli.run(["export", ids[1], "-o", "-"], pinStdin: true).stdout == Data("second".utf8))
+    }
+
+    @Test("a sound index is never set aside, and a folder that is not a vault folder never gets one")
+    func soundIndexKept() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let id = try cli.importIDs([cli.file("kept.txt", Array("kept".utf8))])[0]
+        let repaired = try cli.run(["check", "--repair"], pinStdin: true)
+        #expect(repaired.code == 0 && !repaired.stderr.contains("set aside"), "\(repaired.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cli.vault).allSatisfy { !$0.contains("damaged") })
+        let empty = cli.root + "/not-a-vault"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let r = try cli.run(["check", "--repair", "--vault", empty], pinStdin: true)
+        #expect(r.code != 0 && !FileManager.default.fileExists(atPath: empty + "/index.sqlite"), "\(r.stderr)")
+        #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == Data("kept".utf8))
+    }
+}
