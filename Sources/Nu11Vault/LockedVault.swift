@@ -301,7 +301,7 @@ public struct LockedVault: Sendable {
             if let settingsNotice { vault.pendingNotices.append(Notice(message: settingsNotice)) }
             vault.profiles.loadRecovery()
             try vault.maintenance.resumeRotation()
-            if unlocked.keys.role == .duress { try vault.profiles.runDuress() }
+            if unlocked.keys.role == .duress { try vault.profiles.runDuress() } else { vault.maintenance.backfillSidecars() }
             vault.auditUnlock()
             vault.anchorLog()
             if gateReport.counterAhead {

@@ -14,6 +14,9 @@ public struct RecoveryReport: Sendable, Codable, Equatable {
     /// Items whose recovery seal is there but does not open with the phrase (sealed to another
     /// phrase, or damaged): each with the reason. They stay in the folder without a key record.
     public var unrecovered: [Unrecovered] = []
+    /// The index was lost or damaged: set aside, and rebuilt from the folder (FORMAT.md §5.3);
+    /// the number of items it lists again.
+    public var indexRebuilt: Int?
 
     public struct Unrecovered: Sendable, Codable, Equatable {
         public var id: String
@@ -42,7 +45,17 @@ extension LockedVault {
     /// folder is destroyed by the next run). An existing key store is never touched.
     public func recover(phrase: SecretBytes, pin: SecretBytes, parameters: KDFParameters,
                         clock: any VaultClock = SystemClock()) throws -> RecoveryReport {
-        let (report, sets) = try rebuildKeyStore(phrase: phrase, pin: pin, parameters: parameters, clock: clock)
+        var (report, sets) = try rebuildKeyStore(phrase: phrase, pin: pin, parameters: parameters, clock: clock)
+        if report.indexRebuilt != nil {
+            // The rows, from the sidecars, under the new keys; album names read with the
+            // phrase's key sets (they authenticate nothing else: the folder is untrusted).
+            let vault = try unlock(pin: pin)
+            defer { vault.lock() }
+            let adoption = try vault.maintenance.adoptOrphans(try vault.maintenance.contentFiles(), known: [], write: true,
+                                                              albumKeys: sets.map { Subkey.derive(from: $0.main, purpose: "index metadata") })
+            report.indexRebuilt = adoption.rows.count
+            return report
+        }
         // The vault's lock is free again: rows still sealed under keys of an interrupted
         // rotation are re-sealed under the current ones (what the next unlock would do). The
         // keys used are the set that opens the index (`trustedSets`): a set a folder writer
@@ -65,22 +78,28 @@ extension LockedVault {
             throw Nu11Error(.alreadyExists, "a key store already exists at \(location.keyStoreRoot); nothing was changed",
                             remedy: .recoverBesideKeyStore, item: location.keyStoreRoot)
         }
-        guard ProtectedFiles.exists(location.indexPath) else {
+        let recoveryPath = location.vaultRoot + "/recovery.n11r"
+        guard ProtectedFiles.exists(location.indexPath) || (looksLikeVaultFolder && ProtectedFiles.exists(recoveryPath)) else {
             throw Nu11Error(.notFound, "no vault folder at \(location.vaultRoot) (index.sqlite is missing)",
                             remedy: .pointAtRestoredVault, item: location.vaultRoot)
         }
-        let recoveryPath = location.vaultRoot + "/recovery.n11r"
         guard ProtectedFiles.exists(recoveryPath) else {
             throw Nu11Error(.notFound, "the vault folder has no recovery data (recovery.n11r): it was made before recovery phrases, or its phrase was never set up",
                             remedy: .noRecoveryData, item: recoveryPath)
         }
         let lock = try FileLock(path: location.lockPath)
         defer { withExtendedLifetime(lock) {} }
-        let index = try VaultIndex(path: location.indexPath)
+        let record = try RecoveryRecord.parse(ProtectedFiles.read(recoveryPath, limit: 4096))
+        // A lost or damaged index (FORMAT.md §5.3): the items come back from the folder alone —
+        // each file's sidecar holds its recovery seal — and the index is rebuilt at the end.
+        let index = ProtectedFiles.exists(location.indexPath) ? try? VaultIndex(path: location.indexPath) : nil
+        let indexSound = index.map { ((try? $0.integrityCheck()) == "ok") && ((try? $0.vaultID()) ?? nil) != nil } ?? false
+        guard let index, indexSound else {
+            return try rebuildKeyStoreFromFolder(record: record, phrase: phrase, pin: pin, parameters: parameters, clock: clock)
+        }
         guard let vaultID = try index.vaultID() else {
             throw Nu11Error(.corrupted, "the vault folder's index has no vault ID", remedy: .check(reason: nil))
         }
-        let record = try RecoveryRecord.parse(ProtectedFiles.read(recoveryPath, limit: 4096))
         guard record.vaultID == vaultID else {
             throw Nu11Error(.corrupted, "the recovery data (recovery.n11r) belongs to another vault",
                             remedy: .pointAtRestoredVault, item: recoveryPath)

@@ -55,7 +55,8 @@ enum Wipe {
         let ordered = files.filter({ !isIndex($0) && $0 != location.lockPath }) + files.filter(isIndex)
         for (n, file) in ordered.enumerated() {
             progress(n, ordered.count)
-            destroy(file, overwrite: secure || isIndex(file))
+            // The index and the sidecars hold the item keys sealed to the phrase: keys, overwritten.
+            destroy(file, overwrite: secure || isIndex(file) || file.hasSuffix(".n11m"))
         }
         progress(ordered.count, ordered.count)
         // 4. Folders, deepest first; the lock file goes last.

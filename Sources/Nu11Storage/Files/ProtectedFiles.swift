@@ -165,6 +165,19 @@ public enum ProtectedFiles {
         }
     }
 
+    /// Writes `bytes` over a file's own bytes at `offset`, in place (the old bytes overwritten
+    /// where they were), and syncs. The range must lie inside the file.
+    public static func patch(_ path: String, at offset: UInt64, bytes: [UInt8]) throws {
+        let fd = try POSIX.openFile(path, O_WRONLY | O_NOFOLLOW)
+        defer { close(fd) }
+        guard offset + UInt64(bytes.count) <= (try POSIX.fileSize(fd, path)) else {
+            throw Nu11Error(.corrupted, "\(path) is shorter than expected", item: path)
+        }
+        let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
+        guard written == bytes.count else { throw SystemIO.error("pwrite", item: path) }
+        try POSIX.fsyncOrThrow(fd, path)
+    }
+
     /// Removes temp files (`.n11tmp-*`) an interrupted command left in `folder` (not
     /// recursive). The caller holds the vault lock, so no writer is using them. Returns what
     /// could not be removed.

@@ -51,6 +51,11 @@ enum IndexSchema {
                 ) STRICT
                 """)
         }
+        migrator.registerMigration("v5: sidecars") { db in
+            // The domains whose items all have their sidecar (docs/FORMAT.md §2.2, §5.3):
+            // a vault made before sidecars gets them at the first unlock of each domain.
+            try db.execute(sql: "CREATE TABLE sidecars (domain INTEGER PRIMARY KEY NOT NULL) STRICT")
+        }
         return migrator
     }
 }

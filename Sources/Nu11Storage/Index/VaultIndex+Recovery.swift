@@ -45,3 +45,18 @@ extension VaultIndex {
         try POSIX.afterEffect { try checkpoint() }
     }
 }
+
+/// The `sidecars` table (migration v5, docs/FORMAT.md §5.3): the domains whose items all have
+/// their sidecar file.
+extension VaultIndex {
+    public func sidecarDomains() throws -> Set<Domain> {
+        try read { db in
+            guard try db.tableExists("sidecars") else { return Set(Domain.allCases) }  // read-only, older schema: nothing to do
+            return Set(try Int.fetchAll(db, sql: "SELECT domain FROM sidecars").compactMap { Domain(rawValue: UInt8(truncatingIfNeeded: $0)) })
+        }
+    }
+
+    public func markSidecarsDone(_ domain: Domain) throws {
+        try write { db in try db.execute(sql: "INSERT OR IGNORE INTO sidecars (domain) VALUES (?)", arguments: [Int(domain.rawValue)]) }
+    }
+}

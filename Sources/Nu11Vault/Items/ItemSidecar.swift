@@ -83,3 +83,18 @@ extension StagedItem {
         sidecarWriter?.abort()
     }
 }
+
+/// The recovery seal in a sidecar (bytes 7 and 24..<116, FORMAT.md §2.2), changed in place —
+/// a new phrase's seal, or zeros when the recovery data is destroyed — so the old seal's bytes
+/// are overwritten where they were (as `secure_delete` does for the index's copy). A sidecar
+/// that is missing or not a sidecar is left alone.
+enum SidecarSeals {
+    static func set(_ seal: [UInt8]?, for id: ItemID, location: VaultLocation) throws {
+        let path = location.sidecarPath(id)
+        guard ProtectedFiles.kind(path) == .file,
+              let head = try? SidecarEnvelope.head(ProtectedFiles.read(path, limit: SidecarEnvelope.maxBytes)),
+              head.itemID == id, head.recoverySeal != seal else { return }
+        try ProtectedFiles.patch(path, at: 7, bytes: [seal == nil ? 0 : 1])
+        try ProtectedFiles.patch(path, at: 24, bytes: seal ?? [UInt8](repeating: 0, count: SidecarEnvelope.recoverySealBytes))
+    }
+}

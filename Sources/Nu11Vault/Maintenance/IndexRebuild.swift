@@ -23,13 +23,21 @@ extension Maintenance {
     /// Rows for the content files in `files` that the index lacks and this session's keys
     /// open; written in one transaction (nothing when `write` is false: `check` without
     /// `--repair` only reports).
-    func adoptOrphans(_ files: [String], known: Set<ItemID>, write: Bool) throws -> Adoption {
+    /// `albumKeys`: other keys that may open album names (`recover` without an index: the
+    /// phrase's key sets); a name they open is sealed again under this session's key.
+    func adoptOrphans(_ files: [String], known: Set<ItemID>, write: Bool, albumKeys: [SecretBytes] = []) throws -> Adoption {
         var result = Adoption()
         var albumNames: [ItemID: AlbumRow] = [:]
         if mainDomain == .vault, let key = try? metadataKey(.vault) {
-            for album in location.albumNameFiles()
-            where (try? SmallSeal.open(album.name, key: key, associatedData: Albums.albumAAD(album.id))) != nil {
-                albumNames[album.id] = album
+            for album in location.albumNameFiles() {
+                let ad = Albums.albumAAD(album.id)
+                if (try? SmallSeal.open(album.name, key: key, associatedData: ad)) != nil {
+                    albumNames[album.id] = album
+                } else if var plain = albumKeys.lazy.compactMap({ try? SmallSeal.open(album.name, key: $0, associatedData: ad) }).first {
+                    defer { secureZero(&plain) }
+                    albumNames[album.id] = AlbumRow(id: album.id, domain: .vault,
+                                                    name: try SmallSeal.seal(plain, key: key, associatedData: ad))
+                }
             }
         }
         var existingAlbums = Set(try index.albums(domains: Domain.allCases).map(\.id))
@@ -100,6 +108,9 @@ extension Maintenance {
         result.rows = adopted.sorted { ($0.1, $0.0.id.hex) < ($1.1, $1.0.id.hex) }.map(\.0)
         if write && (!result.rows.isEmpty || !result.albums.isEmpty) {
             try index.commit(albums: result.albums, items: result.rows, removing: [])
+            for album in result.albums {
+                afterCommit("writing the album's name file") { try vault.albums.writeAlbumNameFile(album) }
+            }
         }
         return result
     }
@@ -151,6 +162,11 @@ extension LockedVault {
         guard looksLikeVaultFolder else { return nil }
         let lock = try FileLock(path: location.lockPath)
         defer { withExtendedLifetime(lock) {} }
+        return try setAsideIndex(vaultID: vaultID)
+    }
+
+    /// The work of `setAsideDamagedIndex`, under the caller's lock.
+    func setAsideIndex(vaultID: ItemID) throws -> String? {
         var aside: String?
         if ProtectedFiles.kind(location.indexPath) != nil {
             // Damaged means SQLite says so (not "busy", not "read-only": those are rethrown).
@@ -178,5 +194,41 @@ extension LockedVault {
         let index = try VaultIndex(path: location.indexPath)
         try index.recordVaultID(vaultID)
         return aside
+    }
+}
+
+extension Maintenance {
+    /// A vault made before sidecars (FORMAT.md §5.3): every item of the session's domains
+    /// gets its sidecar (with its recovery seal), every album of the primary vault its name
+    /// file, once per domain. A failure is a notice; the next unlock goes on.
+    func backfillSidecars() {
+        guard !index.isReadOnly, let done = try? index.sidecarDomains() else { return }
+        let todo = visibleDomains.filter { !done.contains($0) }
+        guard !todo.isEmpty else { return }
+        do {
+            let seals = try index.recoverySeals()
+            var written = 0
+            for domain in todo {
+                for row in try index.items(domains: [domain], limit: nil) where !ProtectedFiles.exists(location.sidecarPath(row.id)) {
+                    let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
+                    var withSeal = row
+                    withSeal.recovery = row.domain == .vault ? seals[row.id] : nil
+                    let itemKey = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
+                    try ProtectedFiles.makeDirectory(location.metaFolder)
+                    try ProtectedFiles.writeAtomically(ItemSidecar.seal(row: withSeal, meta: meta, recoverySeal: withSeal.recovery, itemKey: itemKey),
+                                                       to: location.sidecarPath(row.id))
+                    written += 1
+                }
+                if domain == .vault {
+                    for album in try index.albums(domains: [.vault]) where !ProtectedFiles.exists(location.albumNamePath(album.id)) {
+                        try vault.albums.writeAlbumNameFile(album)
+                    }
+                }
+                try index.markSidecarsDone(domain)
+            }
+            if written > 0 { audit("sidecars written", count: written, detail: "an index made before sidecars: each item's metadata is now also in the vault folder") }
+        } catch {
+            notice("the items' metadata files (so that a lost index can be rebuilt) could not all be written (\(Vault.describe(error))); the next unlock goes on")
+        }
     }
 }

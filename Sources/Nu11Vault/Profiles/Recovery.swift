@@ -179,6 +179,7 @@ extension Profiles {
                                                          associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: row.id, kind: row.kind))))
         }
         try index.setRecoverySeals(seals)
+        for (id, seal) in seals { try SidecarSeals.set(seal, for: id, location: location) }
         try? ProtectedFiles.remove(interruptedSetupPath)
         vault.recoveryProblem = nil
         audit("recovery setup", count: seals.count, detail: "keys rotated")
@@ -203,5 +204,10 @@ extension Profiles {
         let path = location.vaultRoot + "/recovery.n11r"
         if ProtectedFiles.kind(path) == .file { try ProtectedFiles.overwriteAndRemove(path) }
         if ProtectedFiles.exists(location.indexPath) { try VaultIndex(path: location.indexPath).dropRecoverySeals() }
+        // The sidecars' copies (FORMAT.md §2.2), zeroed in place.
+        for name in (try? ProtectedFiles.list(location.metaFolder)) ?? [] where name.hasSuffix(".n11m") {
+            guard let id = try? ItemID(hex: Maintenance.stem(name)) else { continue }
+            try SidecarSeals.set(nil, for: id, location: location)
+        }
     }
 }

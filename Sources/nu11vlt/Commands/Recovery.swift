@@ -102,6 +102,9 @@ struct Recover: ParsableCommand {
             } else {
                 print("key store rebuilt at \(loc.keyStoreRoot): \(report.recovered) item(s) recovered\(tpm && tpmNote == nil ? "; bound to this machine's TPM" : "")")
                 for line in report.unrecoveredLines { Output.note("nu11vlt: warning: " + line) }
+                if let rows = report.indexRebuilt {
+                    print("the vault folder's index was lost or damaged: set aside, and rebuilt from the folder (\(rows) item(s) listed again; new keys were made, and the phrase covers them)")
+                }
             }
             if let tpmNote {
                 Output.note("nu11vlt: warning: " + tpmNote + "; run `nu11vlt tpm enroll` to bind it")

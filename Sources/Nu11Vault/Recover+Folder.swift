@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+extension LockedVault {
+    /// `recover` when the index is lost or damaged (FORMAT.md §5.3): every item file of the
+    /// primary vault whose sidecar carries a recovery seal that opens with the phrase gets its
+    /// key record back; the key store gets **fresh** domain keys (nothing in the folder can
+    /// vouch for the key sets of `recovery.n11r` without an index to open: a folder writer may
+    /// have sealed their own); the damaged index is set aside (never deleted) and a new one,
+    /// paired with the new key store, takes its place. The caller then rebuilds the rows.
+    /// Returns the phrase's key sets, for reading album names only.
+    func rebuildKeyStoreFromFolder(record: RecoveryRecord, phrase: SecretBytes, pin: SecretBytes, parameters: KDFParameters,
+                                   clock: any VaultClock) throws -> (RecoveryReport, [DomainKeys]) {
+        let vaultID = record.vaultID
+        let sets = try record.open(phrase: phrase)
+        guard !sets.isEmpty else { throw RecoverySeal.wrongPhrase }
+        let privateKey = try RecoverySeal.privateKey(phrase: phrase, vaultID: vaultID)
+        let parent = (location.keyStoreRoot as NSString).deletingLastPathComponent
+        if ProtectedFiles.kind(parent) == nil { try ProtectedFiles.makeDirectory(parent) }
+        let temp = location.keyStoreRoot + ".recovering"
+        if ProtectedFiles.kind(temp) != nil { try Self.destroyFolder(temp) }
+        var report = RecoveryReport(recovered: 0, notCovered: 0)
+        do {
+            let fresh = DomainKeys.generate(role: .primary, created: UInt64(max(0, clock.wallTime())))
+            let (store, unlocked) = try KeyStore.create(root: temp, pin: pin, parameters: parameters, keys: fresh)
+            var records: [ItemKeyRecord] = []
+            for path in try Self.itemFiles(location) {
+                guard let header = try? N11Header.parse(ProtectedFiles.readPrefix(path, count: N11Header.byteCount)),
+                      (try? ItemID(hex: Maintenance.stem((path as NSString).lastPathComponent))) == header.itemID else { continue }
+                guard header.domain == .vault,
+                      let bytes = try? ProtectedFiles.read(location.sidecarPath(header.itemID), limit: SidecarEnvelope.maxBytes),
+                      let head = try? SidecarEnvelope.head(bytes), head.itemID == header.itemID, let seal = head.recoverySeal else {
+                    report.notCovered += 1
+                    continue
+                }
+                let itemKey: SecretBytes
+                do {
+                    itemKey = try RecoverySeal.open(seal, with: privateKey,
+                                                    associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: header.itemID, kind: header.kind))
+                } catch {
+                    report.unrecovered.append(.init(id: header.itemID.hex,
+                                                    reason: "its recovery seal does not open with this phrase (sealed to another phrase, or altered)"))
+                    continue
+                }
+                records.append(try ItemKeyRecord.seal(itemKey: itemKey, domain: .vault, kind: header.kind, itemID: header.itemID,
+                                                      domainKey: unlocked.keys.main))
+                report.recovered += 1
+            }
+            if report.recovered == 0 {
+                throw Nu11Error(.authenticationFailed,
+                                "no item of the vault folder has a recovery seal that opens with this phrase (\(report.unrecovered.count) tried); nothing was written",
+                                remedy: .advice(.typeRecoveryPhrase))
+            }
+            try store.writeItemKeys(records, durable: false)
+            try store.syncFileSystem()
+            try store.recordVaultID(vaultID)
+            var state = DeviceState(now: 0)
+            _ = EffectiveTime.advance(&state, clock: clock)
+            state.settingsSaved = true
+            try store.saveState(state)
+            try store.saveSettings(Settings(), tagKey: Vault.settingsKey(unlocked.keys))
+            try AuditTrail.append([AuditEntry(time: state.latestSeen, event: "recover", count: report.recovered,
+                                              detail: "key store rebuilt from the vault folder (its index lost) and the recovery phrase; new keys")],
+                                  keys: unlocked.keys, keyStore: store, maxBytes: Settings().logMaxKiB << 10, now: state.latestSeen)
+            try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
+            try store.writeEscrowDecoy()
+            try store.writeSecurityKeyDecoy()
+            try store.syncFileSystem()
+            // The same phrase goes on covering the vault: its recovery data now holds the new keys.
+            let renewed = try RecoveryRecord.make(vaultID: vaultID, publicKey: record.publicKey, keys: [unlocked.keys])
+            _ = try Profiles.commitRecovery(store, unlocked: unlocked, vaultID: vaultID, publicKey: record.publicKey)
+            // The new index, the recovery data, then the key store (a failure before leaves no
+            // key store, and every seal still opens with the phrase for the next try).
+            _ = try setAsideIndex(vaultID: vaultID)
+            try ProtectedFiles.writeAtomically(renewed.encoded(), to: location.vaultRoot + "/recovery.n11r")
+            if ProtectedFiles.kind(location.keyStoreRoot) == .directory { _ = rmdir(location.keyStoreRoot) }  // an empty folder only
+            try ProtectedFiles.move(temp, to: location.keyStoreRoot)
+        } catch {
+            try? Self.destroyFolder(temp)
+            throw error
+        }
+        report.indexRebuilt = 0
+        return (report, sets)
+    }
+
+    /// Every content file of the primary vault (Photos, albums, its notes).
+    static func itemFiles(_ location: VaultLocation) throws -> [String] {
+        var out: [String] = []
+        var folders = [location.photosFolder, location.notesFolder]
+        folders += ((try? ProtectedFiles.list(location.albumsFolder)) ?? []).map { location.albumsFolder + "/" + $0 }
+        for folder in folders where ProtectedFiles.kind(folder) == .directory {
+            out += ((try? ProtectedFiles.list(folder)) ?? []).filter { $0.hasSuffix(".n11") || $0.hasSuffix(".n11note") }
+                .map { folder + "/" + $0 }
+        }
+        return out
+    }
+}
