@@ -117,6 +117,8 @@ extension LockedVault {
         do {
             let (store, unlocked) = try KeyStore.create(root: temp, pin: pin, parameters: parameters, keys: current.lacksFadeKey ? current.withFreshFade() : current)
             let seals = try index.recoverySeals()
+            // A recovery setup cut short after its phrase took effect: the new seals (FORMAT.md §5.2).
+            let next = (try? index.nextRecoverySeals()) ?? [:]
             var records: [ItemKeyRecord] = []
             for row in try index.allRows() {
                 guard row.domain == .vault, let seal = seals[row.id] else {
@@ -126,9 +128,13 @@ extension LockedVault {
                 // Every item whose seal opens comes back; one that does not (a row sealed to an
                 // older phrase, a damaged row) is named with the reason, and the rest go on.
                 let itemKey: SecretBytes
+                let ad = RecoverySeal.itemAAD(vaultID: vaultID, itemID: row.id, kind: row.kind)
                 do {
-                    itemKey = try RecoverySeal.open(seal, with: privateKey,
-                                                    associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: row.id, kind: row.kind))
+                    if let opened = try? RecoverySeal.open(seal, with: privateKey, associatedData: ad) {
+                        itemKey = opened
+                    } else {
+                        itemKey = try RecoverySeal.open(next[row.id] ?? seal, with: privateKey, associatedData: ad)
+                    }
                 } catch {
                     report.unrecovered.append(.init(id: row.id.hex, reason: seal.count == Self.itemSealBytes
                         ? "its recovery seal does not open with this phrase (sealed to another phrase, or altered)"

@@ -55,6 +55,10 @@ enum IndexSchema {
             // The domains whose items all have their sidecar (docs/FORMAT.md §2.2, §5.3):
             // a vault made before sidecars gets them at the first unlock of each domain.
             try db.execute(sql: "CREATE TABLE sidecars (domain INTEGER PRIMARY KEY NOT NULL) STRICT")
+            // A `recovery setup` in progress: each item's seal to the new phrase, made before
+            // the phrase takes effect (docs/FORMAT.md §5.2), so that one phrase or the other
+            // recovers the vault at every instant.
+            try db.execute(sql: "ALTER TABLE recovery ADD COLUMN next BLOB CHECK (next IS NULL OR length(next) = 92)")
         }
         return migrator
     }

@@ -14,7 +14,7 @@ extension VaultIndex {
             try write { db in
                 for entry in page {
                     try db.execute(sql: "INSERT OR REPLACE INTO recovery (id, seal) VALUES (?, ?)",
-                                   arguments: [entry.id.hex, Data(entry.seal)])
+                                   arguments: [entry.id.hex, Data(entry.seal)])  // `next` goes back to NULL
                 }
             }
             start += page.count
@@ -32,6 +32,43 @@ extension VaultIndex {
                 out[id] = Array(data)
             }
             return out
+        }
+    }
+
+    /// The seals of a `recovery setup` in progress (the `next` column, migration v5), by item.
+    public func nextRecoverySeals() throws -> [ItemID: [UInt8]] {
+        try read { db in
+            guard try db.columns(in: "recovery").contains(where: { $0.name == "next" }) else { return [:] }
+            var out: [ItemID: [UInt8]] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, next FROM recovery WHERE next IS NOT NULL")
+            while let row = try rows.next() {
+                guard let id = try? ItemID(hex: row[0]), let data: Data = row[1] else { continue }
+                out[id] = Array(data)
+            }
+            return out
+        }
+    }
+
+    /// Stores the seals of a `recovery setup` in progress beside the current ones (rows
+    /// without a seal get theirs when the setup finishes), 1,000 per transaction.
+    public func setNextRecoverySeals(_ seals: [(id: ItemID, seal: [UInt8])]) throws {
+        var start = 0
+        while start < seals.count {
+            let page = seals[start..<min(seals.count, start + 1000)]
+            try write { db in
+                for entry in page {
+                    try db.execute(sql: "UPDATE recovery SET next = ? WHERE id = ?", arguments: [Data(entry.seal), entry.id.hex])
+                }
+            }
+            start += page.count
+        }
+    }
+
+    /// Forgets the seals of a `recovery setup` that never took effect.
+    public func clearNextRecoverySeals() throws {
+        try write { db in
+            guard try db.columns(in: "recovery").contains(where: { $0.name == "next" }) else { return }
+            try db.execute(sql: "UPDATE recovery SET next = NULL WHERE next IS NOT NULL")
         }
     }
 

@@ -4,12 +4,17 @@ import Nu11Format
 import Nu11Storage
 
 /// Duplicate detection for imports (`import --skip-duplicates`, or the question at a
-/// terminal). Nothing is stored for it: the sizes come from the sealed metadata, and a
-/// file of the same size as an item is compared byte for byte with the item's decrypted
-/// content, so no content hash sits in the vault to tell equal files apart.
-public struct DuplicateFinder {
+/// terminal). Nothing is stored for it: the sizes come from the sealed metadata, and a file of
+/// the same size as an item is compared by SHA-256 with the item's decrypted content. Each
+/// item's digest is computed once per command and kept in memory only, so an import of N files
+/// over M same-size items decrypts each item at most once (not N times): a retry of 1,000
+/// small files is seconds, not minutes — and no content hash sits in the vault to tell equal
+/// files apart.
+public final class DuplicateFinder {
     let vault: Vault
     let bySize: [UInt64: [(row: ItemRow, name: String)]]
+    /// Digests of items already decrypted by this command; nil: damaged or expired (never a duplicate).
+    private var digests: [ItemID: [UInt8]?] = [:]
 
     /// What a duplicate was found as.
     public struct Match: Sendable {
@@ -40,49 +45,28 @@ public struct DuplicateFinder {
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, let candidates = bySize[UInt64(st.st_size)] else { return nil }
-        for (row, name) in candidates {
-            guard lseek(fd, 0, SEEK_SET) == 0 else { throw Nu11Error(.io, "\(path): cannot read it again", item: path) }
-            var sink = ComparingSink(fd: fd)
-            do {
-                _ = try vault.items.export(row, to: &sink)
-                if try sink.atEnd() { return Match(id: row.id.hex, name: name) }
-            } catch is ComparingSink.Differs {
-                continue
-            } catch {
-                continue  // a damaged or expired candidate is not a duplicate (check reports it)
-            }
+        var digest = ContentDigest()
+        var stream = FileDescriptorStream(fd: fd, label: path)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        defer { secureZero(&buffer) }
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+            if n == 0 { break }
+            try buffer.withUnsafeBytes { try digest.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        }
+        let wanted = digest.finalize()
+        for (row, name) in candidates where itemDigest(row) == wanted {
+            return Match(id: row.id.hex, name: name)
         }
         return nil
     }
-}
 
-/// Compares what is written with a file's bytes; stops at the first difference.
-struct ComparingSink: ByteSink {
-    struct Differs: Error {}
-    let fd: Int32
-    var buffer = [UInt8](repeating: 0, count: 65536)
-
-    init(fd: Int32) { self.fd = fd }
-
-    mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let want = min(buffer.count, bytes.count - offset)
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, want) }
-            let same = n > 0 && buffer.withUnsafeBytes { mine in
-                zip(mine.prefix(n), bytes[offset..<(offset + n)]).allSatisfy { $0 == $1 }
-            }
-            guard same else {
-                secureZero(&buffer)
-                throw Differs()
-            }
-            offset += n
-        }
-    }
-
-    /// Whether the file has nothing left after what was compared.
-    mutating func atEnd() throws -> Bool {
-        defer { secureZero(&buffer) }
-        return buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, 1) } == 0
+    private func itemDigest(_ row: ItemRow) -> [UInt8]? {
+        if let known = digests[row.id] { return known }
+        var sink = ContentDigest()
+        // A damaged or expired candidate is not a duplicate (check reports it).
+        let digest: [UInt8]? = (try? vault.items.export(row, to: &sink)) == nil ? nil : sink.finalize()
+        digests[row.id] = digest
+        return digest
     }
 }

@@ -9,6 +9,9 @@ public struct RecoverySetup: Sendable {
     public let phrase: SecretBytes
     /// Items sealed to it (every item of the primary vault, Fade excepted).
     public let sealed: Int
+    /// Set when the phrase took effect but the setup was cut short after (the next unlock
+    /// finishes it): what to tell the person, beside the phrase.
+    public var unfinished: String? = nil
 }
 
 /// The recovery phrase (docs/FORMAT.md §5.2): the vault folder carries the primary vault's
@@ -28,7 +31,7 @@ extension Profiles {
         vault.recoveryProblem = nil
         guard role == .primary, let current = try? keys else { return }
         if ProtectedFiles.exists(interruptedSetupPath) {
-            recoveryProblem("a recovery setup was cut short before its new phrase was shown, so no phrase you hold covers new items")
+            resumeRecoverySetup(record: try? RecoveryRecord.parse(ProtectedFiles.read(recoveryPath, limit: 4096)))
         }
         let expected = current.recoveryCommitment
         guard ProtectedFiles.exists(recoveryPath) else {
@@ -152,8 +155,20 @@ extension Profiles {
             }
             tpmRecovery = try TPMRecord.sealRecovery(secret, recoveryKey: phrase, deviceKey: keyStore.deviceKey())
         }
-        try ProtectedFiles.writeAtomically([], to: interruptedSetupPath)
-        // The rotation seals its key sets to the new phrase only (never the old one).
+        // The marker names the new data's commitment: the next unlock tells whether the new
+        // phrase took effect (then finishes) or not (then forgets it; the old one still holds).
+        try ProtectedFiles.writeAtomically(commitment, to: interruptedSetupPath)
+        // 1. Every item's seal to the new phrase, beside the current one (nothing changes for
+        //    the old phrase yet).
+        var seals: [(id: ItemID, seal: [UInt8])] = []
+        for row in try index.items(domains: [.vault], limit: nil) {
+            let itemKey = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(.vault))
+            seals.append((row.id, try RecoverySeal.seal(itemKey, to: publicKey,
+                                                         associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: row.id, kind: row.kind))))
+        }
+        try index.setNextRecoverySeals(seals)
+        // 2. The rotation seals its key sets to the new phrase only (never the old one): its
+        //    first write of recovery.n11r is where the new phrase takes effect.
         vault.recoveryPublicKey = publicKey
         do {
             try vault.maintenance.rotate(to: current.keys.rotated(created: UInt64(max(0, now))).withRecovery(commitment),
@@ -168,22 +183,61 @@ extension Profiles {
                 }
             }
             try writeRecovery(publicKey: publicKey, keys: [try keys])
+            // 3. The new seals become the seals (the sidecars' copies too).
+            try finishRecoverySetup(seals)
         } catch {
-            vault.recoveryPublicKey = nil
-            throw error
+            // Once recovery.n11r names the new phrase, the phrase is the one in effect: it is
+            // shown, with what is left (the next unlock finishes it). Before, nothing changed
+            // for the old phrase, and the next unlock forgets the new seals.
+            guard let record = try? RecoveryRecord.parse(ProtectedFiles.read(recoveryPath, limit: 4096)),
+                  record.publicKey == publicKey else {
+                vault.recoveryPublicKey = nil
+                throw error
+            }
+            try? ProtectedFiles.writeAtomically(commitment + [1], to: interruptedSetupPath)  // 1: the phrase was shown
+            audit("recovery setup", count: seals.count, detail: "keys rotated; cut short after the new phrase took effect")
+            return RecoverySetup(phrase: phrase, sealed: seals.count,
+                                 unfinished: "the new phrase is in effect, but the setup was cut short (\(Vault.describe(error))); the next unlock finishes it")
         }
-        var seals: [(id: ItemID, seal: [UInt8])] = []
-        for row in try index.items(domains: [.vault], limit: nil) {
-            let itemKey = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(.vault))
-            seals.append((row.id, try RecoverySeal.seal(itemKey, to: publicKey,
-                                                         associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: row.id, kind: row.kind))))
-        }
-        try index.setRecoverySeals(seals)
-        for (id, seal) in seals { try SidecarSeals.set(seal, for: id, location: location) }
-        try? ProtectedFiles.remove(interruptedSetupPath)
         vault.recoveryProblem = nil
         audit("recovery setup", count: seals.count, detail: "keys rotated")
         return RecoverySetup(phrase: phrase, sealed: seals.count)
+    }
+
+    /// The last step of a recovery setup, also run by the unlock after one cut short once its
+    /// phrase took effect: the new seals replace the old ones (index and sidecars), the marker goes.
+    func finishRecoverySetup(_ seals: [(id: ItemID, seal: [UInt8])]) throws {
+        try index.setRecoverySeals(seals)
+        for (id, seal) in seals { try SidecarSeals.set(seal, for: id, location: location) }
+        try ProtectedFiles.remove(interruptedSetupPath)
+    }
+
+    /// At unlock, a recovery setup an earlier command left (its marker is there): finished when
+    /// its phrase took effect (recovery.n11r names the marker's commitment), else forgotten (the
+    /// old phrase still holds everything). Whether anyone saw the new phrase is known only when
+    /// the command said so (the marker's last byte).
+    func resumeRecoverySetup(record: RecoveryRecord?) {
+        guard role == .primary, !index.isReadOnly, let marker = try? ProtectedFiles.read(interruptedSetupPath, limit: 64) else { return }
+        guard marker.count >= 16 else {
+            // A marker of an earlier version (empty): whether its phrase took effect is unknown.
+            recoveryProblem("a recovery setup was cut short before its new phrase was shown, so no phrase you hold may cover new items; run `nu11vlt recovery setup` again")
+            return
+        }
+        let commitment = Array(marker.prefix(16))
+        do {
+            if let record, record.matches(commitment: commitment) {
+                let next = try index.nextRecoverySeals()
+                try finishRecoverySetup(next.map { (id: $0.key, seal: $0.value) })
+                if marker.count < 17 {
+                    recoveryProblem("a recovery setup was cut short right after its new phrase took effect, before it was shown: no phrase you hold covers the vault; run `nu11vlt recovery setup` again")
+                }
+            } else {
+                try index.clearNextRecoverySeals()
+                try ProtectedFiles.remove(interruptedSetupPath)
+            }
+        } catch {
+            notice("a recovery setup cut short could not be finished yet (\(Vault.describe(error))); the next unlock tries again")
+        }
     }
 
     /// At `init`: the slot records the recovery data just written (no rotation: nothing was

@@ -46,6 +46,8 @@ struct RecoveryCommand: ParsableCommand {
                     print("recovery phrase made; \(made.sealed) item(s) covered")
                 }
                 RecoveryKeyText.showPhrase(made.phrase, tpm: false, json: output.json)
+                // The phrase took effect; what was cut short after is finished by the next unlock.
+                if let unfinished = made.unfinished { Output.note("nu11vlt: warning: \(unfinished)") }
             }
         }
     }
