@@ -61,8 +61,18 @@ public final class ImageHelper: @unchecked Sendable {
         try ImageWire.decodeAnalysis(request(.analyze, arg: 0, bytes))
     }
 
+    /// The same, for bytes held elsewhere (a zeroing buffer): no copy is made.
+    public func analyze(_ bytes: UnsafeRawBufferPointer) throws(ImageDecodeError) -> ImageWire.Analysis {
+        try ImageWire.decodeAnalysis(request(.analyze, arg: 0, bytes))
+    }
+
     /// A video's poster frame (its first picture) as thumbnails, and its container's facts.
     public func video(_ bytes: [UInt8]) throws(ImageDecodeError) -> VideoAnalysis {
+        try ImageWire.decodeVideo(request(.video, arg: 0, bytes))
+    }
+
+    /// The same, for bytes held elsewhere (a zeroing buffer): no copy is made.
+    public func video(_ bytes: UnsafeRawBufferPointer) throws(ImageDecodeError) -> VideoAnalysis {
         try ImageWire.decodeVideo(request(.video, arg: 0, bytes))
     }
 
@@ -95,6 +105,14 @@ public final class ImageHelper: @unchecked Sendable {
     }
 
     func request(_ op: ImageWire.Op, arg: UInt32, _ bytes: [UInt8]) throws(ImageDecodeError) -> [UInt8] {
+        var result: Result<[UInt8], ImageDecodeError> = .failure(ImageDecodeError(reason: "no request"))
+        bytes.withUnsafeBytes { raw in
+            do throws(ImageDecodeError) { result = .success(try request(op, arg: arg, raw)) } catch { result = .failure(error) }
+        }
+        return try result.get()
+    }
+
+    func request(_ op: ImageWire.Op, arg: UInt32, _ bytes: UnsafeRawBufferPointer) throws(ImageDecodeError) -> [UInt8] {
         guard bytes.count <= Int(ImageWire.maxRequest) else {
             throw ImageDecodeError(reason: "larger than \(ImageLimits.maxBytes >> 20) MiB")
         }
@@ -128,7 +146,7 @@ private final class HelperProcess {
     private var pid: Int32 = 0
     private var unavailable: String?
 
-    func request(_ op: ImageWire.Op, arg: UInt32, _ bytes: [UInt8]) throws(ImageDecodeError) -> [UInt8] {
+    func request(_ op: ImageWire.Op, arg: UInt32, _ bytes: UnsafeRawBufferPointer) throws(ImageDecodeError) -> [UInt8] {
         try start()
         var payload: [UInt8] = []
         let ok: Bool
@@ -184,6 +202,12 @@ private final class HelperProcess {
 
     private func writeAll(_ bytes: [UInt8]) throws(ImageDecodeError) {
         do { try bytes.withUnsafeBytes { buffer in try SystemIO.writeAll(toChild, buffer) } } catch {
+            throw ImageDecodeError(reason: "write")
+        }
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(ImageDecodeError) {
+        do { try SystemIO.writeAll(toChild, bytes) } catch {
             throw ImageDecodeError(reason: "write")
         }
     }
