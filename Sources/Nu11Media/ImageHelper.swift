@@ -76,6 +76,13 @@ public final class ImageHelper: @unchecked Sendable {
         try ImageWire.decodeVideo(request(.video, arg: 0, bytes))
     }
 
+    /// Whether FFmpeg (in the helper's lock-down) sees a location in a video's container.
+    public func videoHasLocation(_ bytes: [UInt8]) throws(ImageDecodeError) -> Bool {
+        let answer = try request(.videoLocation, arg: 0, bytes)
+        guard answer.count == 1, answer[0] <= 1 else { throw ImageDecodeError(reason: "the image helper answered nonsense") }
+        return answer[0] == 1
+    }
+
     /// The image's EXIF block, if it has one.
     public func exif(_ bytes: [UInt8]) throws(ImageDecodeError) -> [UInt8]? {
         let block = try request(.exif, arg: 0, bytes)
