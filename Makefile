@@ -100,12 +100,12 @@ bench:
 bench-gallery: release
 	bench/gallery.py 10000
 
-# libFuzzer harnesses (n11, keystore, settings, archive); FUZZ_SECONDS per harness.
+# libFuzzer harnesses (n11, keystore, settings, archive, video-location); FUZZ_SECONDS per harness.
 FUZZ_SECONDS ?= 600
 fuzz:
 	@scripts/ensure-deps.sh test
 	swift build --product nu11vlt-fuzz --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld
-	@for h in n11 keystore settings archive; do \
+	@for h in n11 keystore settings archive video-location; do \
 	  mkdir -p Fuzz/found/$$h; \
 	  echo "== $$h"; \
 	  NU11VLT_FUZZ_HARNESS=$$h .build-fuzz/debug/nu11vlt-fuzz Fuzz/found/$$h Fuzz/corpus/$$h \

@@ -152,7 +152,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // Fuzzing (developer tools): harness bodies, and a libFuzzer/corpus-replay driver.
-        .target(name: "Nu11Fuzz", dependencies: ["Nu11Vault", "Nu11Storage", "Nu11Format"], swiftSettings: strict),
+        .target(name: "Nu11Fuzz", dependencies: ["Nu11Vault", "Nu11Storage", "Nu11Format", "Nu11Media"], swiftSettings: strict),
         .executableTarget(name: "nu11vlt-fuzz", dependencies: ["Nu11Fuzz"], swiftSettings: strict),
         // The cipher candidates measured side by side (bench/run).
         .target(name: "Nu11CipherBench", dependencies: ["Nu11Format", "CSodium", .product(name: "Crypto", package: "swift-crypto")],

@@ -6,6 +6,7 @@
  * allow-listed by name, decoding runs on this thread only, and the first picture is turned
  * into RGB24 for the thumbnails. What comes back to nu11vlt is the poster's JPEG bytes, the
  * duration and the container's creation date as text. */
+#define _GNU_SOURCE /* strcasestr */
 #include "nu11image.h"
 
 #include <libavcodec/avcodec.h>
@@ -122,6 +123,47 @@ fail:
     av_packet_free(&packet);
     av_frame_free(&frame);
     return NULL;
+}
+
+static int names_location(const AVDictionary *metadata) {
+    const AVDictionaryEntry *e = NULL;
+    while ((e = av_dict_get(metadata, "", e, AV_DICT_IGNORE_SUFFIX)) != NULL) {
+        static const char *const words[] = { "location", "gps", "iso6709", "latitude", "longitude", "coordinates", NULL };
+        for (int i = 0; words[i] != NULL; i++) if (strcasestr(e->key, words[i]) != NULL) return 1;
+        if (strstr(e->key, "xyz") != NULL) return 1;   /* an untranslated QuickTime \251xyz */
+    }
+    return 0;
+}
+
+int nu11_video_has_location(const void *buf, size_t len, char *err, size_t errlen) {
+    pthread_once(&quiet_once, quiet);
+    if (buf == NULL || !nu11_video_signature(buf, len)) { say(err, errlen, "not a video format nu11vlt reads"); return -1; }
+    source src = { buf, len, 0 };
+    AVDictionary *options = NULL;
+    unsigned char *io_buffer = av_malloc(65536);
+    AVIOContext *io = io_buffer != NULL ? avio_alloc_context(io_buffer, 65536, 0, &src, source_read, NULL, source_seek) : NULL;
+    if (io == NULL) { av_free(io_buffer); say(err, errlen, "out of memory"); return -1; }
+    AVFormatContext *format = avformat_alloc_context();
+    int found = -1;
+    if (format == NULL) { say(err, errlen, "out of memory"); goto done; }
+    format->pb = io;
+    format->flags |= AVFMT_FLAG_CUSTOM_IO;
+    av_dict_set(&options, "format_whitelist", allowed_demuxers, 0);
+    av_dict_set(&options, "protocol_whitelist", "", 0);
+    if (avformat_open_input(&format, NULL, NULL, &options) < 0) {
+        format = NULL;
+        say(err, errlen, "not a video container nu11vlt reads (MP4, QuickTime, Matroska, WebM)");
+        goto done;
+    }
+    found = names_location(format->metadata);
+    for (unsigned i = 0; found == 0 && i < format->nb_streams; i++) found = names_location(format->streams[i]->metadata);
+    for (unsigned i = 0; found == 0 && i < format->nb_chapters; i++) found = names_location(format->chapters[i]->metadata);
+done:
+    av_dict_free(&options);
+    avformat_close_input(&format);
+    av_freep(&io->buffer);
+    avio_context_free(&io);
+    return found;
 }
 
 int nu11_video_poster(const void *buf, size_t len, int64_t max_pixels, nu11_video_info *info,

@@ -69,8 +69,15 @@ public struct MemorySink: ByteSink {
     /// A copy of the collected bytes; zero it when done (`secureZero`).
     public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawBufferPointer(start: storage.base, count: storage.count))
+    }
+
+    /// Makes room for `capacity` bytes in all, now (the old block, if any, is zeroed as it is
+    /// left): a sink reserved to the final size never moves its bytes again.
+    public mutating func reserve(_ capacity: Int) {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        if capacity > storage.capacity { storage.grow(to: capacity) }
     }
 
     public mutating func write(_ buffer: UnsafeRawBufferPointer) throws {

@@ -54,7 +54,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case confirmHalfWipe
     /// Make the thumbnails of photos imported before thumbnails existed.
     case makeThumbnails
-    /// Export without location stripping, or convert the photo first.
+    /// Export without location stripping, or convert the photo (or video) first.
     case exportWithoutStripping
     /// Recovery builds a new key store: give a folder that holds none.
     case recoverBesideKeyStore
@@ -161,7 +161,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .importFolderRecursively: "import folders recursively"
         case .importThroughStandardInput: "copy it to a regular file first, or import it from standard input"
         case .makeThumbnails: "make the missing thumbnails (only images get one)"
-        case .exportWithoutStripping: "export without removing the location, or convert the photo to JPEG first"
+        case .exportWithoutStripping: "export without removing the location, or convert it first (a photo to JPEG; a video with a tool that drops its metadata)"
         case .findMovedKeyStore: "if the key store was moved, find it by this vault's ID and open the vault with its folder; else restore it from your own copy"
         case .findMovedVault: "if the vault folder was moved, find it by this vault's ID and open it from there; else restore it from your own copy"
         case .pointAtPresentHalf: "give the folder of the half you have, then search for the other"

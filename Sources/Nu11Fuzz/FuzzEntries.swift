@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Nu11Format
+import Nu11Media
 import Nu11Storage
 import Nu11Vault
 
@@ -8,7 +9,7 @@ import Nu11Vault
 /// leak; errors are the expected outcome. Used by libFuzzer (`make fuzz`) and by the test
 /// suite, which replays the checked-in corpus (Fuzz/corpus/<harness>/).
 public enum FuzzEntries {
-    public static let harnesses = ["n11", "keystore", "settings", "archive"]
+    public static let harnesses = ["n11", "keystore", "settings", "archive", "video-location"]
 
     /// A fixed key, so that valid seeds open and mutations reach the decryptor.
     static let key: SecretBytes = {
@@ -26,8 +27,23 @@ public enum FuzzEntries {
         case "keystore": keystore(data)
         case "settings": settings(data)
         case "archive": archive(data)
+        case "video-location": videoLocation(data)
         default: false
         }
+    }
+
+    /// The video location walkers (they run on plaintext in the process that holds keys): a
+    /// strip that succeeds keeps the size, and a second strip of its result changes nothing.
+    static func videoLocation(_ data: [UInt8]) -> Bool {
+        guard let format = VideoFormat.sniff(data) else { return false }
+        var file = data
+        guard (try? VideoLocationStripper.strip(&file, format: format)) != nil else { return false }
+        guard file.count == data.count else { fatalError("stripping changed the size") }
+        var again = file
+        guard let second = try? VideoLocationStripper.strip(&again, format: format), !second.changed, again == file else {
+            fatalError("a stripped video strips again differently")
+        }
+        return true
     }
 
     /// `.n11` header and chunked stream: streaming and random access.

@@ -136,4 +136,13 @@ extension ImageCodec {
                 grid: EncodedThumbnail(encoding: .jpeg, width: Int(gw), height: Int(gh), bytes: Array(UnsafeRawBufferPointer(start: g, count: gn))),
                 preview: EncodedThumbnail(encoding: .jpeg, width: Int(pw), height: Int(ph), bytes: Array(UnsafeRawBufferPointer(start: p, count: pn)))))
     }
+
+    /// Whether FFmpeg finds a location in the container's metadata (it decodes nothing).
+    public static func videoHasLocation(_ bytes: UnsafeRawBufferPointer) throws(ImageDecodeError) -> Bool {
+        var err = [CChar](repeating: 0, count: 256)
+        guard let base = bytes.baseAddress else { throw ImageDecodeError(reason: "the video is empty") }
+        let found = nu11_video_has_location(base, bytes.count, &err, err.count)
+        guard found >= 0 else { throw ImageDecodeError(reason: message(err, "the video's container cannot be read")) }
+        return found == 1
+    }
 }

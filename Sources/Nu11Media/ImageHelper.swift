@@ -61,9 +61,26 @@ public final class ImageHelper: @unchecked Sendable {
         try ImageWire.decodeAnalysis(request(.analyze, arg: 0, bytes))
     }
 
+    /// The same, for bytes held elsewhere (a zeroing buffer): no copy is made.
+    public func analyze(_ bytes: UnsafeRawBufferPointer) throws(ImageDecodeError) -> ImageWire.Analysis {
+        try ImageWire.decodeAnalysis(request(.analyze, arg: 0, bytes))
+    }
+
     /// A video's poster frame (its first picture) as thumbnails, and its container's facts.
     public func video(_ bytes: [UInt8]) throws(ImageDecodeError) -> VideoAnalysis {
         try ImageWire.decodeVideo(request(.video, arg: 0, bytes))
+    }
+
+    /// The same, for bytes held elsewhere (a zeroing buffer): no copy is made.
+    public func video(_ bytes: UnsafeRawBufferPointer) throws(ImageDecodeError) -> VideoAnalysis {
+        try ImageWire.decodeVideo(request(.video, arg: 0, bytes))
+    }
+
+    /// Whether FFmpeg (in the helper's lock-down) sees a location in a video's container.
+    public func videoHasLocation(_ bytes: [UInt8]) throws(ImageDecodeError) -> Bool {
+        let answer = try request(.videoLocation, arg: 0, bytes)
+        guard answer.count == 1, answer[0] <= 1 else { throw ImageDecodeError(reason: "the image helper answered nonsense") }
+        return answer[0] == 1
     }
 
     /// The image's EXIF block, if it has one.
@@ -95,6 +112,14 @@ public final class ImageHelper: @unchecked Sendable {
     }
 
     func request(_ op: ImageWire.Op, arg: UInt32, _ bytes: [UInt8]) throws(ImageDecodeError) -> [UInt8] {
+        var result: Result<[UInt8], ImageDecodeError> = .failure(ImageDecodeError(reason: "no request"))
+        bytes.withUnsafeBytes { raw in
+            do throws(ImageDecodeError) { result = .success(try request(op, arg: arg, raw)) } catch { result = .failure(error) }
+        }
+        return try result.get()
+    }
+
+    func request(_ op: ImageWire.Op, arg: UInt32, _ bytes: UnsafeRawBufferPointer) throws(ImageDecodeError) -> [UInt8] {
         guard bytes.count <= Int(ImageWire.maxRequest) else {
             throw ImageDecodeError(reason: "larger than \(ImageLimits.maxBytes >> 20) MiB")
         }
@@ -128,7 +153,7 @@ private final class HelperProcess {
     private var pid: Int32 = 0
     private var unavailable: String?
 
-    func request(_ op: ImageWire.Op, arg: UInt32, _ bytes: [UInt8]) throws(ImageDecodeError) -> [UInt8] {
+    func request(_ op: ImageWire.Op, arg: UInt32, _ bytes: UnsafeRawBufferPointer) throws(ImageDecodeError) -> [UInt8] {
         try start()
         var payload: [UInt8] = []
         let ok: Bool
@@ -184,6 +209,12 @@ private final class HelperProcess {
 
     private func writeAll(_ bytes: [UInt8]) throws(ImageDecodeError) {
         do { try bytes.withUnsafeBytes { buffer in try SystemIO.writeAll(toChild, buffer) } } catch {
+            throw ImageDecodeError(reason: "write")
+        }
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(ImageDecodeError) {
+        do { try SystemIO.writeAll(toChild, bytes) } catch {
             throw ImageDecodeError(reason: "write")
         }
     }

@@ -4,7 +4,7 @@ import Nu11Format
 
 /// The pipe protocol between nu11vlt and `nu11vlt-image-helper` (all integers big-endian).
 ///
-///     request:  op (1 analyze, 2 exif, 3 png, 4 pixels, 5 video) | arg u32 (png, pixels: max side) | length u64 | image bytes
+///     request:  op (1 analyze, 2 exif, 3 png, 4 pixels, 5 video, 6 video location) | arg u32 (png, pixels: max side) | length u64 | image bytes
 ///     response: status (0 ok, 1 refused) | length u64 | payload
 ///
 /// An analyze payload is `width u32 | height u32 | orientation u8 | alpha u8 | exif length
@@ -13,9 +13,10 @@ import Nu11Format
 /// u32 | channels u8 (3 RGB, 4 RGBA) | width × height × channels bytes` (8-bit sRGB, rows
 /// without padding): the only form in which a decoder's output reaches a process that holds
 /// keys, because reading it parses nothing (`RawImage.parse`). A video payload is
-/// `ImageWire.encode(VideoAnalysis)`: its poster frame's thumbnails and the container's facts.
+/// `ImageWire.encode(VideoAnalysis)`: its poster frame's thumbnails and the container's facts;
+/// a video location payload is one byte, 1 when FFmpeg sees a location in the container, else 0.
 public enum ImageWire {
-    public enum Op: UInt8, Sendable { case analyze = 1, exif = 2, png = 3, pixels = 4, video = 5 }
+    public enum Op: UInt8, Sendable { case analyze = 1, exif = 2, png = 3, pixels = 4, video = 5, videoLocation = 6 }
     public static let requestHeaderSize = 13
     public static let responseHeaderSize = 9
     /// Larger requests are refused by the helper before it reads them.

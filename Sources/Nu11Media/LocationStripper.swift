@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Nu11Format
 
 /// Why a location could not be removed; the export is refused rather than leak it.
 public struct LocationStripError: Error, Sendable, CustomStringConvertible {
@@ -15,7 +16,9 @@ public struct LocationStripReport: Sendable, Equatable {
     public var removedGPS = false
     /// GPS values in an XMP packet were blanked.
     public var blankedXMP = false
-    public var changed: Bool { removedGPS || blankedXMP }
+    /// A video: what its container lost (`VideoLocationStripper`).
+    public var video: VideoLocationStripper.Report?
+    public var changed: Bool { removedGPS || blankedXMP || video?.changed == true }
 }
 
 /// Removes location from a photo without re-encoding it: the EXIF GPS directory is
@@ -24,12 +27,17 @@ public struct LocationStripReport: Sendable, Equatable {
 /// block is stored uncompressed: JPEG (APP1), PNG (eXIf, CRC recomputed), WebP (EXIF
 /// chunk), HEIC/AVIF (Exif item), TIFF (the file is the structure). The result is checked
 /// by reading it again; a location that is still there (another place, a compressed
-/// packet) fails the strip instead of leaving the export with a location in it.
+/// packet) fails the strip instead of leaving the export with a location in it. Videos
+/// (MP4/QuickTime, Matroska/WebM) go to `VideoLocationStripper`.
 public enum LocationStripper {
     public static func strip(_ file: inout [UInt8]) throws(LocationStripError) -> LocationStripReport {
         var report = LocationStripReport()
         guard let format = ImageFormat.sniff(file) else {
-            report.notAnImage = true
+            if let video = VideoFormat.sniff(file) {
+                report.video = try VideoLocationStripper.stripAndConfirm(&file, format: video)
+            } else {
+                report.notAnImage = true
+            }
             return report
         }
         var changed: [Range<Int>] = []
@@ -38,6 +46,7 @@ public enum LocationStripper {
                 throw LocationStripError(reason: "its EXIF block is damaged, so its location cannot be removed safely")
             }
             if let ranges = try tiff.removeGPS() {
+                secureZero(&file)  // the photo's copy before the edit: zeroed, not just freed
                 file = tiff.bytes
                 changed += ranges
                 report.removedGPS = true
@@ -47,6 +56,7 @@ public enum LocationStripper {
         // segment, a copy in another box — the decoder reads only one of them.
         for base in exifBlocks(in: file) {
             guard var tiff = TIFFStructure(file, base: base), let ranges = try tiff.removeGPS() else { continue }
+            secureZero(&file)
             file = tiff.bytes
             changed += ranges
             report.removedGPS = true
@@ -169,14 +179,24 @@ public enum LocationStripper {
     /// GPS property with a value left.
     static func verify(_ file: [UInt8], format: ImageFormat) throws(LocationStripError) {
         let block = format == .tiff ? file : try readEXIF(file)
-        let others = exifBlocks(in: file).map { Array(file[$0...]) }
+        var others = exifBlocks(in: file).map { Array(file[$0...]) }
+        defer { for i in others.indices { secureZero(&others[i]) } }
         if ([block].compactMap { $0 } + others).contains(where: { ExifSummary.parse($0).hasGPS }) {
             throw LocationStripError(reason: "a location is still present after stripping (\(format.displayName)); nothing was written")
         }
-        var copy = file
-        if !blankXMPLocation(&copy).isEmpty {
+        if xmpLocationLeft(file) {
             throw LocationStripError(reason: "an XMP location is still present after stripping; nothing was written")
         }
+    }
+
+    /// Whether an XMP GPS property still has a value that is not blank (a blanked one is all
+    /// spaces, and stays in the packet).
+    static func xmpLocationLeft(_ file: [UInt8]) -> Bool {
+        var copy = file
+        let ranges = blankXMPLocation(&copy)
+        guard !ranges.isEmpty else { return false }
+        secureZero(&copy)
+        return ranges.contains { r in file[r].contains { $0 != 0x20 } }
     }
 }
 

@@ -123,6 +123,7 @@ while let head = readAll(ImageWire.requestHeaderSize) {
             case .png: return .success(try ImageCodec.png(raw, maxSide: Int(arg)))
             case .pixels: return .success(try ImageCodec.pixels(raw, maxSide: Int(arg)))
             case .video: return .success(ImageWire.encode(try ImageCodec.video(raw)))
+            case .videoLocation: return .success([try ImageCodec.videoHasLocation(raw) ? 1 : 0])
             }
         } catch let error as ImageDecodeError {
             return .failure(error)

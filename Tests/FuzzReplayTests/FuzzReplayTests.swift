@@ -19,7 +19,8 @@ struct FuzzReplayTests {
         let seeds: [String: [String]] = ["n11": ["valid-1-0", "valid-1-100", "valid-1-20000", "valid-2-16384"],
                                          "keystore": ["device", "item-record", "master", "state"],
                                          "settings": ["doc-v1", "doc-v2", "duration"],
-                                         "archive": ["portable-0", "portable-1", "portable-2"]]
+                                         "archive": ["portable-0", "portable-1", "portable-2"],
+                                         "video-location": ["mp4-keys-loci", "mov-apple-keys", "mov-xyz", "mkv-tags", "webm-tags"]]
         for seed in seeds[harness] ?? [] { #expect(results[seed] == true, "\(harness): valid seed \(seed) rejected") }
     }
 

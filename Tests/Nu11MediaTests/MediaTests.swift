@@ -161,6 +161,18 @@ struct MediaTests {
         #expect(Array(file.suffix(Self.tinyJPEGBody.count)) == Self.tinyJPEGBody, "the image data changed")
     }
 
+    @Test("a JPEG whose only location is in XMP is stripped, not refused: blanked values are no location")
+    func xmpOnlyJPEG() throws {
+        let packet = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
+            + Array(#"<x:xmpmeta><rdf:Description exif:GPSLatitude="48,51.5N" exif:GPSLongitude="2,17.7E"/></x:xmpmeta>"#.utf8)
+        let original = [0xFF, 0xD8, 0xFF, 0xE1, UInt8((packet.count + 2) >> 8), UInt8((packet.count + 2) & 0xFF)] + packet + Self.tinyJPEGBody
+        var file = original
+        let report = try LocationStripper.strip(&file)
+        #expect(report.blankedXMP && file.count == original.count)
+        #expect(LocationStripper.occurrences(of: Array("48,51.5N".utf8), in: file, limit: 1).isEmpty)
+        #expect(!LocationStripper.xmpLocationLeft(file) && LocationStripper.xmpLocationLeft(original))
+    }
+
     @Test("libvips refuses what is not a vetted image format, and a bomb before decoding a pixel")
     func codecRefusals() {
         let pdf = Array("%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n".utf8)

@@ -106,6 +106,12 @@ typedef struct {
 int nu11_video_poster(const void *buf, size_t len, int64_t max_pixels, nu11_video_info *info,
                       void **rgb, size_t *rgb_len, char *err, size_t errlen);
 
+/* Whether FFmpeg, opening the container as nu11_video_poster does (no decoding), finds a
+ * location in it: a metadata entry of the file or of any stream whose key names a location
+ * (location, location-eng, com.apple.quicktime.location.ISO6709, LOCATION, …). 1 yes, 0 no,
+ * or -1 with a one-line reason when the container does not open. */
+int nu11_video_has_location(const void *buf, size_t len, char *err, size_t errlen);
+
 /* Whether bytes start like a container nu11_video_poster opens (MP4/QuickTime, Matroska/WebM). */
 int nu11_video_signature(const void *buf, size_t len);
 

@@ -60,7 +60,7 @@ public struct Settings: Sendable, Equatable {
         Definition(key: "preview.cache_mib", summary: "size of the in-memory preview cache", allowed: "1 … 1024"),
         Definition(key: "backup.allow", summary: "let backup tools copy the vault folder (`backup enable`); the key store is never backed up",
                    allowed: "true | false"),
-        Definition(key: "export.strip_location", summary: "remove photos' locations (GPS) on every export and archive export",
+        Definition(key: "export.strip_location", summary: "remove photos' and videos' locations (GPS) on every export and archive export",
                    allowed: "true | false"),
         Definition(key: "keys.rotate_days", summary: "rotate the vault's keys at the first unlock after this many days (0 = never)",
                    allowed: "0, or 1 … 3650"),

@@ -13,16 +13,17 @@ extension Photos {
     public var stripsLocationByDefault: Bool { settings.stripLocation }
 
     /// Writes an item's plaintext with its location removed (docs/FORMAT.md has nothing to
-    /// say here: the photo's own bytes change, losslessly, see `LocationStripper`). Files
-    /// that are not images pass unchanged. When the location cannot be removed the export
-    /// fails and nothing is written to `sink`.
+    /// say here: the photo's own bytes change, losslessly, see `LocationStripper`; a video's
+    /// container loses its location boxes or tags, its media untouched, see
+    /// `VideoLocationStripper`). Files that are neither images nor videos pass unchanged. When
+    /// the location cannot be removed the export fails and nothing is written to `sink`.
     @discardableResult
     func exportStripped(_ row: ItemRow, meta: ItemMetadata, to sink: inout some ByteSink) throws -> UInt64 {
         guard meta.size <= Self.maxStripBytes else {
             throw Nu11Error(.invalidArgument, "item \(row.id.hex) (\(meta.name)) is too large to remove its location in memory",
                             remedy: .exportWithoutStripping, item: row.id.hex)
         }
-        var memory = MemorySink()
+        var memory = MemorySink(capacity: Int(meta.size))
         let (fd, key) = try vault.items.openItem(row)
         defer { close(fd) }
         do {
@@ -32,6 +33,7 @@ extension Photos {
             throw error.code == .io ? error : error.about("item \(row.id.hex)")
         }
         var bytes = memory.bytes
+        memory.zero()
         defer { secureZero(&bytes) }
         do {
             _ = try LocationStripper.strip(&bytes)

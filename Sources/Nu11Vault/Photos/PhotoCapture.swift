@@ -33,59 +33,82 @@ extension ImageFormat {
 /// Keeps a copy of what an import reads, while it is encrypted, when the first bytes say
 /// it is an image or a video (and it is not too large): the thumbnails (a video's from its
 /// first picture) are made from that copy after the last chunk is sealed, so the file is read
-/// once. Memory only; zeroed when done.
+/// once. Memory only, and only in a `MemorySink`: reserved to the file's size when it is known
+/// up front (`prejudge`), and otherwise grown by copying into a new block and zeroing the old
+/// one — an `Array` that grows frees its old copies unzeroed, up to 128 MiB of a photo. Zeroed
+/// when done.
 final class PhotoCapture {
     /// Images larger than this import without a thumbnail (and say so).
     static let maxBytes = ImageLimits.maxBytes
     let name: String
-    private(set) var bytes: [UInt8] = []
+    /// The copy. Never a `[UInt8]` (PhotoCaptureTests looks).
+    private(set) var storage: MemorySink
     private var decided = false
     private(set) var format: ImageFormat?
     private(set) var video: VideoFormat?
     private(set) var tooLarge = false
 
-    init(name: String) { self.name = name }
+    init(name: String) {
+        self.name = name
+        storage = MemorySink()
+    }
+
+    /// A test seam: the storage to fill (one with a witness of every block it frees).
+    init(name: String, storage: MemorySink) {
+        self.name = name
+        self.storage = storage
+    }
+
+    var count: Int { storage.count }
 
     func take(_ chunk: UnsafeRawBufferPointer) {
         if decided && format == nil && video == nil || tooLarge { return }
-        bytes.append(contentsOf: chunk)
-        if !decided && bytes.count >= 16 { decide() }
-        if bytes.count > Self.maxBytes {
+        if storage.count + chunk.count > Self.maxBytes {
             tooLarge = true
-            secureZero(&bytes)
-            bytes = []
+            drop()
+            return
         }
+        do { try storage.write(chunk) } catch {
+            // A memory sink does not fail; if it ever did, no copy is better than half of one.
+            tooLarge = true
+            drop()
+            return
+        }
+        if !decided && storage.count >= 16 { decide() }
     }
 
     /// Decides from a file's first bytes and size, before any read: true when no copy is
-    /// needed (not an image, or too large for a thumbnail), so the file may be mapped.
+    /// needed (not an image, or too large for a thumbnail), so the file may be mapped. When a
+    /// copy is needed, its storage is reserved to the whole size now: it never grows.
     func prejudge(first: [UInt8], size: UInt64) -> Bool {
-        guard !decided, bytes.isEmpty, first.count >= 16 || UInt64(first.count) == size else { return false }
+        guard !decided, storage.count == 0, first.count >= 16 || UInt64(first.count) == size else { return false }
         decided = true
         format = ImageFormat.sniff(first)
         video = format == nil ? VideoFormat.sniff(first) : nil
         if (format != nil || video != nil) && size > UInt64(Self.maxBytes) { tooLarge = true }
-        return format == nil && video == nil || tooLarge
+        let skip = format == nil && video == nil || tooLarge
+        if !skip { storage.reserve(Int(size)) }
+        return skip
     }
 
     private func decide() {
         decided = true
-        format = ImageFormat.sniff(bytes)
-        video = format == nil ? VideoFormat.sniff(bytes) : nil
-        if format == nil && video == nil {
-            secureZero(&bytes)
-            bytes = []
-        }
+        format = storage.withUnsafeBytes { ImageFormat.sniff($0) }
+        video = format == nil ? storage.withUnsafeBytes { VideoFormat.sniff($0) } : nil
+        if format == nil && video == nil { drop() }
+    }
+
+    /// Zeroes the copy and gives its memory back (the storage zeroes a block before it frees it).
+    private func drop() {
+        storage.zero()
+        storage = MemorySink()
     }
 
     /// Decodes the copy: image facts and thumbnails, or a one-line warning for a file that
     /// looks like an image but cannot be one. Zeroes the copy.
     func analyze() -> (facts: PhotoFacts?, warning: String?) {
         if !decided { decide() }
-        defer {
-            secureZero(&bytes)
-            bytes = []
-        }
+        defer { drop() }
         let suggested = ImageFormat.suggested(byName: name)
         if let video { return analyzeVideo(video) }
         guard let format else {
@@ -96,7 +119,7 @@ final class PhotoCapture {
             return (nil, "\(name): larger than \(Self.maxBytes >> 20) MiB, too large for a thumbnail; imported without one")
         }
         do {
-            let analysis = try ImageHelper.shared.analyze(bytes)
+            let analysis = try storage.withUnsafeBytes { bytes throws(ImageDecodeError) in try ImageHelper.shared.analyze(bytes) }
             let exif = analysis.exif.map(ExifSummary.parse)
             return (PhotoFacts(type: format.mimeType, width: analysis.header.width, height: analysis.header.height, taken: exif?.takenDate,
                                camera: exif?.camera, hasGPS: exif?.hasGPS ?? false, thumbnails: analysis.thumbnails), nil)
@@ -117,7 +140,7 @@ final class PhotoCapture {
             return (nil, "\(name): larger than \(Self.maxBytes >> 20) MiB, too large for a poster frame; imported without one")
         }
         do {
-            let analysis = try ImageHelper.shared.video(bytes)
+            let analysis = try storage.withUnsafeBytes { bytes throws(ImageDecodeError) in try ImageHelper.shared.video(bytes) }
             return (PhotoFacts(type: video.mimeType, width: analysis.width, height: analysis.height,
                                taken: analysis.created.flatMap(VideoDate.parse), camera: nil, hasGPS: analysis.hasLocation,
                                thumbnails: analysis.thumbnails, duration: analysis.durationMS.map { Double($0) / 1000 }), nil)
@@ -126,7 +149,7 @@ final class PhotoCapture {
         }
     }
 
-    deinit { secureZero(&bytes) }
+    deinit { storage.zero() }
 }
 
 /// A source that hands what it reads to a `PhotoCapture` too.

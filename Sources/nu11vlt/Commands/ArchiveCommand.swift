@@ -42,7 +42,7 @@ struct ArchiveCommand: ParsableCommand {
         @Flag(name: .customLong("include-fade"),
               help: "Put fade items into a portable archive too. Their deadline cannot travel with a copy: whoever has the archive and its password keeps them.")
         var includeFade = false
-        @Flag(name: .customLong("strip-location"), help: "Remove photos' locations (portable archives; the export.strip_location setting makes it the default).")
+        @Flag(name: .customLong("strip-location"), help: "Remove photos' and videos' locations (portable archives; the export.strip_location setting makes it the default).")
         var stripLocation = false
         @Flag(name: .customLong("keep-location"), help: "Keep locations even when the export.strip_location setting is on.")
         var keepLocation = false

@@ -23,7 +23,7 @@ struct Export: ParsableCommand {
     var output: String
     @Flag(name: .long, help: "Replace the output file if it exists (one item to a file only).")
     var force = false
-    @Flag(name: .customLong("strip-location"), help: "Remove the photo's location (EXIF GPS, XMP) without re-encoding it; refused when it cannot be removed.")
+    @Flag(name: .customLong("strip-location"), help: "Remove the location of a photo (EXIF GPS, XMP) or a video (MP4/MOV/Matroska tags) without re-encoding it; refused when it cannot be removed.")
     var stripLocation = false
     @Flag(name: .customLong("keep-location"), help: "Keep the location even when the export.strip_location setting is on.")
     var keepLocation = false

@@ -58,7 +58,7 @@ enum Remedies {
         case .longerPIN: "use at least 4 characters"
         case .primaryPINOnly: "run it again with the primary PIN"
         case .freeDiskSpace: "free some disk space and try again"
-        case .exportWithoutStripping: "export without --strip-location (and `settings set export.strip_location false`), or convert it to JPEG first"
+        case .exportWithoutStripping: "export without --strip-location (and `settings set export.strip_location false`), or convert it first (a photo to JPEG; a video with a tool that drops its metadata)"
         case .findMovedKeyStore: "if the key store was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID) and point --keystore at it; else restore it from your own copy"
         case .findMovedVault: "if the vault folder was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID) and point --vault at it; else restore it from your own copy"
         case .pointAtPresentHalf: "point --vault and --keystore at the half you have, then search for the other"
