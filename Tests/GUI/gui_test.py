@@ -925,6 +925,44 @@ def moved_key_store():
         app.wait(timeout=30)
 
 
+def moved_vault_folder():
+    """Issue 56: a vault folder moved away from its default place. The app finds it once
+    ("Search for the vault folder…") and records it in the key store: the next launch opens it
+    with no search, and so does the CLI given no --vault."""
+    step("a moved vault folder: found once in the app, remembered at the next launch and by the CLI")
+    default_vault = os.path.join(os.environ["HOME"], ".local", "share", "nu11vlt")
+    r = subprocess.run([CLI, "init", "--backups", "no", "--kdf-iterations", "2", "--kdf-memory", "19", "--pin-stdin"],
+                       input=PRIMARY + "\n", capture_output=True, text=True)
+    assert r.returncode == 0, f"init at the default places failed: {r.stderr.strip()}"
+    moved = os.path.join(WORK, "second-disk", "vaults", "mine")
+    os.makedirs(os.path.dirname(moved))
+    shutil.move(default_vault, moved)
+    env = dict(os.environ)
+    env.pop("NU11VLT_FIDO2_DEVICE", None)
+
+    def launch(log):
+        return subprocess.Popen([APP], env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, log), "w"))
+    app = launch("moved-vault-app.log")
+    try:
+        find("The vault folder is missing", timeout=60)
+        main_window()
+        through_chooser(os.path.join(WORK, "second-disk"), button="Search for the vault folder…", title="Where to search")
+        press(f"Open with {moved}", timeout=60)
+        find("PIN", "password text", timeout=60)
+    finally:
+        app.send_signal(signal.SIGTERM)
+        app.wait(timeout=30)
+    app = launch("moved-vault-again.log")
+    try:
+        find("PIN", "password text", timeout=60)
+        assert not [a for a in named("The vault folder is missing") if showing(a)], "the next launch lost the vault folder again"
+    finally:
+        app.send_signal(signal.SIGTERM)
+        app.wait(timeout=30)
+    r = subprocess.run([CLI, "status"], capture_output=True, text=True)
+    assert r.returncode == 0 and f"vault      {moved}" in r.stdout, f"the CLI does not follow the record: {r.stdout} {r.stderr}"
+
+
 def crash_check():
     step("crash the unlocked app (SIGSEGV): not dumpable, no core file")
     vault, keystore = os.path.join(WORK, "crash-vault"), os.path.join(WORK, "crash-keystore")
@@ -1010,6 +1048,7 @@ def main():
     narrow_dark()
     first_run()
     moved_key_store()
+    moved_vault_folder()
     fling_check(CLI, APP, WORK, SHOTS, PRIMARY, step)
     crash_check()
     print("gui: PASS", flush=True)

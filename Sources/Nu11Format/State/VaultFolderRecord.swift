@@ -27,12 +27,12 @@ public enum VaultFolderRecord {
         guard length == bytes.count - 7 else { return nil }
         let path = Array(bytes[7...])
         guard isAcceptable(path) else { return nil }
-        return path.withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) }
+        return String(validating: path, as: UTF8.self)
     }
 
     static func isAcceptable(_ path: [UInt8]) -> Bool {
         guard path.first == UInt8(ascii: "/"), path.count <= maxPathBytes else { return false }
         guard !path.contains(where: { $0 < 0x20 || $0 == 0x7f }) else { return false }
-        return path.withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) } != nil
+        return String(validating: path, as: UTF8.self) != nil
     }
 }

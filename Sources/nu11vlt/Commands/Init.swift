@@ -63,7 +63,7 @@ struct Init: ParsableCommand {
                 throw Nu11Error(.alreadyExists, "a vault already exists at \(loc.vaultRoot)",
                                 remedy: .frontEnd("use another --vault/--keystore"))
             }
-            let allowBackups = try BackupQuestion.answer(backups ?? (backup ? .yes : nil), vaultRoot: loc.vaultRoot)
+            let allowBackups = try BackupQuestion.answer(backups ?? (backup ? BackupChoice.yes : nil), vaultRoot: loc.vaultRoot)
             let secret = try PINReader.readNew(prompt: "New PIN or passphrase: ", from: pin.source)
             let parameters = try kdf.parameters()
             let phrase: SecretBytes
