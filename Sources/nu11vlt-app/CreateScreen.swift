@@ -39,7 +39,7 @@ final class CreateScreen {
         for entry in [pin, repeatPIN] { gtk_widget_set_size_request(entry, 320, -1) }
         strength = label("At least 4 characters", style: "dim-label", wrap: true)
         gtk_label_set_max_width_chars(op(strength), 48)
-        let backupQuestion = label("Back up the vault folder? " + BackupInfo.tradeOff + " The key store is never backed up.", wrap: true)
+        let backupQuestion = label("Back up the vault folder? " + BackupInfo.tradeOff + " Never back up the key store.", wrap: true)
         gtk_label_set_max_width_chars(op(backupQuestion), 48)
         backupYes = must(gtk_check_button_new_with_label("Back up the vault folder"))
         n11g_set_label(backupYes, "Back up the vault folder")

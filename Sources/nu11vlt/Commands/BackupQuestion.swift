@@ -20,7 +20,7 @@ enum BackupQuestion {
             Output.note("nu11vlt: the vault folder is kept out of backups (no terminal to ask, and no --backups yes|no); `nu11vlt backup enable` allows them later")
             return false
         }
-        Output.stderr("\(BackupInfo.tradeOff)\nBack up the vault folder (\(Output.escaped(vaultRoot)))? The key store is never backed up. [y/n] ")
+        Output.stderr("\(BackupInfo.tradeOff)\nBack up the vault folder (\(Output.escaped(vaultRoot)))? Never back up the key store. [y/n] ")
         for _ in 0..<3 {
             guard let line = readLine() else { break }
             switch line.trimmingCharacters(in: .whitespaces).lowercased() {

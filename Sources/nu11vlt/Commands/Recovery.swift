@@ -119,7 +119,7 @@ struct Recover: ParsableCommand {
 struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backup",
-        abstract: "Let backup tools (restic, borg, rsync) copy the vault folder; the key store is never backed up.",
+        abstract: "Let backup tools (restic, borg, rsync) copy the vault folder; never the key store (back up with --exclude-caches: see the README).",
         subcommands: [Enable.self, Disable.self, StatusCommand.self])
 
     static let explanation = """
