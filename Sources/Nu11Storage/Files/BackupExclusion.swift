@@ -5,7 +5,7 @@ import Nu11Format
 /// Keeps the vault and key store out of backups, the Linux way: a `CACHEDIR.TAG` (honoured
 /// by Déjà Dup always, and by tar, borg and restic only when told to exclude caches — the
 /// README gives those commands) and the `nodump` attribute where the file system has it
-/// (honoured by dump; restic and borg ignore it). Why: a backup copy of a key record defeats
+/// (honoured by dump, and by borg only when told to; restic ignores it). Why: a backup copy of a key record defeats
 /// crypto-shredding.
 public enum BackupExclusion {
     public static let tagName = "CACHEDIR.TAG"
