@@ -891,10 +891,12 @@ def selections():
 
 
 def choose(name):
-    """Picks one of a group of choices (a GtkCheckButton in a group) through its action."""
+    """Picks one of a group of choices (a GtkCheckButton in a group: GTK 4.8 gives it no AT-SPI
+    action), by a click on it, as the "I have written down" box is ticked."""
     def look():
         return next((a for a in named(name) if a.getRoleName() in ("radio button", "check box") and showing(a)), None)
-    wait_for(look, f"the choice {name!r}", 15).queryAction().doAction(0)
+    click(wait_for(look, f"the choice {name!r}", 15))
+    wait_for(lambda: look().getState().contains(pyatspi.STATE_CHECKED), f"the choice {name!r} taken", 15)
 
 
 def moved_key_store():

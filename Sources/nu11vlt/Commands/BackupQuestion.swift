@@ -34,7 +34,7 @@ enum BackupQuestion {
     }
 
     /// The line `init` prints about the answer.
-    static func outcome(_ allowed: Bool, vaultRoot: String) -> String {
+    static func outcome(_ allowed: Bool) -> String {
         allowed
             ? "backups       the vault folder may be backed up (`nu11vlt backup disable` keeps it out)"
             : "backups       the vault folder is kept out of backups (`nu11vlt backup enable` allows them)"

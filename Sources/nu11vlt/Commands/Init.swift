@@ -86,7 +86,7 @@ struct Init: ParsableCommand {
                 print("key store     \(loc.keyStoreRoot)")
                 print("Argon2id      \(parameters.iterations) passes, \(parameters.memoryMiB) MiB")
                 if tpm { print("TPM           bound to this machine's TPM (wrong PINs are counted by the hardware)") }
-                print(BackupQuestion.outcome(allowBackups, vaultRoot: loc.vaultRoot))
+                print(BackupQuestion.outcome(allowBackups))
                 print(Self.firstRun)
                 if allowBackups { print("\n" + Backup.explanation) }
             }
