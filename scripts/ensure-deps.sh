@@ -74,13 +74,15 @@ if [ "$job" = test ]; then
   need "xvfb" "command -v Xvfb"
   need "dbus-x11" "command -v dbus-run-session"
   need "xdotool" "command -v xdotool"
+  need "xsel" "command -v xsel"      # the GUI test reads PRIMARY and the clipboard on the phrase screen
   need "python3-pyatspi gir1.2-atspi-2.0 at-spi2-core" "/usr/bin/python3 -c 'import pyatspi'"
   need "appstream" "command -v appstreamcli"
   need "desktop-file-utils" "command -v desktop-file-validate"
   need "fish" "command -v fish"      # the completion test loads the fish script
   need "tmux" "command -v tmux"      # the terminal test (progress, prompts)
   need "vim" "command -v vim"        # the editor-traces test (vi on Debian)
-  need "restic" "command -v restic"  # the backup-and-recover test
+  need "restic" "command -v restic"  # the backup-and-recover test, and the README's backup commands
+  need "borgbackup" "command -v borg" # the README's borg command never stores the key store
   need "man-db" "command -v man"     # `man -l` renders the generated page
   need "groff-base" "command -v groff"
 fi

@@ -5,6 +5,10 @@ import Nu11Storage
 
 /// What `backup status` and `status` say about backups, without the PIN.
 public struct BackupInfo: Sendable, Codable, Equatable {
+    /// The trade-off of backing up the vault folder, in one sentence: what every front end
+    /// says when a vault is created and asks whether its folder may be backed up.
+    public static let tradeOff = "A backup of the vault folder holds only encrypted data, but a restored snapshot plus the recovery phrase brings back everything that was in it — including items you delete after that snapshot was made."
+
     /// Whether the vault folder carries its exclusion markers (CACHEDIR.TAG).
     public var excluded: Bool
     /// The last change a backup would need to copy (the index and recovery data record

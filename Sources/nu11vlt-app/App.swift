@@ -200,8 +200,8 @@ final class App {
     }
 
     /// The new vault's recovery phrase, once; then the vault opens.
-    func showPhrase(_ phrase: String) {
-        let screen = PhraseScreen(app: self, phrase: phrase)
+    func showPhrase(_ phrase: String, backups: Bool) {
+        let screen = PhraseScreen(app: self, phrase: phrase, backups: backups)
         firstRun = screen
         replace(with: screen.root, name: "phrase")
     }

@@ -65,8 +65,24 @@ final class HalfScreen {
                 let pair = half.kind == "keystore"
                     ? VaultLocation(vaultRoot: location.vaultRoot, keyStoreRoot: half.path)
                     : VaultLocation(vaultRoot: half.path, keyStoreRoot: location.keyStoreRoot)
-                append(found, button("Open with \(half.path)", name: "Open with \(half.path)") { [unowned app] in app.open(pair) })
+                append(found, button("Open with \(half.path)", name: "Open with \(half.path)") { [unowned self] in self.open(pair, found: half) })
             }
+        }
+    }
+}
+
+extension HalfScreen {
+    /// Opens the pair; a vault folder found is first recorded in the key store, so the next
+    /// launch opens it without a search (issue 56). A failure to record is said and the vault
+    /// opens all the same.
+    private func open(_ pair: VaultLocation, found half: FoundHalf) {
+        guard half.kind == "vault" else { return app.open(pair) }
+        let folder = half.path
+        app.session.runLocked({ locked in try locked.rememberVaultFolder(folder) }) { [unowned app] result in
+            if case .failure(let error) = result {
+                FileHandle.standardError.write(Data("nu11vlt-app: the vault folder's place could not be recorded: \(describe(error))\n".utf8))
+            }
+            app.open(pair)
         }
     }
 }

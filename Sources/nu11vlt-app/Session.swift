@@ -71,12 +71,14 @@ final class Session: Sendable {
     /// Creates the vault at the session's location (first run): Argon2id calibrated on this
     /// machine, a recovery phrase made for it, then the vault opened. Returns the phrase's text,
     /// to be shown once.
-    func create(pin: SecretBytes, done: @escaping @MainActor (Result<String, any Error>) -> Void) {
+    func create(pin: SecretBytes, allowBackups: Bool, done: @escaping @MainActor (Result<String, any Error>) -> Void) {
         queue.async { [self] in
             let result = Result { () throws -> String in
                 try LockedVault.validateNewPIN(pin)
                 let phrase = RecoveryKey.generate()
-                try LockedVault.create(at: locked.location, pin: pin, parameters: Argon2id.calibrate(), recoveryPhrase: phrase)
+                var settings = Settings()
+                settings.allowBackups = allowBackups
+                try LockedVault.create(at: locked.location, pin: pin, parameters: Argon2id.calibrate(), recoveryPhrase: phrase, settings: settings)
                 try vault.withLock { slot in
                     let opened = try locked.unlock(pin: pin)
                     opened.releaseLockBetweenOperations()

@@ -65,7 +65,9 @@ while let argument = arguments.first {
 // The image helper starts while the unlock screen is shown, not after the PIN.
 Thread.detachNewThread { ImageHelper.shared.warmUp() }
 
-let location = VaultLocation.resolve(vault: vaultPath, keyStore: keyStorePath)
+// Where the default vault folder holds no vault, the one the key store recorded once it was
+// found after a move ("Search for the vault folder…", or `nu11vlt status --search`).
+let location = VaultLocation.resolveRemembered(vault: vaultPath, keyStore: keyStorePath)
 let app = App(location: location)
 app.pendingImports = files
 on(UnsafeMutableRawPointer(app.application), "activate") { app.activate() }

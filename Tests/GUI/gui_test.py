@@ -817,13 +817,30 @@ def first_run():
         assert not enabled(find("Create vault", "push button")), "Create vault is live while the two differ"
         key("BackSpace")
         type_text("4")
+        # Issue 56: whether the vault folder may be backed up is asked, with the trade-off, and
+        # nothing is chosen for the person.
+        wait_for(lambda: any("Choose whether to back up" in t for t in texts()), "the backup question asked", 15)
+        assert not enabled(find("Create vault", "push button")), "Create vault is live before the backup question is answered"
+        assert any("brings back everything" in t and "after that snapshot" in t for t in texts()), \
+            "the creation screen does not state the backup trade-off"
+        choose("Back up the vault folder")
         wait_for(lambda: enabled(find("Create vault", "push button")), "Create vault to come alive", 15)
         screenshot(os.path.join(SHOTS, "create.png"))
         press("Create vault")
         pattern = r"[cbdefghijklnrtuv]{4}(-[cbdefghijklnrtuv]{4}){7}"
         phrase = wait_for(lambda: next((t for t in texts() if re.fullmatch(pattern, t)), None), "the recovery phrase shown", 120)
-        assert any(vault in t for t in texts()), "the screen does not say which folder to back up"
+        assert any(vault in t and "What to back up" in t for t in texts()), "the screen does not say which folder to back up"
         screenshot(os.path.join(SHOTS, "recovery-phrase.png"))
+        # Issue 56: the phrase is shown unselected: neither PRIMARY nor the clipboard holds
+        # anything while it is on screen; "Copy" puts it on the clipboard (never PRIMARY), and
+        # it is cleared from there after 10 seconds.
+        held = selections()
+        assert not any(held.values()), f"on the phrase screen, PRIMARY or the clipboard holds something: {held}"
+        press("Copy the recovery phrase")
+        wait_for(lambda: selections()["clipboard"] == phrase, "the phrase on the clipboard after Copy", 15)
+        assert phrase not in selections()["primary"], "Copy put the phrase in PRIMARY"
+        wait_for(lambda: phrase not in selections()["clipboard"], "the clipboard cleared after 10 seconds", 30)
+        print("gui: the phrase screen: PRIMARY and the clipboard empty; Copy, then cleared after 10 s", flush=True)
         assert not enabled(find("Open the vault", "push button")), "Open the vault is live before the box is ticked"
         click(find("I have written down the recovery phrase", "check box"))
         press("Open the vault")
@@ -857,6 +874,29 @@ def first_run():
     assert r.returncode == 0, f"the CLI does not open the app's vault with the new PIN: {r.stderr.strip()}"
     hits = subprocess.run(["grep", "-rlsaF", phrase, vault, keystore, WORK], capture_output=True, text=True).stdout.split()
     assert not hits, f"the recovery phrase is on disk: {hits}"
+    # Backups were chosen in the app: the folder carries no exclusion, and status says so.
+    assert not os.path.exists(os.path.join(vault, "CACHEDIR.TAG")), "backups were chosen, yet the vault folder is excluded"
+    assert os.path.exists(os.path.join(keystore, "CACHEDIR.TAG")), "the key store lost its exclusion"
+    r = subprocess.run([CLI, "status", "--vault", vault, "--keystore", keystore], capture_output=True, text=True)
+    assert "vault folder backup-friendly" in r.stdout, f"status disagrees with the choice made in the app: {r.stdout}"
+
+
+def selections():
+    """What X11's PRIMARY selection and the clipboard hold now (xsel; empty when nobody owns them)."""
+    out = {}
+    for name, flag in (("primary", "--primary"), ("clipboard", "--clipboard")):
+        r = subprocess.run(["xsel", "--output", flag, "--selectionTimeout", "3000"], capture_output=True, text=True, timeout=20)
+        out[name] = r.stdout
+    return out
+
+
+def choose(name):
+    """Picks one of a group of choices (a GtkCheckButton in a group: GTK 4.8 gives it no AT-SPI
+    action), by a click on it, as the "I have written down" box is ticked."""
+    def look():
+        return next((a for a in named(name) if a.getRoleName() in ("radio button", "check box") and showing(a)), None)
+    click(wait_for(look, f"the choice {name!r}", 15))
+    wait_for(lambda: look().getState().contains(pyatspi.STATE_CHECKED), f"the choice {name!r} taken", 15)
 
 
 def moved_key_store():
@@ -885,6 +925,44 @@ def moved_key_store():
     finally:
         app.send_signal(signal.SIGTERM)
         app.wait(timeout=30)
+
+
+def moved_vault_folder():
+    """Issue 56: a vault folder moved away from its default place. The app finds it once
+    ("Search for the vault folder…") and records it in the key store: the next launch opens it
+    with no search, and so does the CLI given no --vault."""
+    step("a moved vault folder: found once in the app, remembered at the next launch and by the CLI")
+    default_vault = os.path.join(os.environ["HOME"], ".local", "share", "nu11vlt")
+    r = subprocess.run([CLI, "init", "--backups", "no", "--kdf-iterations", "2", "--kdf-memory", "19", "--pin-stdin"],
+                       input=PRIMARY + "\n", capture_output=True, text=True)
+    assert r.returncode == 0, f"init at the default places failed: {r.stderr.strip()}"
+    moved = os.path.join(WORK, "second-disk", "vaults", "mine")
+    os.makedirs(os.path.dirname(moved))
+    shutil.move(default_vault, moved)
+    env = dict(os.environ)
+    env.pop("NU11VLT_FIDO2_DEVICE", None)
+
+    def launch(log):
+        return subprocess.Popen([APP], env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, log), "w"))
+    app = launch("moved-vault-app.log")
+    try:
+        find("The vault folder is missing", timeout=60)
+        main_window()
+        through_chooser(os.path.join(WORK, "second-disk"), button="Search for the vault folder…", title="Where to search")
+        press(f"Open with {moved}", timeout=60)
+        find("PIN", "password text", timeout=60)
+    finally:
+        app.send_signal(signal.SIGTERM)
+        app.wait(timeout=30)
+    app = launch("moved-vault-again.log")
+    try:
+        find("PIN", "password text", timeout=60)
+        assert not [a for a in named("The vault folder is missing") if showing(a)], "the next launch lost the vault folder again"
+    finally:
+        app.send_signal(signal.SIGTERM)
+        app.wait(timeout=30)
+    r = subprocess.run([CLI, "status"], capture_output=True, text=True)
+    assert r.returncode == 0 and f"vault      {moved}" in r.stdout, f"the CLI does not follow the record: {r.stdout} {r.stderr}"
 
 
 def crash_check():
@@ -972,6 +1050,7 @@ def main():
     narrow_dark()
     first_run()
     moved_key_store()
+    moved_vault_folder()
     fling_check(CLI, APP, WORK, SHOTS, PRIMARY, step)
     crash_check()
     print("gui: PASS", flush=True)

@@ -58,7 +58,7 @@ public struct Settings: Sendable, Equatable {
         Definition(key: "pin.erase_after", summary: "wipe the vault after this many consecutive wrong PINs (0 = never)",
                    allowed: "0, or 3 … 100"),
         Definition(key: "preview.cache_mib", summary: "size of the in-memory preview cache", allowed: "1 … 1024"),
-        Definition(key: "backup.allow", summary: "let backup tools copy the vault folder (`backup enable`); the key store is never backed up",
+        Definition(key: "backup.allow", summary: "let backup tools copy the vault folder (`backup enable`); never the key store",
                    allowed: "true | false"),
         Definition(key: "export.strip_location", summary: "remove photos' and videos' locations (GPS) on every export and archive export",
                    allowed: "true | false"),

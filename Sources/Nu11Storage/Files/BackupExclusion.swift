@@ -2,10 +2,11 @@
 import CNu11Sys
 import Nu11Format
 
-/// Keeps the vault and key store out of backups, the Linux way: a `CACHEDIR.TAG`
-/// (honoured by tar's exclude-caches option, borg, restic, …) and the `nodump` attribute where
-/// the file system has it (honoured by dump and some tools). Why: a backup copy of a key
-/// record defeats crypto-shredding.
+/// Keeps the vault and key store out of backups, the Linux way: a `CACHEDIR.TAG` (honoured
+/// by Déjà Dup always, and by tar, borg and restic only when told to exclude caches — the
+/// README gives those commands) and the `nodump` attribute where the file system has it
+/// (honoured by dump, and by borg only when told to; restic ignores it). Why: a backup copy of a key record defeats
+/// crypto-shredding.
 public enum BackupExclusion {
     public static let tagName = "CACHEDIR.TAG"
     static let tag = """
@@ -13,7 +14,8 @@ public enum BackupExclusion {
         # This folder belongs to Nu11VLT. It is excluded from backups on purpose:
         # a backup copy of a key record defeats crypto-shredding.
         # The vault folder can be backed up once you turn on backups for it in Nu11VLT.
-        # The key store is never backed up.
+        # The key store must never be backed up (restic and borg honour this tag only when
+        # told to exclude caches).
 
         """
 

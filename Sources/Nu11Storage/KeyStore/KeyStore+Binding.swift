@@ -16,4 +16,16 @@ extension KeyStore {
     public func recordVaultID(_ id: ItemID) throws {
         try ProtectedFiles.writeAtomically(VaultIDRecord.seal(id, deviceKey: deviceKey()), to: vaultIDPath)
     }
+
+    /// Where the vault folder was found after it moved (FORMAT.md §4.4c), when the record reads
+    /// as one; nil otherwise. A hint only: the caller checks the folder's vault ID.
+    public func recordedVaultFolder() -> String? {
+        guard ProtectedFiles.kind(layout.vaultFolder) == .file,
+              let bytes = try? ProtectedFiles.read(layout.vaultFolder, limit: 7 + VaultFolderRecord.maxPathBytes) else { return nil }
+        return VaultFolderRecord.decode(bytes)
+    }
+
+    public func recordVaultFolder(_ path: String) throws {
+        try ProtectedFiles.writeAtomically(VaultFolderRecord.encode(path), to: layout.vaultFolder)
+    }
 }

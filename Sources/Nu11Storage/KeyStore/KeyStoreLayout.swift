@@ -9,6 +9,7 @@ import Nu11Format
 ///     <root>/state.n11s           sealed device state (failed PINs, fade schedule, Skeleton)
 ///     <root>/settings.n11c        settings (tagged), and settings.n11c.damaged set aside
 ///     <root>/vault-id.n11v        the vault's ID, pairing the key store with its vault
+///     <root>/vault-folder.n11l    where the vault folder was found after it moved (a hint, clear)
 ///     <root>/escrow.n11e          the duress escrow (or its decoy), fixed size
 ///     <root>/security-keys.n11u   the FIDO2 security keys (or a decoy), fixed size
 ///     <root>/tpm.n11t             a TPM enrolment set aside
@@ -38,6 +39,7 @@ public struct KeyStoreLayout: Sendable, Equatable {
     var settings: String { POSIX.join(root, "settings.n11c") }
     var settingsAside: String { settings + ".damaged" }
     var vaultID: String { POSIX.join(root, "vault-id.n11v") }
+    var vaultFolder: String { POSIX.join(root, "vault-folder.n11l") }
     var escrow: String { POSIX.join(root, "escrow.n11e") }
     var securityKeys: String { POSIX.join(root, "security-keys.n11u") }
     var tpmAside: String { POSIX.join(root, "tpm.n11t") }
@@ -53,7 +55,7 @@ public struct KeyStoreLayout: Sendable, Equatable {
     var archiveKeys: String { POSIX.join(root, "archive-keys") }
 
     /// Every file at the top of the key store.
-    var files: [String] { [master, device, state, settings, settingsAside, vaultID, tpmAside, swept, listing, escrow, securityKeys] }
+    var files: [String] { [master, device, state, settings, settingsAside, vaultID, vaultFolder, tpmAside, swept, listing, escrow, securityKeys] }
 
     /// Every folder inside the key store.
     public var folders: [String] { [keys, items, pending, quarantine, forward, log, archiveKeys] }

@@ -22,13 +22,18 @@ struct Init: ParsableCommand {
     @Flag(name: .long, help: "Bind the key store to this machine's TPM 2.0 from the start (prints a recovery key).")
     var tpm = false
     @OptionGroup var pcr: PCROption
-    @Flag(name: .customLong("backup"), help: "Let backup tools copy the vault folder from the start (as `nu11vlt backup enable`).")
+    @Option(name: .customLong("backups"),
+            help: ArgumentHelp("Whether backup tools may copy the vault folder: yes or no (asked at a terminal; without one and without this option, no). A restored snapshot plus the recovery phrase brings back what was deleted after it.",
+                               valueName: "yes|no"))
+    var backups: BackupChoice?
+    @Flag(name: .customLong("backup"), help: .hidden)
     var backup = false
 
     @OptionGroup var output: JSONOption
 
     func validate() throws {
         if pcr.pcrs != nil && !tpm { throw ValidationError("--tpm-pcrs needs --tpm") }
+        if backup && backups == .no { throw ValidationError("--backup means --backups yes: give one of them") }
     }
 
     /// What a new user needs before the first import (printed once, by `init`).
@@ -37,8 +42,10 @@ struct Init: ParsableCommand {
         Keep in mind:
           • The vault folder holds your encrypted items; the key store holds the keys. The
             PIN opens them together; the recovery phrase below opens the vault folder alone.
-          • Back up the vault folder with restic, borg or rsync: run `nu11vlt backup enable`
-            once (see `nu11vlt backup --help`). Never back up or sync the key store.
+          • Back up the vault folder with restic, borg or rsync (`nu11vlt backup enable` allows
+            it if you said no). Never back up or sync the key store: back up with
+            `restic backup --exclude-caches ~` or `borg create --exclude-caches REPO::NAME ~`,
+            which skip it (README, "Backups and recovery").
           • Lose the PIN, the key store and the recovery phrase and everything in the vault is
             gone for good: nobody, not even nu11vlt, can recover it.
 
@@ -56,15 +63,16 @@ struct Init: ParsableCommand {
                 throw Nu11Error(.alreadyExists, "a vault already exists at \(loc.vaultRoot)",
                                 remedy: .frontEnd("use another --vault/--keystore"))
             }
+            let allowBackups = try BackupQuestion.answer(backups ?? (backup ? BackupChoice.yes : nil), vaultRoot: loc.vaultRoot)
             let secret = try PINReader.readNew(prompt: "New PIN or passphrase: ", from: pin.source)
             let parameters = try kdf.parameters()
             let phrase: SecretBytes
             if tpm {
-                phrase = try LockedVault.createWithTPM(at: loc, pin: secret, parameters: parameters, pcrMask: pcr.mask(), allowBackups: backup)
+                phrase = try LockedVault.createWithTPM(at: loc, pin: secret, parameters: parameters, pcrMask: pcr.mask(), allowBackups: allowBackups)
             } else {
                 phrase = RecoveryKey.generate()
                 var settings = Settings()
-                settings.allowBackups = backup
+                settings.allowBackups = allowBackups
                 try LockedVault.create(at: loc, pin: secret, parameters: parameters, recoveryPhrase: phrase, settings: settings)
             }
             let info = try LockedVault(loc).info()
@@ -78,8 +86,9 @@ struct Init: ParsableCommand {
                 print("key store     \(loc.keyStoreRoot)")
                 print("Argon2id      \(parameters.iterations) passes, \(parameters.memoryMiB) MiB")
                 if tpm { print("TPM           bound to this machine's TPM (wrong PINs are counted by the hardware)") }
+                print(BackupQuestion.outcome(allowBackups))
                 print(Self.firstRun)
-                if backup { print("\n" + Backup.explanation) }
+                if allowBackups { print("\n" + Backup.explanation) }
             }
             RecoveryKeyText.showPhrase(phrase, tpm: tpm, json: output.json)
         }
@@ -93,7 +102,9 @@ struct Status: ParsableCommand {
         discussion: """
             Without --unlock no PIN is asked and counts are not shown. With half a vault here (a \
             moved vault folder or key store), --search DIR looks under DIR for the other half by \
-            the vault ID both halves carry, and changes nothing.
+            the vault ID both halves carry. A vault folder found there (one only) is recorded in the \
+            key store, and commands that are not given --vault (or NU11VLT_VAULT) use it from then on; \
+            nothing else is changed.
             """)
 
     @OptionGroup var location: LocationOptions
@@ -107,20 +118,7 @@ struct Status: ParsableCommand {
 
     func run() throws {
         try Failure.run {
-            if let search {
-                let found = try location.locked.searchOtherHalf(in: search)
-                if output.json { return try Output.json(found) }
-                guard !found.isEmpty else {
-                    throw Nu11Error(.notFound, "no folder under \(search) carries this vault's ID",
-                                    remedy: .frontEnd("search a wider folder (e.g. --search /), or restore the missing half from your own copy"))
-                }
-                for half in found {
-                    let option = half.kind == "vault" ? "--vault" : "--keystore"
-                    print("found the \(half.kind == "vault" ? "vault folder" : "key store") of this vault: \(half.path)")
-                    print("  use it:  nu11vlt \(option) \(Output.escaped(half.path)) status   (or set NU11VLT_\(half.kind == "vault" ? "VAULT" : "KEYSTORE"))")
-                }
-                return
-            }
+            if let search { return try searchOtherHalf(in: search) }
             var info = try location.locked.info()
             if unlock || pin.pinFD != nil || pin.pinStdin {
                 info = try openVault(location, pin).status()

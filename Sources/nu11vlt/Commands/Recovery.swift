@@ -124,14 +124,15 @@ struct Recover: ParsableCommand {
 struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backup",
-        abstract: "Let backup tools (restic, borg, rsync) copy the vault folder; the key store is never backed up.",
+        abstract: "Let backup tools (restic, borg, rsync) copy the vault folder; never the key store (back up with --exclude-caches: see the README).",
         subcommands: [Enable.self, Disable.self, StatusCommand.self])
 
     static let explanation = """
         What a backup of the vault folder brings back: every item, with the recovery phrase (`nu11vlt recover`).
         An item you delete stays in the snapshots made before: crypto-shredding holds for the live folder and for
         snapshots made after; pruning the older snapshots (e.g. `restic forget --prune`) finishes it.
-        Never back up the key store (it stays excluded); keep the phrase on paper, away from the backup.
+        Never back up the key store: it carries CACHEDIR.TAG, which restic and borg honour only with --exclude-caches
+        (`restic backup --exclude-caches ~`, `borg create --exclude-caches REPO::NAME ~`); keep the phrase on paper, away from the backup.
         """
 
     /// Sets backup.allow (after unlock), then says what it means.
@@ -178,7 +179,8 @@ struct Backup: ParsableCommand {
 
 enum BackupLines {
     static func folder(_ info: BackupInfo) -> String {
-        "backups    " + (info.excluded ? "vault folder excluded (run `nu11vlt backup enable` to back it up)" : "vault folder backup-friendly; key store excluded")
+        "backups    " + (info.excluded ? "vault folder excluded (a backup of it holds nothing; run `nu11vlt backup enable` to back it up)"
+                                 : "vault folder backup-friendly; key store excluded (CACHEDIR.TAG: restic and borg need --exclude-caches)")
     }
 
     static func changed(_ info: BackupInfo) -> String {

@@ -14,7 +14,9 @@ struct LocationOptions: ParsableArguments {
                                             valueName: "dir"), completion: .directory)
     var keystore: String?
 
-    var location: VaultLocation { VaultLocation.resolve(vault: vault, keyStore: keystore) }
+    /// The paths given, else the environment's, else the defaults — where the default vault
+    /// folder holds no vault, the one the key store recorded after `status --search` found it.
+    var location: VaultLocation { VaultLocation.resolveRemembered(vault: vault, keyStore: keystore) }
     /// The vault before its PIN.
     var locked: LockedVault { LockedVault(location) }
 }

@@ -60,7 +60,7 @@ enum Remedies {
         case .freeDiskSpace: "free some disk space and try again"
         case .exportWithoutStripping: "export without --strip-location (and `settings set export.strip_location false`), or convert it first (a photo to JPEG; a video with a tool that drops its metadata)"
         case .findMovedKeyStore: "if the key store was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID) and point --keystore at it; else restore it from your own copy"
-        case .findMovedVault: "if the vault folder was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID) and point --vault at it; else restore it from your own copy"
+        case .findMovedVault: "if the vault folder was moved, find it with `nu11vlt status --search ~` (it carries this vault's ID; the key store then remembers where it is); else restore it from your own copy"
         case .pointAtPresentHalf: "point --vault and --keystore at the half you have, then search for the other"
         case .pointAtMovedHalf: "point --vault or --keystore at the folder you moved it to"
         case .confirmHalfWipe: "find the other half with `nu11vlt status --search ~` and point --vault or --keystore at it; to destroy this half anyway, give its vault ID to --i-know"

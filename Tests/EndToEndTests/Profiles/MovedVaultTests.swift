@@ -56,4 +56,89 @@ struct MovedVaultTests {
             #expect(r.code == 0 && r.stdout == bytes, "\(id) after the round trip: \(r.stderr)")
         }
     }
+
+    /// The command lines `status --search` printed (after "use it:" or "check:"), as printed.
+    static func printedCommands(_ text: String) -> [String] {
+        text.split(separator: "\n").compactMap { line -> String? in
+            guard let at = line.range(of: #"(use it|check): +"#, options: .regularExpression) else { return nil }
+            var command = String(line[at.upperBound...])
+            if let note = command.range(of: "   (") { command = String(command[..<note.lowerBound]) }
+            return command.trimmingCharacters(in: .whitespaces)
+        }
+    }
+
+    @Test("issue 56: a vault folder moved from its default place is found by status --search, recorded in the key store and used from then on; every printed command runs as pasted")
+    func rememberedAfterSearch() throws {
+        let cli = try CLI()
+        try cli.useDefaultsInHome()
+        try cli.initVault()
+        let ids = try cli.importIDs([cli.file("a.txt", Array("first item".utf8)), cli.file("b.txt", Array("second item".utf8))])
+        let elsewhere = cli.home + "/Documents/old stuff/nu11vlt"
+        try FileManager.default.createDirectory(atPath: cli.home + "/Documents/old stuff", withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: cli.defaultVault, toPath: elsewhere)
+        expectCleanError(try cli.run(["list"], pinStdin: true), code: 4, mentions: "status --search")
+
+        let search = try cli.run(["status", "--search", cli.home])
+        #expect(search.code == 0 && search.out.contains(elsewhere), "\(search.out) \(search.stderr)")
+        let printed = Self.printedCommands(search.out)
+        #expect(printed.count == 2, "status --search printed \(printed.count) commands: \(search.out)")
+        for command in printed {
+            #expect(command.hasPrefix("nu11vlt "), "not a command: \(command)")
+            let r = try cli.shell(command)
+            #expect(r.code == 0, "`\(command)`, pasted, fails: \(r.stderr)")
+            #expect(r.out.contains(elsewhere), "`\(command)` does not show the moved vault: \(r.out)")
+        }
+        #expect(cli.exists(cli.defaultKeyStore + "/vault-folder.n11l"), "nothing was recorded in the key store")
+
+        // From now on, without --vault: the recorded folder.
+        let list = try cli.run(["list"], pinStdin: true)
+        #expect(list.code == 0 && ids.allSatisfy { list.out.contains($0) }, "the moved vault is not used without --vault: \(list.stderr)")
+        let status = try cli.run(["status"])
+        #expect(status.code == 0 && status.out.contains("vault      \(elsewhere)"), "\(status.out) \(status.stderr)")
+        // A path given (or NU11VLT_VAULT) still wins: the record moves nothing that was named.
+        expectCleanError(try cli.run(["list", "--vault", cli.defaultVault], pinStdin: true), code: 4)
+        expectCleanError(try cli.run(["list"], pinStdin: true, environment: ["NU11VLT_VAULT": cli.defaultVault]), code: 4)
+
+        // Moved back to its default place: the default wins again.
+        try FileManager.default.moveItem(atPath: elsewhere, toPath: cli.defaultVault)
+        #expect(try cli.run(["status"]).out.contains("vault      \(cli.defaultVault)"))
+        try FileManager.default.moveItem(atPath: cli.defaultVault, toPath: elsewhere)
+    }
+
+    @Test("issue 56: the recorded place is only a hint: pointing it at another vault, at a folder with no vault, or filling it with junk opens nothing else and crashes nothing")
+    func recordIsOnlyAHint() throws {
+        let cli = try CLI()
+        try cli.useDefaultsInHome()
+        try cli.initVault()
+        _ = try cli.importIDs([cli.file("mine.txt", Array("mine".utf8))])
+        let stranger = try CLI()
+        try stranger.initVault()
+        let theirs = try stranger.importIDs([stranger.file("theirs.txt", Array("theirs".utf8))])
+        try FileManager.default.moveItem(atPath: cli.defaultVault, toPath: cli.home + "/moved")
+        #expect(try cli.run(["status", "--search", cli.home]).code == 0)
+        let record = cli.defaultKeyStore + "/vault-folder.n11l"
+        let recorded = try #require(FileManager.default.contents(atPath: record))
+        #expect(recorded.prefix(5) == Data("N11L".utf8 + [1]), "not a version-1 record: \(Array(recorded.prefix(8)))")
+
+        func pointAt(_ path: String) throws {
+            let bytes = Array(path.utf8)
+            try Data("N11L".utf8 + [1, UInt8(bytes.count >> 8), UInt8(bytes.count & 0xff)] + bytes).write(to: URL(fileURLWithPath: record))
+        }
+        // Another vault (its own key store, its own vault ID): not opened, not touched.
+        try pointAt(stranger.vault)
+        let foreign = try cli.run(["list"], pinStdin: true)
+        #expect(foreign.code != 0 && !theirs.contains { foreign.out.contains($0) }, "the record opened a stranger's vault: \(foreign.out)")
+        expectCleanError(foreign, code: 4)
+        #expect(try stranger.run(["list"], pinStdin: true).out.contains(theirs[0]), "the stranger's vault was changed")
+        // A folder with no vault, a relative path, junk, an empty file: ignored, one clean line.
+        for junk in [Data("N11L".utf8 + [1, 0, 4] + Array("/tmp".utf8)), Data("N11L".utf8 + [1, 0, 3] + Array("tmp".utf8)),
+                     Data("N11L".utf8 + [2, 0, 1] + Array("/".utf8)), Data((0..<300).map { UInt8(truncatingIfNeeded: $0 &* 37) }), Data()] {
+            try junk.write(to: URL(fileURLWithPath: record))
+            expectCleanError(try cli.run(["list"], pinStdin: true), code: 4, mentions: "status --search")
+        }
+        // The real place again, recorded by the search: it opens.
+        #expect(try cli.run(["status", "--search", cli.home]).code == 0)
+        #expect(try cli.run(["list"], pinStdin: true).out.contains("mine.txt"))
+    }
 }
+
