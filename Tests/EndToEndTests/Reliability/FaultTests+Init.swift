@@ -41,7 +41,7 @@ extension FaultTests {
             // Killed after its commit point (the marker's removal), init is complete; said to
             // have failed, it is not, and nothing blocks a retry: status points at init, and
             // init creates the vault.
-            let completed = kill && !(try trial.run(["status"]).out.contains("run `nu11vlt init`"))
+            let completed = try kill && !trial.run(["status"]).out.contains("run `nu11vlt init`")
             if r.code != 0 && !completed {
                 if thorough {
                     let status = try trial.run(["status"])
