@@ -295,6 +295,28 @@ int nu11_rename_noreplace(const char *from, const char *to) {
     return unlink(from);
 }
 
+#include <sys/file.h>
+
+int nu11_open_unnamed(const char *dir) {
+#if defined(__linux__) && defined(O_TMPFILE)
+    return open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+#else
+    (void)dir;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+int nu11_link_unnamed(int fd, const char *to) {
+    char source[64];
+    snprintf(source, sizeof source, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, source, AT_FDCWD, to, AT_SYMLINK_FOLLOW);
+}
+
+int nu11_try_lock(int fd) { return flock(fd, LOCK_EX | LOCK_NB); }
+
+int nu11_lock(int fd) { return flock(fd, LOCK_EX); }
+
 #include <sys/vfs.h>
 
 int nu11_is_memory_fs(const char *path) {

@@ -36,10 +36,17 @@ extension Profiles {
     public func enrolSecurityKey(device: FIDODevice, keyPIN: SecretBytes?, policy: SecurityKeyRecord.Policy, label: String,
                                  touch: (Int) -> Void = { _ in }) throws -> Int {
         guard vault.isPrimary else { throw Nu11Error.wrongPIN }
-        let number = try keyStore.enrolSecurityKey(primary: try held, device: device, keyPIN: keyPIN, policy: policy,
+        let primary = try self.held
+        var number: Int?
+        // Writing security-keys.n11u is the commit point: renamed into place, the key opens the
+        // vault, so a failing folder fsync after it is "done, but …".
+        try commitStep("enrolling the security key") {
+            number = try keyStore.enrolSecurityKey(primary: primary, device: device, keyPIN: keyPIN, policy: policy,
                                                    label: label, touch: touch)
+        }
+        let enrolled = try number ?? keyStore.securityKeys().entries.count
         audit("security key enroll", detail: policy == .touch ? "touch" : "touch and the key's PIN")
-        return number
+        return enrolled
     }
 
     /// Removes security key `number` (1…4) for good (docs/FORMAT.md §4.2e): a new key

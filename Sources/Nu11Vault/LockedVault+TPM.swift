@@ -8,14 +8,16 @@ import Nu11Storage
 extension LockedVault {
     /// Creates a vault bound to the TPM from the start; returns the recovery key (shown once).
     public static func createWithTPM(at location: VaultLocation, pin: SecretBytes, parameters: KDFParameters,
-                                     pcrMask: UInt32, allowBackups: Bool = false, clock: any VaultClock = SystemClock()) throws -> SecretBytes {
+                                     pcrMask: UInt32, allowBackups: Bool = false, clock: any VaultClock = SystemClock(),
+                                     onNotice: (Notice) -> Void = { _ in }) throws -> SecretBytes {
         // One secret for both: the TPM's recovery key is the vault's recovery phrase.
         let phrase = RecoveryKey.generate()
         // The TPM is reached before anything is created, so a machine without one keeps no half vault.
         _ = try TPMConnection()
         var settings = Settings()
         settings.allowBackups = allowBackups
-        let locked = try create(at: location, pin: pin, parameters: parameters, recoveryPhrase: phrase, settings: settings, clock: clock)
+        let locked = try create(at: location, pin: pin, parameters: parameters, recoveryPhrase: phrase, settings: settings, clock: clock,
+                                onNotice: onNotice)
         do {
             return try locked.gated(onWait: {}) { _, keyStore, _, state, _ in
                 try keyStore.enrollTPM(pins: [pin], pcrMask: pcrMask, state: state, recoveryKey: phrase,

@@ -17,15 +17,16 @@ public struct LockedVault: Sendable {
         self.clock = clock
     }
 
-    public var isInitialized: Bool {
-        FileManager.default.fileExists(atPath: location.indexPath) && KeyStore(root: location.keyStoreRoot).exists
-    }
+    public var isInitialized: Bool { presence == .complete }
 
-    /// What is on disk: the whole vault, nothing, or one half of it.
+    /// What is on disk: the whole vault, nothing, or one half of it. A vault whose creation
+    /// was cut short counts as none: `create` clears what it left and starts again
+    /// (`UnfinishedCreate.swift`).
     public enum Presence: Sendable { case none, complete, vaultOnly, keyStoreOnly }
 
     public var presence: Presence {
-        switch (FileManager.default.fileExists(atPath: location.indexPath), KeyStore(root: location.keyStoreRoot).exists) {
+        if creationUnfinished { return .none }
+        return switch (FileManager.default.fileExists(atPath: location.indexPath), KeyStore(root: location.keyStoreRoot).exists) {
         case (true, true): .complete
         case (true, false): .vaultOnly
         case (false, true): .keyStoreOnly
@@ -78,9 +79,10 @@ public struct LockedVault: Sendable {
     /// `recoveryPhrase`: the vault folder takes recovery data sealed to it (docs/FORMAT.md §5.2).
     public static func create(at location: VaultLocation, pin: SecretBytes, parameters: KDFParameters,
                               recoveryPhrase: SecretBytes? = nil, settings: Settings = Settings(),
-                              clock: any VaultClock = SystemClock()) throws -> LockedVault {
+                              clock: any VaultClock = SystemClock(), onNotice: (Notice) -> Void = { _ in }) throws -> LockedVault {
         try validateNewPIN(pin)
         try parameters.validateChosen()
+        if LockedVault(location).creationUnfinished { try discardUnfinishedCreation(location) }
         if let half = LockedVault(location).halfVaultError { throw half }
         if FileManager.default.fileExists(atPath: location.indexPath) {
             throw Nu11Error(.alreadyExists, "a vault already exists at \(location.vaultRoot)",
@@ -99,6 +101,10 @@ public struct LockedVault: Sendable {
         }
         for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
         let lock = try FileLock(path: location.lockPath)
+        // The marker first: whatever happens from here until it is removed, a retry finds a
+        // vault it may clear and create again, not a vault (or half of one) that blocks it.
+        try ProtectedFiles.makeDirectory(location.keyStoreRoot)
+        try ProtectedFiles.writeAtomically([], to: KeyStore(root: location.keyStoreRoot).creationMarker)
         var (store, unlocked) = try KeyStore.create(root: location.keyStoreRoot, pin: pin, parameters: parameters,
                                           created: UInt64(max(0, clock.wallTime())))
         var state = DeviceState(now: 0)
@@ -120,6 +126,11 @@ public struct LockedVault: Sendable {
         try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
         try store.writeEscrowDecoy()
         try store.writeSecurityKeyDecoy()
+        // The commit point: without the marker the vault is complete. Removed but not yet
+        // durable (its folder's fsync failed), it is complete all the same: done, with a notice.
+        do { try ProtectedFiles.remove(store.creationMarker) } catch let error as Nu11Error where error.tookEffect {
+            onNotice(Notice(message: "done, but the new vault may not survive a power cut yet (\(error.message))"))
+        }
         withExtendedLifetime(lock) {}
         return LockedVault(location, clock: clock)
     }

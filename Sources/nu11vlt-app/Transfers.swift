@@ -95,7 +95,9 @@ final class Transfers {
                 case .failure(let stop as ImportStopped):
                     imported += stop.imported.count
                     failures.append(describe(stop.cause))
-                    groups.removeLast(groups.count - g - 1)  // the disk is full: the rest would not fit either
+                    // The disk is full: the rest would not fit either. Another error stopped this
+                    // group after some of its files went in (counted above); the next groups go on.
+                    if stop.cause.diskFull { groups.removeLast(groups.count - g - 1) }
                 case .failure where group.files.count > 1:
                     // Nothing of the group went in: try its files one by one, so one bad
                     // file costs only itself (and says which it was).

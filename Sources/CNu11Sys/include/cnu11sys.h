@@ -20,6 +20,19 @@ int nu11_has_nodump(const char *path);
 int nu11_syncfs(const char *path);
 /// rename(2) that fails with EEXIST instead of replacing an existing `to`.
 int nu11_rename_noreplace(const char *from, const char *to);
+/// An unnamed file in folder `dir` (open(2) with O_TMPFILE, 0600, write-only): it has no name
+/// until nu11_link_unnamed gives it one, so a process killed while writing it leaves nothing
+/// (the kernel frees it with the last descriptor). Returns the descriptor, or -1 with errno
+/// set (EOPNOTSUPP or EISDIR where the file system or kernel has no O_TMPFILE).
+int nu11_open_unnamed(const char *dir);
+/// Gives the unnamed file `fd` the name `to` (linkat(2) through /proc/self/fd): fails with
+/// EEXIST when `to` exists, never replacing it. 0 on success, -1 with errno set.
+int nu11_link_unnamed(int fd, const char *to);
+/// Takes an exclusive flock(2) on `fd` without waiting: 0 when taken, -1 when another open
+/// file holds it (a writer still at work) or on error.
+int nu11_try_lock(int fd);
+/// The same lock, waiting for it: 0 on success, -1 with errno set.
+int nu11_lock(int fd);
 /// Starts writeback of a file's dirty pages without waiting for it (Linux's
 /// sync_file_range with SYNC_FILE_RANGE_WRITE): a hint that makes no data durable; 0 where
 /// there is no such call.

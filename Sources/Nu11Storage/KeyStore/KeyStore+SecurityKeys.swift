@@ -92,10 +92,16 @@ extension KeyStore {
         let dropped = try record.revoke(at: number - 1, baseKEK: base)
         // The entry goes first: a cut before the master record is written leaves the remaining
         // keys waiting for a KEK slot 0 does not have yet (the PIN works; removing again fixes it),
-        // never the removed one working.
-        try saveSecurityKeys(record)
+        // never the removed one working. Renamed into place but not yet durable (its folder's
+        // fsync failed), the entry is gone all the same: the commit goes on, and the late
+        // failure is reported after it as one that took effect ("done, but …"). A power cut
+        // that then lost the rename brings back the old entries, which open nothing under the
+        // new pepper: the PIN still works, and nothing the removed key opens is added.
+        var late: Nu11Error?
+        do { try saveSecurityKeys(record) } catch let error as Nu11Error where error.tookEffect { late = error }
         try master.seal(keys, slot: 0, kek: kek)
         try ProtectedFiles.writeAtomically(master.encoded(), to: masterPath)  // the commit point
+        if let late { throw late }
         let tpm = held.tpm.map { TPMUnlock(secret: $0.secret, baseKEK: base, skeleton: $0.skeleton, auth: $0.auth) }
         return (UnlockedKeys(slot: 0, keys: keys, kek: kek, tpm: tpm, pinKEK: pinKEK), dropped)
     }

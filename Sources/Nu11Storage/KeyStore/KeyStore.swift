@@ -39,6 +39,12 @@ public final class KeyStore: Sendable {
 
     public var exists: Bool { POSIX.exists(masterPath) }
 
+    /// The marker of a vault being created (`creating`): written before anything else of a new
+    /// vault, removed as the last step, so a vault whose creation was cut short (a failing
+    /// disk, a kill) is recognised as such, never taken for a vault or half of one.
+    public var creationMarker: String { layout.creating }
+    public var isBeingCreated: Bool { POSIX.exists(layout.creating) }
+
     /// Creates a key store with fresh primary domain keys sealed under `pin` (or `keys`, the
     /// primary keys a recovery phrase brought back).
     public static func create(root: String, pin: SecretBytes, parameters: KDFParameters, created: UInt64 = 0,

@@ -15,6 +15,7 @@ import Nu11Format
 ///     <root>/tpm.n11t             a TPM enrolment set aside
 ///     <root>/swept                the leftover sweep's cache
 ///     <root>/listing.n11g         the gallery's listing cache (sealed; rebuilt when absent)
+///     <root>/creating             empty: `init` has not finished (written first, removed last)
 ///     <root>/keys/<hh>.n11p       the item key records, in 256 packs by the ID's first byte;
 ///                                 zeroing a record's slot shreds the item
 ///     <root>/items/<id>.key       loose records (the layout before packs), adopted into packs
@@ -45,6 +46,7 @@ public struct KeyStoreLayout: Sendable, Equatable {
     var tpmAside: String { POSIX.join(root, "tpm.n11t") }
     var swept: String { POSIX.join(root, "swept") }
     var listing: String { POSIX.join(root, "listing.n11g") }
+    var creating: String { POSIX.join(root, "creating") }
 
     var keys: String { POSIX.join(root, "keys") }
     var items: String { POSIX.join(root, "items") }
@@ -55,7 +57,7 @@ public struct KeyStoreLayout: Sendable, Equatable {
     var archiveKeys: String { POSIX.join(root, "archive-keys") }
 
     /// Every file at the top of the key store.
-    var files: [String] { [master, device, state, settings, settingsAside, vaultID, vaultFolder, tpmAside, swept, listing, escrow, securityKeys] }
+    var files: [String] { [master, device, state, settings, settingsAside, vaultID, vaultFolder, tpmAside, swept, listing, escrow, securityKeys, creating] }
 
     /// Every folder inside the key store.
     public var folders: [String] { [keys, items, pending, quarantine, forward, log, archiveKeys] }

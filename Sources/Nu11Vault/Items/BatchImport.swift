@@ -4,11 +4,14 @@ import Nu11Format
 import Nu11Media
 import Nu11Storage
 
-/// A folder import stopped by a full disk: every file that fit was committed (each whole),
-/// the one named did not fit, and the rest were not tried.
+/// A folder import stopped part-way, with what it committed before: by a full disk (`cause`
+/// is `diskFull`: every file that fit was committed, each whole, the one named did not fit,
+/// and the rest were not tried) or by any other error after earlier commit groups landed
+/// (those groups' items are in the vault; the group that failed and the rest are not).
 public struct ImportStopped: Error {
     public let imported: [ItemSummary]
-    /// The file that did not fit (as the user named it).
+    /// The file that did not fit (as the user named it); for another error, the file or
+    /// path it names, when it names one.
     public let at: String
     public let cause: Nu11Error
 }
@@ -140,41 +143,55 @@ extension Items {
         // with a pipeline of its own) weighs a (helpers + 1)-th of that, so as many of those are
         // in flight as there are helpers, plus one, as when each file was encrypted in turn.
         let window = 16, heavy = (window + ImageHelper.maxHelpers) / (ImageHelper.maxHelpers + 1)
-        while next < ordered.count || !flight.isEmpty {
-            guard next < ordered.count else {  // every file started: the rest land
-                try land()
-                continue
+        do {
+            while next < ordered.count || !flight.isEmpty {
+                guard next < ordered.count else {  // every file started: the rest land
+                    try land()
+                    continue
+                }
+                let n = next, path = ordered[n]
+                next += 1
+                progress(n, paths.count)
+                let fd: Int32
+                do {
+                    fd = try ImportSource.openRegularFile(path)
+                } catch let error as Nu11Error where error.code == .notFound && vanished != nil {
+                    vanished?(path)
+                    continue
+                }
+                // The most its photo copy can take (`PhotoCapture`), counted before it is read.
+                let (modified, size) = ImportSource.modificationTimeAndSize(fd)
+                let copied = Int(min(size, UInt64(PhotoCapture.maxBytes)))
+                let name = PathName.last(path), deadline = fade.map { now + $0 }
+                if packUses >= max(1, commitEvery) { (packByte, packUses) = (SecureRandom.bytes(1)[0], 0) }
+                packUses += 1
+                let id = ItemID(firstByte: packByte)
+                let pending = PendingItem(fd: fd) {
+                    try self.encrypt(FileDescriptorStream(fd: fd, label: path), name: name, kind: .file, domain: domain,
+                                     album: targetAlbum, fadeDeadline: deadline, id: id, modified: modified)
+                }
+                let weight = size > 1 << 20 ? heavy : 1
+                flight.append((n, path, pending, copied, weight))
+                flightBytes += copied
+                flightWeight += weight
+                // At most `window` of weight in flight, and at most 256 MiB of their copies.
+                while !flight.isEmpty && (oneAtATime || flightWeight >= window || flightBytes > 256 << 20) { try land() }
             }
-            let n = next, path = ordered[n]
-            next += 1
-            progress(n, paths.count)
-            let fd: Int32
-            do {
-                fd = try ImportSource.openRegularFile(path)
-            } catch let error as Nu11Error where error.code == .notFound && vanished != nil {
-                vanished?(path)
-                continue
+            try landCommitting()
+            results += try commitOrStop(&batch, results: results, first: batchFirst)
+        } catch let error as Nu11Error where !error.diskFull {
+            // Another error after earlier groups landed: those items are in the vault, and the
+            // report must say so (a plain retry would import them twice). The group in flight
+            // lands (or is undone) first, so what it committed is counted too.
+            for f in flight { f.pending.abort() }
+            flight = []
+            if let c = committing {
+                committing = nil
+                if let landed = try? landGroup(c.group), let more = try? summaries(landed) { results += more }
             }
-            // The most its photo copy can take (`PhotoCapture`), counted before it is read.
-            let (modified, size) = ImportSource.modificationTimeAndSize(fd)
-            let copied = Int(min(size, UInt64(PhotoCapture.maxBytes)))
-            let name = PathName.last(path), deadline = fade.map { now + $0 }
-            if packUses >= max(1, commitEvery) { (packByte, packUses) = (SecureRandom.bytes(1)[0], 0) }
-            packUses += 1
-            let id = ItemID(firstByte: packByte)
-            let pending = PendingItem(fd: fd) {
-                try self.encrypt(FileDescriptorStream(fd: fd, label: path), name: name, kind: .file, domain: domain,
-                                 album: targetAlbum, fadeDeadline: deadline, id: id, modified: modified)
-            }
-            let weight = size > 1 << 20 ? heavy : 1
-            flight.append((n, path, pending, copied, weight))
-            flightBytes += copied
-            flightWeight += weight
-            // At most `window` of weight in flight, and at most 256 MiB of their copies.
-            while !flight.isEmpty && (oneAtATime || flightWeight >= window || flightBytes > 256 << 20) { try land() }
+            guard !results.isEmpty else { throw error }
+            throw stopped(results, at: error.item ?? "", error)
         }
-        try landCommitting()
-        results += try commitOrStop(&batch, results: results, first: batchFirst)
         progress(paths.count, paths.count)
         audit("import", ids: results.map(\.id))
         extendListingFile(added: domain == .vault ? results.count : 0)
@@ -189,7 +206,7 @@ extension Items {
     }
 
     private func stopped(_ results: [ItemSummary], at path: String, _ cause: Nu11Error) -> ImportStopped {
-        if !results.isEmpty { audit("import", ids: results.map(\.id), detail: "stopped: the disk is full") }
+        if !results.isEmpty { audit("import", ids: results.map(\.id), detail: cause.diskFull ? "stopped: the disk is full" : "stopped: an error") }
         return ImportStopped(imported: results, at: path, cause: cause)
     }
 

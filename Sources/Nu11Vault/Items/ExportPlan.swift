@@ -137,6 +137,8 @@ extension Items {
     public func export(_ plan: ExportPlan, stripLocation: Bool,
                        progress: @escaping (_ done: Int, _ bytes: UInt64) -> Void = { _, _ in }) throws -> ExportReport {
         var report = ExportReport()
+        // Plaintext an earlier export into this folder left when it was killed goes first.
+        ProtectedFiles.removeAbandonedTemps(in: plan.folder)
         defer {
             if !report.written.isEmpty { audit("export", ids: report.written.map(\.item.id)) }
         }

@@ -45,6 +45,8 @@ extension Items {
     /// `stripLocation` removes the photo's location first (see `exportStripped`).
     public func export(_ ref: ItemRef, toFile path: String, overwrite: Bool = false, stripLocation: Bool = false,
                        progress: ((UInt64, UInt64) -> Void)? = nil) throws -> UInt64 {
+        // Plaintext an earlier export left here when it was killed goes first.
+        ProtectedFiles.removeAbandonedTemps(besideFile: path)
         let (n, id) = try exportUnaudited(ref, toFile: path, overwrite: overwrite, stripLocation: stripLocation, progress: progress)
         audit("export", count: 1, items: [id])
         return n
@@ -58,7 +60,8 @@ extension Items {
         }
         let row = try row(ref)
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
-        let writer = try AtomicFileWriter(destination: path)
+        // Plaintext: a temp file without a name while it is written (a kill leaves nothing).
+        let writer = try AtomicFileWriter(destination: path, plaintext: true)
         writer.replaceExisting = overwrite  // a file that appeared meanwhile is not replaced either
         do {
             var sink = CountingSink(inner: writer.sink, total: meta.size, report: progress)

@@ -120,45 +120,6 @@ extension Items {
         return summary(row: row, meta: meta, albumName: try row.album.flatMap { try vault.albums.albumNames()[$0] })
     }
 
-    /// Crypto-shredding: the item's key record is destroyed first (that is what makes the
-    /// content unrecoverable), then the file, then the index row; the WAL is truncated.
-    ///
-    /// Secure mode (`secure: true`, or the `deletion.mode` setting) first overwrites the file
-    /// in place with random bytes and fsyncs it, then destroys the key, then unlinks and
-    /// checks the file is gone. See docs/THREAT-MODEL.md for what an overwrite cannot promise.
-    public func delete(_ refs: [ItemRef], secure: Bool? = nil) throws {
-        var seen = Set<ItemID>()
-        let rows = try refs.map { try row($0) }.filter { seen.insert($0.id).inserted }
-        let mode = secure ?? (settings.deletionMode == .secure)
-        try delete(rows: rows, secure: mode)
-        audit("delete", count: rows.count, items: rows.map(\.id), detail: mode ? "secure" : "standard")
-    }
-
-    func delete(rows: [ItemRow], secure: Bool) throws {
-        // The durable intent marker is the commit point: from here the deletion completes,
-        // now or (after a failure or a crash) at the start of the next command.
-        // One marker for all of them, so the deletion is all or nothing.
-        var marker: String?
-        try commitStep("recording the deletion") {
-            marker = try keyStore.markPendingBatch(rows.map {
-                PendingOperation(.deleting, id: $0.id, kind: $0.kind, domain: $0.domain, album: $0.album, secure: secure)
-            })
-        }
-        let ids = Set(rows.map(\.id))
-        for id in ids { forgetCached(id) }
-        let fadeChanged = state.fade.contains { ids.contains($0.id) }
-        state.fade.removeAll { ids.contains($0.id) }
-        afterCommit("finishing the deletion") { try finishDelete(rows: rows, secure: secure, saveFade: fadeChanged, marker: marker) }
-    }
-
-    private func finishDelete(rows: [ItemRow], secure: Bool, saveFade: Bool, marker: String?) throws {
-        let shredder = shredder(secure: secure)
-        for row in rows { try shredder.shred(row) }
-        try index.deleteItems(rows.map(\.id))
-        if let marker { try keyStore.clearPendingBatch(marker) }
-        if saveFade { try saveState() }
-    }
-
     // MARK: helpers
 
     /// The visible item `ref` names: by its whole ID, or by a prefix that only one visible

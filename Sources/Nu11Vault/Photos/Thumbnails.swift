@@ -74,7 +74,8 @@ extension Photos {
         if !overwrite && FileManager.default.fileExists(atPath: path) {
             throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
         }
-        try ProtectedFiles.writeAtomically(try thumbnail(ref, size: size).bytes, to: path)
+        ProtectedFiles.removeAbandonedTemps(besideFile: path)
+        try ProtectedFiles.writeAtomically(try thumbnail(ref, size: size).bytes, to: path, plaintext: true)
         vault.audit("thumbnail export", ref: ref, detail: size.rawValue)
     }
 

@@ -66,7 +66,11 @@ extension Profiles {
         state.duressLockedUntil = now + DeviceState.delay(afterFailures: attempts)
         try saveState()  // counted before the PIN is tried
         let own = try keys
-        let kek = try keyStore.sealFreeSlot(2, keys: own.withRole(.duress), pin: pin, silent: true)
+        var kek: SecretBytes?
+        // The master record's write is the commit point: once it is renamed into place the
+        // duress PIN is armed, and a failing folder fsync after it is "done, but …", never a
+        // failure (the user would believe no duress PIN is set).
+        try commitStep("setting the duress PIN") { kek = try keyStore.sealFreeSlot(2, keys: own.withRole(.duress), pin: pin, silent: true) }
         // The duress slot's KEK, kept for this backup vault's rotations (a decoy when the PIN
         // was not free: the file is written the same way whatever the answer). Best effort:
         // without it a rotation leaves a forward record for the duress PIN, as before.
@@ -74,7 +78,7 @@ extension Profiles {
         // The duress slot holds the current keys now: the chain of past rotations that led an
         // older duress slot here is not needed any more (removed whatever the answer above,
         // so the files do not tell it either).
-        try keyStore.removeForwards(leadingTo: own)
+        afterCommit("removing the old rotation records") { try keyStore.removeForwards(leadingTo: own) }
     }
 
     /// Crypto-shreds rows that this vault cannot open (keys first), with their files.

@@ -68,12 +68,14 @@ struct Init: ParsableCommand {
             let parameters = try kdf.parameters()
             let phrase: SecretBytes
             if tpm {
-                phrase = try LockedVault.createWithTPM(at: loc, pin: secret, parameters: parameters, pcrMask: pcr.mask(), allowBackups: allowBackups)
+                phrase = try LockedVault.createWithTPM(at: loc, pin: secret, parameters: parameters, pcrMask: pcr.mask(), allowBackups: allowBackups,
+                                                       onNotice: { Output.note("nu11vlt: warning: \(Output.escaped(Remedies.line($0)))") })
             } else {
                 phrase = RecoveryKey.generate()
                 var settings = Settings()
                 settings.allowBackups = allowBackups
-                try LockedVault.create(at: loc, pin: secret, parameters: parameters, recoveryPhrase: phrase, settings: settings)
+                try LockedVault.create(at: loc, pin: secret, parameters: parameters, recoveryPhrase: phrase, settings: settings,
+                                       onNotice: { Output.note("nu11vlt: warning: \(Output.escaped(Remedies.line($0)))") })
             }
             let info = try LockedVault(loc).info()
             // With the TPM no guess can be checked offline, and the TPM counts the online ones.

@@ -112,9 +112,15 @@ struct Import: ParsableCommand {
                     batch += stop.imported
                     if !output.json { for item in batch { print("\(item.id)  \(Output.escaped(item.name))") } }
                     let notImported = regular.count - batch.count - gone.count
+                    guard stop.cause.diskFull else { throw partial(stop.cause, imported: batch.count, notImported: notImported, listed: !output.json) }
                     throw Nu11Error(.io, "the disk is full: \(stop.at) did not fit; \(batch.count) file(s) imported, \(notImported) not imported",
                                     remedy: .frontEnd("free some disk space, then import the rest again (--skip-duplicates skips what is already in)"),
                                     item: stop.at)
+                } catch let error as Nu11Error where !batch.isEmpty {
+                    // The groups before this one (other albums) are in the vault: listed, and counted.
+                    line.finish()
+                    if !output.json { for item in batch { print("\(item.id)  \(Output.escaped(item.name))") } }
+                    throw partial(error, imported: batch.count, notImported: regular.count - batch.count - gone.count, listed: !output.json)
                 }
             }
             line.finish()
@@ -130,6 +136,19 @@ struct Import: ParsableCommand {
 }
 
 extension Import {
+    /// A folder import stopped by an error after some files went in (listed above it): the
+    /// error, how many went in and how many did not, and a retry that does not import the
+    /// ones already in a second time.
+    func partial(_ error: Nu11Error, imported: Int, notImported: Int, listed: Bool) -> Nu11Error {
+        var stopped = error
+        stopped.message = "\(error.message); \(imported) file(s) imported\(listed ? " (listed above)" : ""), \(notImported) not imported"
+        let retry = "import the rest with the same command and --skip-duplicates, which skips the \(imported) already in (without it they would be imported twice)"
+        // An I/O error's own advice ("… and try again") would import them twice: the disk first, then the rest.
+        let first = error.code == .io ? "check the disk" : error.remedy.map { Remedies.text($0) }
+        stopped.remedy = .frontEnd(first.map { $0 + "; then " + retry } ?? retry)
+        return stopped
+    }
+
     /// Drops files already in the vault: with --skip-duplicates silently (a note says
     /// which), at a terminal after asking; elsewhere nothing is checked (it costs opening
     /// every item's metadata).

@@ -86,7 +86,21 @@ struct Recover: ParsableCommand {
             let phrase = try RecoveryKey.parse(typed)
             let secret = try PINReader.readNew(prompt: "New PIN or passphrase: ", from: pin.source)
             let parameters = try kdf.parameters()
-            let report = try LockedVault(loc).recover(phrase: phrase, pin: secret, parameters: parameters)
+            let report: RecoveryReport
+            do {
+                report = try LockedVault(loc).recover(phrase: phrase, pin: secret, parameters: parameters)
+            } catch let error as Nu11Error where error.tookEffect && LockedVault(loc).presence == .complete {
+                // The rebuilt key store was renamed into place and only the fsync that makes the
+                // rename durable failed: it opens with the new PIN, so this is done (a retry
+                // would be refused: a key store exists).
+                Output.note("nu11vlt: warning: done, but the rebuilt key store may not survive a power cut yet (\(Output.escaped(error.message))); `nu11vlt check` shows what it opens")
+                if !output.json { print("key store rebuilt at \(loc.keyStoreRoot); the new PIN opens the vault; set a backup or duress PIN again if you had one") }
+                if tpm {
+                    Output.note("nu11vlt: warning: the key store was rebuilt but not bound to the TPM; run `nu11vlt tpm enroll` to bind it")
+                    throw ExitCode(74)
+                }
+                return
+            }
             if !tpm, let warning = Strength.pinWarning(secret, parameters: parameters) { Output.note("nu11vlt: " + warning) }
             var tpmNote: String?
             if tpm {

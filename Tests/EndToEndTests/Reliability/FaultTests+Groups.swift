@@ -62,6 +62,31 @@ extension FaultTests {
     @Test("import of a folder in three commit groups, each committing while the next is staged")
     func importGroups() throws { try run("import -r --commit-every 2", groupsScenario(diskFull: false)) }
 
+    /// Issue 56: failed by an I/O error (not a full disk) after earlier groups landed, the
+    /// import exited 74 with the error alone — no IDs, no count — and its hint ("try again")
+    /// imported those items twice. Now it lists what it imported, counts the rest, and points
+    /// at the retry that skips what is in. The calls of the second half (once a group landed).
+    @Test("a folder import stopped by an I/O error after a group landed lists what it imported and hints at --skip-duplicates")
+    func importGroupsPartialReport() throws {
+        var scenario = groupsScenario(diskFull: false)
+        scenario.report = { cli, r in
+            guard r.code != 0 else { return }
+            let landed = try listed(cli).filter { ($0["name"] as? String)?.hasPrefix("f") == true }
+            guard !landed.isEmpty else { return }
+            for item in landed {
+                let id = item["id"] as? String ?? "?"
+                #expect(r.out.contains(id), "the import failed with \(id) in the vault, but did not list it: \(r.out) \(r.stderr)")
+            }
+            #expect(r.stderr.contains("\(landed.count) file(s) imported") && r.stderr.contains("not imported"),
+                    "the error does not count what was imported: \(r.stderr)")
+            #expect(r.stderr.contains("--skip-duplicates") && !r.stderr.contains("hint: try again"), "the hint would import them twice: \(r.stderr)")
+        }
+        try run("import -r --commit-every 2 (the report of a partial import)", scenario, pick: { log in
+            let numbers = log.calls.map(\.n)
+            return stride(from: numbers.count / 3, to: numbers.count, by: 2).map { numbers[$0] }
+        })
+    }
+
     @Test("the same, disk full (ENOSPC)")
     func importGroupsFull() throws { try run("import -r --commit-every 2 (ENOSPC)", groupsScenario(diskFull: true), errno: ENOSPC) }
 

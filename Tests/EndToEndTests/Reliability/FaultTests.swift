@@ -16,11 +16,13 @@ enum FaultShim {
     }()
 
     /// Runs `args` (an executable and its arguments) with the shim: counting only (at == 0), or failing the at-th call.
+    /// `log`: a file that gets one line per counted call, "N op path" (the shim's NU11_FAULT_LOG).
     static func run(_ cli: CLI, _ args: [String], input: Data, at: Int, errno code: Int32 = EIO, countFile: String? = nil,
-                    kill: Bool = false) throws -> CLI.Outcome {
+                    kill: Bool = false, log: String? = nil) throws -> CLI.Outcome {
         var env = ["LD_PRELOAD": library ?? "", "NU11_FAULT_PREFIX": cli.root + "/", "NU11_FAULT_AT": "\(at)",
                    "NU11_FAULT_ERRNO": "\(code)"]
         if let countFile { env["NU11_FAULT_COUNT"] = countFile }
+        if let log { env["NU11_FAULT_LOG"] = log }
         if kill { env["NU11_FAULT_MODE"] = "kill" }
         return try cli.spawn(args[0], Array(args.dropFirst()), input: input, environment: env)
     }
@@ -39,6 +41,9 @@ struct FaultTests {
         var input: (CLI) -> Data
         /// Checks the effect, given whether the command reported success; returns the PIN that opens.
         var verify: (CLI, Bool) throws -> String
+        /// Checks the command's report (its output and exit status) against the files, right
+        /// after it and before any other command runs (the next one may finish what it left).
+        var report: ((CLI, CLI.Outcome) throws -> Void)? = nil
     }
 
     /// A real JPEG (made by ImageMagick), so the import also decodes it and seals thumbnails.
@@ -57,7 +62,11 @@ struct FaultTests {
 
     /// With `tpm`, the vault's machine has a software TPM, and every trial gets that TPM as it
     /// was when the vault was prepared (a copy of its state): each trial is its own machine.
-    func run(_ name: String, _ scenario: Scenario, errno code: Int32 = EIO, tpm: Bool = false) throws {
+    /// `pick`: fail only the calls it picks from the dry run's log (`FaultLog`), not every call.
+    /// What the command itself makes in the test's folder is named `fresh-…`: each trial starts
+    /// without it (the dry run's is not copied).
+    func run(_ name: String, _ scenario: Scenario, errno code: Int32 = EIO, tpm: Bool = false,
+             pick: ((FaultLog) -> [Int])? = nil) throws {
         try #require(FaultShim.library != nil, "the fault shim did not build (cc missing?)")
         let template = try CLI()
         let templateTPM = tpm ? try SoftwareTPM() : nil
@@ -79,14 +88,21 @@ struct FaultTests {
         templateTPM?.stop()
         try machine(for: template)
         let countFile = template.root + "/.count"
-        let dry = try FaultShim.run(template, scenario.command(template), input: scenario.input(template), at: 0, countFile: countFile)
+        let logFile = template.root + "/.log"
+        let dry = try FaultShim.run(template, scenario.command(template), input: scenario.input(template), at: 0, countFile: countFile,
+                                    log: pick == nil ? nil : logFile)
         #expect(dry.code == 0, "\(name) without faults: \(dry.stderr)")
         let calls = Int(try String(contentsOfFile: countFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(calls > 10, "\(name): only \(calls) calls counted")
-        for at in 1...max(calls, 1) {
+        var trials = Array(1...max(calls, 1))
+        if let pick {
+            trials = pick(FaultLog(text: (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "", root: template.root))
+            #expect(!trials.isEmpty, "\(name): no call of the dry run was picked to fail")
+        }
+        for at in trials {
             let trial = try CLI()
             for entry in try FileManager.default.contentsOfDirectory(atPath: template.root)
-            where !["vault", "keystore", "prepared", ".count"].contains(entry) {
+            where !["vault", "keystore", "prepared", ".count", ".log"].contains(entry) && !entry.hasPrefix("fresh-") {
                 try FileManager.default.copyItem(atPath: template.root + "/" + entry, toPath: trial.root + "/" + entry)
             }
             for part in ["vault", "keystore"] {
@@ -96,6 +112,7 @@ struct FaultTests {
             try machine(for: trial)
             let r = try FaultShim.run(trial, scenario.command(trial), input: scenario.input(trial), at: at, errno: code)
             let place = "\(name), call \(at) of \(calls)"
+            try scenario.report?(trial, r)
             #expect(r.code == 0 || (r.code >= 3 && r.code < 128), "\(place): exit \(r.code) \(r.stderr)")
             if r.code != 0 {
                 let errors = r.stderr.split(separator: "\n").filter { $0.hasPrefix("nu11vlt: error: ") }
