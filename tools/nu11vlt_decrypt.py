@@ -79,6 +79,11 @@ class Bad(Exception):
     """One item (or the archive's manifest) failed; the message says how."""
 
 
+class Quiet(Exception):
+    """An item this credential is not meant to open (the other vault's Fade item), or one
+    whose Fade deadline has passed: left out without a word."""
+
+
 def hkdf(ikm, salt, info):
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=salt, info=info).derive(ikm)
 
@@ -375,6 +380,8 @@ def recover_items(vault, outdir, opener):
         seal, data = sidecar(vault, hexid, paths[0][1])
         try:
             item_key = opener.item_key(item_id, kind, domain, (index or {}).get("seals", {}).get(hexid), seal)
+        except Quiet:
+            continue
         except Bad as e:
             say(f"item {hexid}: {e}")
             failed += 1
@@ -521,7 +528,8 @@ class KeyStore:
             fail("the PIN does not open this key store")
         self.follow_forward(ks)
         roles = {s[0] for s in self.sets}
-        self.domains = ({1} if 1 in roles else set()) | ({3} if roles & {2, 3} else set())
+        self.domains = ({1} if 1 in roles else set()) | ({3} if roles & {2, 3} else set()) | {2}
+        self.fade_deadlines = self.read_state(ks, d[5:37])
         vid = read_file(os.path.join(ks, "vault-id.n11v"), 4096) or b""
         plain = unseal(subkey(d[5:37], b"vault id"), vid[5:], b"nu11vlt vault id v1") if vid[:5] == b"N11V\x01" else None
         self.vault_id = plain if plain and len(plain) == 16 else None
@@ -535,6 +543,22 @@ class KeyStore:
             for name in listdir(os.path.join(ks, folder)):
                 if name.endswith(".key"):
                     self.add_record(read_file(os.path.join(ks, folder, name), 84) or b"")
+
+    @staticmethod
+    def read_state(ks, device_key):
+        """§4.4 state.n11s: "N11S" || 1 || SmallSeal(JSON, Subkey(device key, "device state"),
+        ad = "nu11vlt device state v1"): the Fade deadlines, or None when it does not open."""
+        f = read_file(os.path.join(ks, "state.n11s")) or b""
+        plain = unseal(subkey(device_key, b"device state"), f[5:], b"nu11vlt device state v1") if f[:5] == b"N11S\x01" else None
+        try:
+            state = json.loads(plain) if plain is not None else None
+        except ValueError:
+            state = None
+        if not isinstance(state, dict):
+            say("state.n11s does not open with this key store's device key: Fade items are left out")
+            return None
+        now = max(time.time(), float(state.get("latestSeen") or 0))    # time never runs backwards (§4.4)
+        return {e.get("id"): float(e.get("deadline") or 0) - now for e in state.get("fade") or [] if isinstance(e, dict)}
 
     def add_record(self, r):
         """§4.3: "N11R" || 1 || domain || kind || 0 || item ID || KeyWrap(item key, domain key, ad = bytes[0..<24])."""
@@ -555,7 +579,10 @@ class KeyStore:
                 todo.append(self.sets[-1])
 
     def domain_keys(self, domain):
-        """§4.2: the main key of role 1 wraps domain 1; of roles 2 and 3 domain 3."""
+        """§4.2: the main key of role 1 wraps domain 1; of roles 2 and 3 domain 3; each vault's
+        Fade key domain 2."""
+        if domain == 2:
+            return [s[2] for s in self.sets if any(s[2])]
         return [s[1] for s in self.sets if (s[0] == 1) == (domain == 1)] if domain in (1, 3) else []
 
     def meta_keys(self, domain):
@@ -563,11 +590,17 @@ class KeyStore:
 
     def item_key(self, item_id, kind, domain, index_seal, sidecar_seal):
         records = [r for r in self.records.get(item_id, []) if r[5] == domain and r[6] == kind]
+        if domain == 2:        # only before its deadline (the vault shreds it at the next command)
+            left = (self.fade_deadlines or {}).get(item_id.hex())
+            if self.fade_deadlines is None or not records or (left is not None and left <= 0):
+                raise Quiet()
         for r in records:
             for k in self.domain_keys(domain):
                 key = unseal(k, r[24:84], r[:24])
                 if key is not None and len(key) == 32:
                     return key
+        if records and domain == 2:
+            raise Quiet()          # the other vault's Fade item
         if records:
             raise Bad("its key record does not open under the keys this PIN opens")
         return None
