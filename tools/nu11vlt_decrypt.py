@@ -80,8 +80,8 @@ class Bad(Exception):
 
 
 class Quiet(Exception):
-    """An item this credential is not meant to open (the other vault's Fade item), or one
-    whose Fade deadline has passed: left out without a word."""
+    """An item this credential is not meant to open (the other vault's Fade item), left out
+    without a word; or ("faded") one of its Fade items past its deadline, only counted."""
 
 
 def hkdf(ikm, salt, info):
@@ -369,7 +369,7 @@ def recover_items(vault, outdir, opener):
             if header[6] in opener.domains:
                 todo.append((hexid, header[5], header[6], None, None))
     albums = album_names(vault, index, opener.meta_keys(1) + opener.meta_keys(3))
-    out, failed, left_out = Output(outdir), 0, 0
+    out, failed, left_out, faded = Output(outdir), 0, 0, 0
     for hexid, kind, domain, album, meta in todo:
         item_id = bytes.fromhex(hexid)
         paths = [f for f in files.get(hexid, []) if f[1][5] == kind and f[1][6] == domain]
@@ -380,7 +380,8 @@ def recover_items(vault, outdir, opener):
         seal, data = sidecar(vault, hexid, paths[0][1])
         try:
             item_key = opener.item_key(item_id, kind, domain, (index or {}).get("seals", {}).get(hexid), seal)
-        except Quiet:
+        except Quiet as q:
+            faded += 1 if q.args else 0
             continue
         except Bad as e:
             say(f"item {hexid}: {e}")
@@ -425,6 +426,8 @@ def recover_items(vault, outdir, opener):
         failed += 0 if ok else 1
     if left_out:
         say(f"{left_out} item(s) {opener.left_out} and were left out")
+    if faded:
+        say(f"{faded} Fade item(s) are past their deadline and were left out")
     if failed:
         fail(f"{failed} item(s) could not be recovered (named above)")
     if not todo:
@@ -590,14 +593,15 @@ class KeyStore:
 
     def item_key(self, item_id, kind, domain, index_seal, sidecar_seal):
         records = [r for r in self.records.get(item_id, []) if r[5] == domain and r[6] == kind]
-        if domain == 2:        # only before its deadline (the vault shreds it at the next command)
-            left = (self.fade_deadlines or {}).get(item_id.hex())
-            if self.fade_deadlines is None or not records or (left is not None and left <= 0):
-                raise Quiet()
+        if domain == 2 and (self.fade_deadlines is None or not records):
+            raise Quiet()
         for r in records:
             for k in self.domain_keys(domain):
                 key = unseal(k, r[24:84], r[:24])
                 if key is not None and len(key) == 32:
+                    # A Fade item only before its deadline (the vault shreds it at its next command).
+                    if domain == 2 and self.fade_deadlines.get(item_id.hex(), 1) <= 0:
+                        raise Quiet("faded")
                     return key
         if records and domain == 2:
             raise Quiet()          # the other vault's Fade item

@@ -39,7 +39,7 @@ struct DecrypterWithoutIndexTests {
                 try handle.write(contentsOf: Data(repeating: 0x5A, count: 4096))
                 try handle.close()
             default:
-                #expect(try cli.sqlite(index, "DELETE FROM item WHERE id = '\(id)'; SELECT count(*) FROM item") == "3")
+                #expect(try cli.sqlite(index, "DELETE FROM item WHERE id = '\(id)'; SELECT count(*) FROM item WHERE domain = 1") == "3")
             }
             copies.append((how, copy))
         }
@@ -70,9 +70,14 @@ struct DecrypterWithoutIndexTests {
         }
     }
 
-    @Test("index.sqlite deleted, overwritten or missing a row: the key store and the PIN bring every item back the same; a wrong PIN, or a TPM-bound key store, is one line")
+    @Test("index.sqlite deleted, overwritten or missing a row: the key store and the PIN bring every item back the same, a Fade item too; a wrong PIN, or a TPM-bound key store, is one line")
     func withTheKeyStore() throws {
-        let (cli, _, originals, ids) = try Self.vault()
+        let (cli, _, items, ids) = try Self.vault()
+        // A Fade item before its deadline comes back too (the phrase never covers one).
+        let f = Array("fades in an hour".utf8)
+        _ = try cli.importIDs([cli.file("f.txt", f)], extra: ["--fade", "1h"])
+        var originals = items
+        originals["f.txt"] = Data(f)
         for (how, copy) in try Self.damagedCopies(cli, dropping: ids[0]) {
             let out = cli.root + "/ks-" + how
             let py = try cli.spawn("/usr/bin/python3", [RecoveryTests.tool, "--vault", copy, "--keystore", cli.keystore, out],
