@@ -11,6 +11,9 @@ import Nu11Storage
 public struct LockedVault: Sendable {
     public let location: VaultLocation
     public let clock: any VaultClock
+    /// `recover` opens the vault it rebuilt and finishes it itself (with the phrase's key sets
+    /// for album names), before any unlock's `finishRecover` would.
+    var recovering = false
 
     public init(_ location: VaultLocation, clock: any VaultClock = SystemClock()) {
         self.location = location
@@ -313,6 +316,7 @@ public struct LockedVault: Sendable {
             vault.profiles.loadRecovery()
             try vault.maintenance.resumeRotation()
             if unlocked.keys.role == .duress { try vault.profiles.runDuress() } else { vault.maintenance.backfillSidecars() }
+            if unlocked.keys.role == .primary && !recovering { vault.maintenance.finishRecover() }
             vault.auditUnlock()
             vault.anchorLog()
             if gateReport.counterAhead {

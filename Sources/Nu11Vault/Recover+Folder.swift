@@ -71,6 +71,7 @@ extension LockedVault {
             // The same phrase goes on covering the vault: its recovery data now holds the new keys.
             let renewed = try RecoveryRecord.make(vaultID: vaultID, publicKey: record.publicKey, keys: [unlocked.keys])
             _ = try Profiles.commitRecovery(store, unlocked: unlocked, vaultID: vaultID, publicKey: record.publicKey)
+            try ProtectedFiles.writeAtomically([], to: store.recoveryMarker)
             // The new index, the recovery data, then the key store (a failure before leaves no
             // key store, and every seal still opens with the phrase for the next try).
             _ = try setAsideIndex(vaultID: vaultID)

@@ -17,6 +17,12 @@ public struct RecoveryReport: Sendable, Codable, Equatable {
     /// The index was lost or damaged: set aside, and rebuilt from the folder (FORMAT.md §5.3);
     /// the number of items it lists again.
     public var indexRebuilt: Int?
+    /// Index entries that no key set of the recovery data opened (or that were missing),
+    /// rebuilt from the items' sidecars.
+    public var rowsFromSidecars = 0
+    /// Set when the key store is in place but what follows was cut short (the next unlock
+    /// finishes it): what to tell the person.
+    public var unfinished: String?
 
     public struct Unrecovered: Sendable, Codable, Equatable {
         public var id: String
@@ -46,26 +52,41 @@ extension LockedVault {
     public func recover(phrase: SecretBytes, pin: SecretBytes, parameters: KDFParameters,
                         clock: any VaultClock = SystemClock()) throws -> RecoveryReport {
         var (report, sets) = try rebuildKeyStore(phrase: phrase, pin: pin, parameters: parameters, clock: clock)
-        if report.indexRebuilt != nil {
-            // The rows, from the sidecars, under the new keys; album names read with the
-            // phrase's key sets (they authenticate nothing else: the folder is untrusted).
-            let vault = try unlock(pin: pin)
-            defer { vault.lock() }
-            let adoption = try vault.maintenance.adoptOrphans(try vault.maintenance.contentFiles(), known: [], write: true,
-                                                              albumKeys: sets.map { Subkey.derive(from: $0.main, purpose: "index metadata") })
-            report.indexRebuilt = adoption.rows.count
-            return report
-        }
-        // The vault's lock is free again: rows still sealed under keys of an interrupted
-        // rotation are re-sealed under the current ones (what the next unlock would do). The
-        // keys used are the set that opens the index (`trustedSets`): a set a folder writer
-        // sealed to the public key opens nothing there and is dropped.
-        if sets.count > 1, let current = sets.first {
-            let vault = try unlock(pin: pin)
-            defer { vault.lock() }
-            _ = try vault.maintenance.migrate(from: Array(sets.dropFirst()), to: current.withRole(.primary), progress: { _ in })
+        // The key store is in place: the recovery took effect. What follows brings the index
+        // under its keys; cut short, it is a notice, and the next unlock finishes it from the
+        // sidecars (the key store's `recover.pending` marker).
+        do {
+            try finishRecovery(&report, sets: sets, pin: pin)
+        } catch {
+            report.unfinished = "the key store is rebuilt and opens with the new PIN, but bringing the index under its keys was cut short (\(Vault.describe(error))); the next unlock finishes it"
         }
         return report
+    }
+
+    /// The vault's lock is free again. The new key store holds fresh keys (nothing in the
+    /// folder can vouch for the key sets of recovery.n11r: a folder writer may seal sets of their
+    /// own, and plant index rows they open). The sets only *read*: rows they open are re-sealed
+    /// under the fresh keys (the retired archive keys kept for old secure archives, as a
+    /// rotation does); rows no set opens, and files without rows, come back from their sidecars
+    /// (under the item keys, which the seals gave); album names are read with the sets.
+    private func finishRecovery(_ report: inout RecoveryReport, sets: [DomainKeys], pin: SecretBytes) throws {
+        var finishing = self
+        finishing.recovering = true
+        let vault = try finishing.unlock(pin: pin)
+        defer { vault.lock() }
+        let albumKeys = sets.map { Subkey.derive(from: $0.main, purpose: "index metadata") }
+        if report.indexRebuilt != nil {
+            let adoption = try vault.maintenance.adoptOrphans(try vault.maintenance.contentFiles(), known: [], write: true, albumKeys: albumKeys)
+            report.indexRebuilt = adoption.rows.count
+        } else {
+            _ = try vault.maintenance.migrate(from: sets, to: try vault.keys, progress: { _ in })
+            vault.profiles.recoveryAfterRotation()
+            report.rowsFromSidecars = try vault.maintenance.resealFromSidecars(repair: true).count
+            let adoption = try vault.maintenance.adoptOrphans(try vault.maintenance.contentFiles(), known: Set(try vault.index.allRows().map(\.id)),
+                                                              write: true, albumKeys: albumKeys)
+            report.rowsFromSidecars += adoption.rows.count
+        }
+        try ProtectedFiles.remove(vault.keyStore.recoveryMarker)
     }
 
     /// The key store, rebuilt under the vault's lock; returns the key sets the phrase opened.
@@ -104,9 +125,10 @@ extension LockedVault {
             throw Nu11Error(.corrupted, "the recovery data (recovery.n11r) belongs to another vault",
                             remedy: .pointAtRestoredVault, item: recoveryPath)
         }
-        let sets = try Self.trustedSets(try record.open(phrase: phrase), index: index)
-        guard let current = sets.first else { throw RecoverySeal.wrongPhrase }
+        let sets = try record.open(phrase: phrase)
+        guard !sets.isEmpty else { throw RecoverySeal.wrongPhrase }
         let privateKey = try RecoverySeal.privateKey(phrase: phrase, vaultID: vaultID)
+        let fresh = DomainKeys.generate(role: .primary, created: UInt64(max(0, clock.wallTime())))
 
         // Built beside its place, renamed in at the end.
         let parent = (location.keyStoreRoot as NSString).deletingLastPathComponent
@@ -115,13 +137,29 @@ extension LockedVault {
         if ProtectedFiles.kind(temp) != nil { try Self.destroyFolder(temp) }
         var report = RecoveryReport(recovered: 0, notCovered: 0)
         do {
-            let (store, unlocked) = try KeyStore.create(root: temp, pin: pin, parameters: parameters, keys: current.lacksFadeKey ? current.withFreshFade() : current)
+            let (store, unlocked) = try KeyStore.create(root: temp, pin: pin, parameters: parameters, keys: fresh)
             let seals = try index.recoverySeals()
             // A recovery setup cut short after its phrase took effect: the new seals (FORMAT.md §5.2).
             let next = (try? index.nextRecoverySeals()) ?? [:]
             var records: [ItemKeyRecord] = []
-            for row in try index.allRows() {
-                guard row.domain == .vault, let seal = seals[row.id] else {
+            // The items: the index's rows, and the primary vault's files the index lacks (a
+            // folder writer may have removed rows); each one's seal from the index, else from
+            // its sidecar (FORMAT.md §2.2).
+            let rows = try index.allRows()
+            var candidates = rows.map { (id: $0.id, kind: $0.kind, domain: $0.domain) }
+            let listed = Set(rows.map(\.id))
+            for path in try Self.itemFiles(location) {
+                guard let header = try? N11Header.parse(ProtectedFiles.readPrefix(path, count: N11Header.byteCount)),
+                      header.domain == .vault, !listed.contains(header.itemID),
+                      (try? ItemID(hex: Maintenance.stem((path as NSString).lastPathComponent))) == header.itemID else { continue }
+                candidates.append((header.itemID, header.kind, header.domain))
+            }
+            func sidecarSeal(_ id: ItemID) -> [UInt8]? {
+                (try? ProtectedFiles.read(location.sidecarPath(id), limit: SidecarEnvelope.maxBytes))
+                    .flatMap { try? SidecarEnvelope.head($0) }.flatMap { $0.itemID == id ? $0.recoverySeal : nil }
+            }
+            for row in candidates {
+                guard row.domain == .vault, let seal = seals[row.id] ?? next[row.id] ?? sidecarSeal(row.id) else {
                     report.notCovered += 1
                     continue
                 }
@@ -132,8 +170,10 @@ extension LockedVault {
                 do {
                     if let opened = try? RecoverySeal.open(seal, with: privateKey, associatedData: ad) {
                         itemKey = opened
+                    } else if let opened = next[row.id].flatMap({ try? RecoverySeal.open($0, with: privateKey, associatedData: ad) }) {
+                        itemKey = opened
                     } else {
-                        itemKey = try RecoverySeal.open(next[row.id] ?? seal, with: privateKey, associatedData: ad)
+                        itemKey = try RecoverySeal.open(sidecarSeal(row.id) ?? seal, with: privateKey, associatedData: ad)
                     }
                 } catch {
                     report.unrecovered.append(.init(id: row.id.hex, reason: seal.count == Self.itemSealBytes
@@ -148,6 +188,11 @@ extension LockedVault {
             if report.recovered == 0, let first = report.unrecovered.first {
                 throw Nu11Error(.authenticationFailed,
                                 "no item's recovery seal opens with this phrase (\(report.unrecovered.count) tried; e.g. item \(first.id): \(first.reason)); nothing was written",
+                                remedy: .advice(.typeRecoveryPhrase))
+            }
+            if report.recovered == 0 && report.notCovered > 0 {
+                throw Nu11Error(.authenticationFailed,
+                                "none of the vault's \(report.notCovered) item(s) has a recovery seal (made before the phrase, or removed from the folder); nothing was written",
                                 remedy: .advice(.typeRecoveryPhrase))
             }
             try store.writeItemKeys(records, durable: false)
@@ -165,7 +210,12 @@ extension LockedVault {
             try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
             try store.writeEscrowDecoy()
             try store.writeSecurityKeyDecoy()
+            // The same phrase goes on covering the vault: its recovery data now holds the fresh keys.
+            let renewed = try RecoveryRecord.make(vaultID: vaultID, publicKey: record.publicKey, keys: [unlocked.keys])
+            _ = try Profiles.commitRecovery(store, unlocked: unlocked, vaultID: vaultID, publicKey: record.publicKey)
+            try ProtectedFiles.writeAtomically([], to: store.recoveryMarker)
             try store.syncFileSystem()
+            try ProtectedFiles.writeAtomically(renewed.encoded(), to: recoveryPath)
             if ProtectedFiles.kind(location.keyStoreRoot) == .directory { _ = rmdir(location.keyStoreRoot) }  // an empty folder only
             try ProtectedFiles.move(temp, to: location.keyStoreRoot)
         } catch {
@@ -177,30 +227,6 @@ extension LockedVault {
 
     /// A seal of a 32-byte item key (FORMAT.md §5.2: 92 bytes).
     static let itemSealBytes = RecoverySeal.overhead + 32
-
-    /// The key sets to rebuild with, the one that opens the most index entries first. The key
-    /// sets are sealed to the phrase's *public* key, so whoever can write the vault folder can
-    /// seal a set of their own choosing (issue 55's review): a set is trusted only for what it
-    /// opens. An entry is an item row or an album name: a rotation cut short after its rows
-    /// moved and before its album names did leaves the names under the older set, which must
-    /// stay to carry them over. When the index has entries and no set opens any,
-    /// recovery.n11r was replaced.
-    static func trustedSets(_ sets: [DomainKeys], index: VaultIndex) throws -> [DomainKeys] {
-        let rows = try index.items(domains: [.vault], limit: 256)
-        let albums = Array(try index.albums(domains: [.vault]).prefix(256))
-        guard !rows.isEmpty || !albums.isEmpty else { return sets }
-        let scored = sets.map { set -> (DomainKeys, Int) in
-            let key = Subkey.derive(from: set.main, purpose: "index metadata")
-            let names = albums.filter { (try? SmallSeal.open($0.name, key: key, associatedData: Albums.albumAAD($0.id))) != nil }
-            return (set, rows.filter { ItemMetadata.opens($0, key: key) }.count + names.count)
-        }
-        let opening = scored.filter { $0.1 > 0 }.sorted { $0.1 > $1.1 }.map(\.0)
-        guard !opening.isEmpty else {
-            throw Nu11Error(.corrupted, "the recovery data's keys open none of the vault's index entries: recovery.n11r was replaced (or the index is another vault's); nothing was written",
-                            remedy: .advice(.restoreRecoveryRecord))
-        }
-        return opening
-    }
 
     /// Removes a folder of our own making, key files overwritten first.
     static func destroyFolder(_ path: String) throws {

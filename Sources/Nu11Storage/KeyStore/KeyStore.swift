@@ -43,6 +43,9 @@ public final class KeyStore: Sendable {
     /// vault, removed as the last step, so a vault whose creation was cut short (a failing
     /// disk, a kill) is recognised as such, never taken for a vault or half of one.
     public var creationMarker: String { layout.creating }
+    /// Empty: a `recover` put this key store in place and has not yet brought the index's
+    /// entries under its keys (the next unlock does, from the items' sidecars).
+    public var recoveryMarker: String { layout.recovering }
     public var isBeingCreated: Bool { POSIX.exists(layout.creating) }
 
     /// Creates a key store with fresh primary domain keys sealed under `pin` (or `keys`, the

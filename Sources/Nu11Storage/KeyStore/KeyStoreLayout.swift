@@ -47,6 +47,7 @@ public struct KeyStoreLayout: Sendable, Equatable {
     var swept: String { POSIX.join(root, "swept") }
     var listing: String { POSIX.join(root, "listing.n11g") }
     var creating: String { POSIX.join(root, "creating") }
+    var recovering: String { POSIX.join(root, "recover.pending") }
 
     var keys: String { POSIX.join(root, "keys") }
     var items: String { POSIX.join(root, "items") }
@@ -57,7 +58,7 @@ public struct KeyStoreLayout: Sendable, Equatable {
     var archiveKeys: String { POSIX.join(root, "archive-keys") }
 
     /// Every file at the top of the key store.
-    var files: [String] { [master, device, state, settings, settingsAside, vaultID, vaultFolder, tpmAside, swept, listing, escrow, securityKeys, creating] }
+    var files: [String] { [master, device, state, settings, settingsAside, vaultID, vaultFolder, tpmAside, swept, listing, escrow, securityKeys, creating, recovering] }
 
     /// Every folder inside the key store.
     public var folders: [String] { [keys, items, pending, quarantine, forward, log, archiveKeys] }

@@ -94,11 +94,27 @@ struct Shredder: Sendable {
         // The listing cache holds the dates and IDs of the items it lists: it goes with any
         // deletion (the next full listing writes it again, without this item).
         try keyStore.destroyListingCache()
+        // So does an index a repair set aside: it holds the item's name and recovery seal.
+        try SetAsideIndexes.destroy(files.location)
         for path in paths {
             try ProtectedFiles.remove(path)
             guard ProtectedFiles.kind(path) == nil else {
                 throw Nu11Error(.io, "item \(id): its file \(path) still exists after deletion", item: id.hex)
             }
+        }
+    }
+}
+
+/// Indexes a repair set aside (`index.sqlite.damaged-<time>`, `.lost-<time>-wal`…, FORMAT.md
+/// §5.3): kept so nothing is lost at the repair, destroyed (overwritten, then removed) at the
+/// next deletion, the duress PIN, the Skeleton Switch and a new phrase — they hold names and
+/// recovery seals of items that may be deleted after.
+enum SetAsideIndexes {
+    static func destroy(_ location: VaultLocation) throws {
+        guard let names = try? ProtectedFiles.list(location.vaultRoot) else { return }
+        for name in names where name.hasPrefix("index.sqlite.damaged-") || name.hasPrefix("index.sqlite.lost-") {
+            let path = location.vaultRoot + "/" + name
+            if ProtectedFiles.kind(path) == .file { try ProtectedFiles.overwriteAndRemove(path) }
         }
     }
 }

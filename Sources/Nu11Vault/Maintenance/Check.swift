@@ -53,6 +53,12 @@ extension Maintenance {
             // missing, put back or foreign is never sealed to; `check` says so, and fails.
             report.failures.append(.init(item: "recovery.n11r", problem: problem))
         }
+        // Index entries sealed under keys no longer held (an old index put back) come back from
+        // the items' sidecars before anything is judged damaged (FORMAT.md §5.3).
+        for id in try resealFromSidecars(repair: repair) {
+            report.failures.append(.init(item: id.hex, problem: "its index entry does not open with this vault's keys (an old copy of the index?)",
+                                         repaired: repair ? "rebuilt from its sidecar" : nil))
+        }
         let quarantined = try index.quarantinedIDs()
         let rows = try index.allRows()
         let visible = rows.filter(isVisible)

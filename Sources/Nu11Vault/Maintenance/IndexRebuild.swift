@@ -81,8 +81,9 @@ extension Maintenance {
                 meta = made
                 missing.append("its name, type and dates (no metadata file): named \(made.name)")
             }
-            // The album: where the file is says it for the primary vault; else the sidecar.
-            var album = Self.albumOfPath(path, location: location) ?? facts?.album
+            // The album: where the file is says it for the primary vault (Photos: none); the
+            // sidecar says it for the backup vault, whose files are not kept by album.
+            var album = header.domain == .backup ? facts?.album : Self.albumOfPath(path, location: location)
             if header.kind != .file || header.domain == .fade { album = nil }
             if let a = album, !existingAlbums.contains(a) {
                 if let named = albumNames[a] {
@@ -113,6 +114,29 @@ extension Maintenance {
             }
         }
         return result
+    }
+
+    /// Rows of this session's domains whose sealed metadata does not open (sealed under keys no
+    /// longer held: an old index put back, recovery data that named other keys) but whose
+    /// sidecar opens with the item's key: re-sealed from the sidecar (`repair`), or only
+    /// counted. Returns their IDs.
+    func resealFromSidecars(repair: Bool) throws -> [ItemID] {
+        var fixed: [ItemID] = []
+        for row in try index.allRows() where isVisible(row) {
+            let key = try metadataKey(row.domain)
+            guard !ItemMetadata.opens(row, key: key), (try? ItemMetadata.openReportingLegacy(row, key: key)) == nil,
+                  let itemKey = try? keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain)),
+                  let bytes = try? ProtectedFiles.read(location.sidecarPath(row.id), limit: SidecarEnvelope.maxBytes),
+                  let (head, facts) = try? ItemSidecar.open(bytes, id: row.id, itemKey: itemKey),
+                  head.kind == row.kind, head.domain == row.domain else { continue }
+            if repair {
+                var resealed = row
+                resealed.meta = try facts.meta.seal(id: row.id, album: row.album, key: key)
+                try index.updateItem(resealed)
+            }
+            fixed.append(row.id)
+        }
+        return fixed
     }
 
     /// A file name's ID part (`vault_<ID>.n11note`, `<ID>.n11`).
@@ -229,6 +253,23 @@ extension Maintenance {
             if written > 0 { audit("sidecars written", count: written, detail: "an index made before sidecars: each item's metadata is now also in the vault folder") }
         } catch {
             notice("the items' metadata files (so that a lost index can be rebuilt) could not all be written (\(Vault.describe(error))); the next unlock goes on")
+        }
+    }
+}
+
+extension Maintenance {
+    /// A `recover` cut short after its key store was in place (its marker is there): the
+    /// index's entries come under the fresh keys from the items' sidecars, files without
+    /// entries are adopted, and the marker goes (FORMAT.md §5.2).
+    func finishRecover() {
+        guard !index.isReadOnly, ProtectedFiles.exists(keyStore.recoveryMarker) else { return }
+        do {
+            let resealed = try resealFromSidecars(repair: true).count
+            let adopted = try adoptOrphans(try contentFiles(), known: Set(try index.allRows().map(\.id)), write: true).rows.count
+            try ProtectedFiles.remove(keyStore.recoveryMarker)
+            audit("recover finished", count: resealed + adopted, detail: "index entries rebuilt from the items' sidecars after a recovery cut short")
+        } catch {
+            notice("a recovery cut short could not be finished yet (\(Vault.describe(error))); the next unlock tries again")
         }
     }
 }

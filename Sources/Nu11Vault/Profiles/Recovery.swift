@@ -207,6 +207,7 @@ extension Profiles {
     /// The last step of a recovery setup, also run by the unlock after one cut short once its
     /// phrase took effect: the new seals replace the old ones (index and sidecars), the marker goes.
     func finishRecoverySetup(_ seals: [(id: ItemID, seal: [UInt8])]) throws {
+        try SetAsideIndexes.destroy(location)
         try index.setRecoverySeals(seals)
         for (id, seal) in seals { try SidecarSeals.set(seal, for: id, location: location) }
         try ProtectedFiles.remove(interruptedSetupPath)
@@ -258,6 +259,7 @@ extension Profiles {
         let path = location.vaultRoot + "/recovery.n11r"
         if ProtectedFiles.kind(path) == .file { try ProtectedFiles.overwriteAndRemove(path) }
         if ProtectedFiles.exists(location.indexPath) { try VaultIndex(path: location.indexPath).dropRecoverySeals() }
+        try SetAsideIndexes.destroy(location)
         // The sidecars' copies (FORMAT.md §2.2), zeroed in place.
         for name in (try? ProtectedFiles.list(location.metaFolder)) ?? [] where name.hasSuffix(".n11m") {
             guard let id = try? ItemID(hex: Maintenance.stem(name)) else { continue }

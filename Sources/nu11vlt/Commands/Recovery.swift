@@ -118,6 +118,10 @@ struct Recover: ParsableCommand {
             } else {
                 print("key store rebuilt at \(loc.keyStoreRoot): \(report.recovered) item(s) recovered\(tpm && tpmNote == nil ? "; bound to this machine's TPM" : "")")
                 for line in report.unrecoveredLines { Output.note("nu11vlt: warning: " + line) }
+                if let unfinished = report.unfinished { Output.note("nu11vlt: warning: \(unfinished)") }
+                if report.rowsFromSidecars > 0 && report.indexRebuilt == nil {
+                    print("\(report.rowsFromSidecars) index entr\(report.rowsFromSidecars == 1 ? "y" : "ies") the recovery data's keys did not open (or missing) rebuilt from the items' sidecars")
+                }
                 if let rows = report.indexRebuilt {
                     print("the vault folder's index was lost or damaged: set aside, and rebuilt from the folder (\(rows) item(s) listed again; new keys were made, and the phrase covers them)")
                 }

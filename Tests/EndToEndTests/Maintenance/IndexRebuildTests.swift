@@ -176,3 +176,41 @@ extension IndexRebuildTests {
         #expect(try cli.run(["list"], pinStdin: true).out == before)
     }
 }
+
+extension IndexRebuildTests {
+    @Test("an index from before a rekey put back (a sync peer's old copy): check --repair rebuilds its entries from the sidecars, quarantines nothing, and every item lists and exports")
+    func oldIndexPutBack() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let ids = try cli.importIDs([cli.file("a.txt", Array("alpha".utf8)), cli.file("b.txt", Array("bravo".utf8))])
+        let oldIndex = try Data(contentsOf: URL(fileURLWithPath: cli.vault + "/index.sqlite"))
+        #expect(try cli.run(["rekey"], pinStdin: true).code == 0)
+        let z = try cli.importIDs([cli.file("z.txt", Array("zulu".utf8))])[0]
+        let before = try cli.run(["list"], pinStdin: true).out
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cli.vault + "/index.sqlite" + suffix) }
+        try oldIndex.write(to: URL(fileURLWithPath: cli.vault + "/index.sqlite"))
+        let repaired = try cli.run(["check", "--repair"], pinStdin: true)
+        #expect(repaired.code == 0, "\(repaired.out) \(repaired.stderr)")
+        #expect(!repaired.out.contains("quarantined") && !FileManager.default.fileExists(atPath: cli.vault + "/Quarantine/\(ids[0]).n11"), "\(repaired.out)")
+        #expect(try cli.run(["list"], pinStdin: true).out == before, "the listing differs after the repair")
+        for (id, bytes) in zip(ids + [z], ["alpha", "bravo", "zulu"]) {
+            #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == Data(bytes.utf8))
+        }
+    }
+
+    @Test("an index set aside by a repair goes at the next deletion: it held the deleted item's name and recovery seal")
+    func setAsideIndexShredded() throws {
+        let cli = try CLI()
+        _ = try cli.initWithPhrase()
+        let ids = try cli.importIDs([cli.file("keep.txt", Array("keep".utf8)), cli.file("secret-name.txt", Array("gone".utf8))])
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: cli.vault + "/index.sqlite"))
+        try handle.write(contentsOf: Data(repeating: 0x42, count: 16))
+        try handle.close()
+        #expect(try cli.run(["check", "--repair"], pinStdin: true).code == 0)
+        let aside = { try FileManager.default.contentsOfDirectory(atPath: cli.vault).filter { $0.hasPrefix("index.sqlite.damaged-") } }
+        #expect(try !aside().isEmpty, "no index was set aside")
+        #expect(try cli.run(["delete", "--secure", ids[1]], pinStdin: true).code == 0)
+        #expect(try aside().isEmpty, "the set-aside index outlived a deletion")
+        #expect(try cli.run(["export", ids[0], "-o", "-"], pinStdin: true).stdout == Data("keep".utf8))
+    }
+}

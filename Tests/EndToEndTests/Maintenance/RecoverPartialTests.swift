@@ -7,7 +7,16 @@ import Testing
 /// stale or damaged seal no longer costs the others.
 @Suite("recover, item by item")
 struct RecoverPartialTests {
-    @Test("one row's seal altered in index.sqlite: the others come back byte-identical, the bad one is named with its reason, exit 0")
+    /// Each item's seal is in two places (the index's `recovery` row and its sidecar, FORMAT.md
+    /// §2.2): this overwrites the sidecar's copy with random bytes.
+    static func alterSidecarSeal(_ cli: CLI, _ id: String) throws {
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: cli.vault + "/Meta/\(id).n11m"))
+        try handle.seek(toOffset: 24)
+        try handle.write(contentsOf: Data((0..<92).map { _ in UInt8.random(in: 0...255) }))
+        try handle.close()
+    }
+
+    @Test("one item's seals altered (index row and sidecar): the others come back byte-identical — one whose index seal alone was altered from its sidecar — the bad one is named with its reason, exit 0")
     func oneSealAltered() throws {
         let cli = try CLI()
         let phrase = try cli.initWithPhrase()
@@ -15,7 +24,8 @@ struct RecoverPartialTests {
         let ids = try cli.importIDs(contents.enumerated().map { cli.file("f\($0.offset).bin", $0.element) })
         let bad = ids[1]
         let index = cli.vault + "/index.sqlite"
-        _ = try cli.sqlite(index, "UPDATE recovery SET seal = randomblob(92) WHERE lower(id) = '\(bad)'")
+        _ = try cli.sqlite(index, "UPDATE recovery SET seal = randomblob(92) WHERE lower(id) = '\(bad)' OR lower(id) = '\(ids[2])'")
+        try Self.alterSidecarSeal(cli, bad)
         #expect(try cli.sqlite(index, "SELECT count(*) FROM recovery WHERE lower(id) = '\(bad)' AND length(seal) = 92") == "1",
                 "the row was not altered: the test proves nothing")
         try FileManager.default.moveItem(atPath: cli.keystore, toPath: cli.root + "/lost-keystore")
@@ -35,12 +45,14 @@ struct RecoverPartialTests {
         #expect(log.contains("whose seal did not open"), "\(log)")
     }
 
-    @Test("every seal altered: recover fails, names the reason, and writes no key store")
+    @Test("every seal altered (index and sidecars): recover fails, names the reason, and writes no key store")
     func everySealAltered() throws {
         let cli = try CLI()
         let phrase = try cli.initWithPhrase()
         _ = try cli.importIDs([cli.file("a.bin", [1]), cli.file("b.bin", [2])])
+        let ids = try cli.listJSON().compactMap { $0["id"] as? String }
         _ = try cli.sqlite(cli.vault + "/index.sqlite", "UPDATE recovery SET seal = randomblob(92)")
+        for id in ids { try Self.alterSidecarSeal(cli, id) }
         try FileManager.default.moveItem(atPath: cli.keystore, toPath: cli.root + "/lost-keystore")
         let r = try cli.recover(phrase: phrase, newPIN: "new passphrase 1")
         #expect(r.code != 0, "\(r.out)")

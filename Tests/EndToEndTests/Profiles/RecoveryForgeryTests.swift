@@ -5,13 +5,15 @@ import TestSupport
 
 /// Issue 55's adversary review: the key sets in recovery.n11r are sealed to the phrase's public
 /// key, so whoever can write the vault folder can seal a set of their own keys there
-/// (`Tests/Fixtures/forge_recovery.py`). `recover` trusts a set only for the index entries it
-/// opens and then rotates: keys that came out of the folder never seal anything new.
+/// (`Tests/Fixtures/forge_recovery.py`), and plant or remove index rows. `recover` therefore
+/// never keeps a set: the rebuilt key store has fresh keys; the sets only read what they open,
+/// and what none opens comes back from the items' sidecars (issue 56's adversary review: rows
+/// planted for a forged set, or an emptied index, made the old rule keep the attacker's keys).
 @Suite("recovery data forged by a vault-folder writer")
 struct RecoveryForgeryTests {
     static let forge = Repo.path("Tests/Fixtures/forge_recovery.py")
 
-    @Test("a forged set alone: recover refuses and writes nothing; a forged set put first: recover uses the real one, and what the owner adds after opens not under the attacker's keys")
+    @Test("a forged set alone, or put first: recover brings the items back (names from their sidecars) under fresh keys; nothing the owner has or adds after opens under the attacker's keys")
     func forgedSets() throws {
         let cli = try CLI()
         let phrase = try cli.initWithPhrase()
@@ -19,10 +21,27 @@ struct RecoveryForgeryTests {
         try FileManager.default.moveItem(atPath: cli.keystore, toPath: cli.root + "/lost")
         let pristine = try Data(contentsOf: URL(fileURLWithPath: cli.vault + "/recovery.n11r"))
 
-        // Only the attacker's set: refused, no key store made.
+        // Only the attacker's set, and the index emptied of the item's rows: the item comes back
+        // from the folder, with its name, under keys the attacker does not have.
+        let vaultCopy = cli.root + "/pristine-vault"
+        try FileManager.default.copyItem(atPath: cli.vault, toPath: vaultCopy)
         #expect(try cli.spawn("/usr/bin/python3", [Self.forge, cli.vault + "/recovery.n11r"]).code == 0)
-        expectCleanError(try cli.recover(phrase: phrase, newPIN: "rebuilt pin 1"), code: 5, mentions: "was replaced")
-        #expect(!FileManager.default.fileExists(atPath: cli.keystore), "a refused recovery left a key store")
+        let emptied = try cli.spawn("/usr/bin/python3", ["-c", "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); db.execute('PRAGMA foreign_keys=ON'); db.execute('DELETE FROM item'); db.commit()",
+                                                         cli.vault + "/index.sqlite"])
+        #expect(emptied.code == 0, "\(emptied.stderr)")
+        let alone = try cli.recover(phrase: phrase, newPIN: "rebuilt pin 0")
+        #expect(alone.code == 0, "\(alone.out) \(alone.stderr)")
+        #expect(try cli.with("rebuilt pin 0", ["export", old, "-o", "-"]).stdout == Data([1, 2]))
+        #expect(try cli.with("rebuilt pin 0", ["list"]).out.contains("old.bin"), "the name did not come back from the sidecar")
+        #expect(try cli.with("rebuilt pin 0", ["check"]).code == 0)
+        let planted = try #require(try cli.with("rebuilt pin 0", ["import", cli.file("after.bin", [4])]).out.split(separator: "\n").first.map { String($0.prefix(32)) })
+        for id in [planted, old] {
+            let opens = try cli.spawn("/usr/bin/python3", [Self.forge, "--meta-opens", cli.vault + "/index.sqlite", id])
+            #expect(opens.out.contains("does-not-open"), "the attacker's keys open \(id) after a recovery from a forged set alone: \(opens.out) \(opens.stderr)")
+        }
+        try FileManager.default.removeItem(atPath: cli.keystore)
+        try FileManager.default.removeItem(atPath: cli.vault)
+        try FileManager.default.moveItem(atPath: vaultCopy, toPath: cli.vault)
 
         // The attacker's set first, the real one after.
         try pristine.write(to: URL(fileURLWithPath: cli.vault + "/recovery.n11r"))

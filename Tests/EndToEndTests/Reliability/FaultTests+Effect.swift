@@ -99,7 +99,11 @@ extension FaultTests {
                 }
                 let opened = try cli.spawn(CLI.binary, ["list", "--pin-stdin"], input: Data("recovered-pin-1\n".utf8), environment: env)
                 #expect(opened.code == 0, "recover said \(ok ? "done" : "failed") but the rebuilt key store does not open: \(opened.stderr)")
-                return cli.pin  // the original pair is untouched
+                // `recover` is a new key generation for the vault folder (fresh keys; the old key
+                // store opens nothing added after): the rebuilt pair is the one checked from here.
+                try FileManager.default.moveItem(atPath: cli.keystore, toPath: cli.root + "/old-keystore")
+                try FileManager.default.moveItem(atPath: rebuilt, toPath: cli.keystore)
+                return "recovered-pin-1"
             }), pick: { $0.syncsAfterRename(under: "fresh-state") })
     }
 
