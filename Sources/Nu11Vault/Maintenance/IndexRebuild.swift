@@ -101,7 +101,7 @@ extension Maintenance {
             row.recovery = header.domain == .vault ? seal : nil
             adopted.append((row, meta.created))
             finding.repaired = "index entry rebuilt" + (missing.isEmpty ? "" : "; not recovered: " + missing.joined(separator: ", "))
-            if !write { finding.repaired = nil; finding.problem += " (its metadata file can rebuild it: run with --repair)" }
+            if !write { finding.repaired = nil; finding.problem += " (its metadata file can rebuild it: a repairing check does)" }
             result.findings.append(finding)
         }
         // Empty albums of the primary vault come back too.

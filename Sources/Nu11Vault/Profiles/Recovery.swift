@@ -221,7 +221,7 @@ extension Profiles {
         guard role == .primary, !index.isReadOnly, let marker = try? ProtectedFiles.read(interruptedSetupPath, limit: 64) else { return }
         guard marker.count >= 16 else {
             // A marker of an earlier version (empty): whether its phrase took effect is unknown.
-            recoveryProblem("a recovery setup was cut short before its new phrase was shown, so no phrase you hold may cover new items; run `nu11vlt recovery setup` again")
+            recoveryProblem("a recovery setup was cut short before its new phrase was shown, so no phrase you hold may cover new items")
             return
         }
         let commitment = Array(marker.prefix(16))
@@ -230,7 +230,7 @@ extension Profiles {
                 let next = try index.nextRecoverySeals()
                 try finishRecoverySetup(next.map { (id: $0.key, seal: $0.value) })
                 if marker.count < 17 {
-                    recoveryProblem("a recovery setup was cut short right after its new phrase took effect, before it was shown: no phrase you hold covers the vault; run `nu11vlt recovery setup` again")
+                    recoveryProblem("a recovery setup was cut short right after its new phrase took effect, before it was shown: no phrase you hold covers the vault")
                 }
             } else {
                 try index.clearNextRecoverySeals()
