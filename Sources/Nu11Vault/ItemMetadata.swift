@@ -153,7 +153,9 @@ struct ItemMetadata: Codable, Sendable {
             }()
             return (try decoder.decode(ItemMetadata.self, from: Data(plain)), legacy)
         } catch {
-            throw Nu11Error(.corrupted, "item \(row.id): its index entry is damaged", remedy: .check(reason: nil), item: row.id.hex)
+            // Damaged, or an old copy of the index put back (a restored or synced folder): the
+            // repairing check rebuilds the entry from the item's sidecar under the current keys.
+            throw Nu11Error(.corrupted, "item \(row.id): its index entry is damaged or from an old copy of the index", remedy: .repair, item: row.id.hex)
         }
     }
 

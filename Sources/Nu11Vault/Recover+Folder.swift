@@ -53,29 +53,14 @@ extension LockedVault {
                                 "no item of the vault folder has a recovery seal that opens with this phrase (\(report.unrecovered.count) tried); nothing was written",
                                 remedy: .advice(.typeRecoveryPhrase))
             }
-            try store.writeItemKeys(records, durable: false)
-            try store.syncFileSystem()
-            try store.recordVaultID(vaultID)
-            var state = DeviceState(now: 0)
-            _ = EffectiveTime.advance(&state, clock: clock)
-            state.settingsSaved = true
-            try store.saveState(state)
-            try store.saveSettings(Settings(), tagKey: Vault.settingsKey(unlocked.keys))
-            try AuditTrail.append([AuditEntry(time: state.latestSeen, event: "recover", count: report.recovered,
-                                              detail: "key store rebuilt from the vault folder (its index lost) and the recovery phrase; new keys")],
-                                  keys: unlocked.keys, keyStore: store, maxBytes: Settings().logMaxKiB << 10, now: state.latestSeen)
-            try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
-            try store.writeEscrowDecoy()
-            try store.writeSecurityKeyDecoy()
-            try store.syncFileSystem()
-            // The same phrase goes on covering the vault: its recovery data now holds the new keys.
-            let renewed = try RecoveryRecord.make(vaultID: vaultID, publicKey: record.publicKey, keys: [unlocked.keys])
-            _ = try Profiles.commitRecovery(store, unlocked: unlocked, vaultID: vaultID, publicKey: record.publicKey)
-            try ProtectedFiles.writeAtomically([], to: store.recoveryMarker)
+            let renewed = try Self.fillRecoveredKeyStore(store, unlocked: unlocked, records: records, vaultID: vaultID,
+                                                         publicKey: record.publicKey, clock: clock,
+                                                         detail: "key store rebuilt from the vault folder (its index lost) and the recovery phrase; new keys",
+                                                         count: report.recovered)
             // The new index, the recovery data, then the key store (a failure before leaves no
             // key store, and every seal still opens with the phrase for the next try).
             _ = try setAsideIndex(vaultID: vaultID)
-            try ProtectedFiles.writeAtomically(renewed.encoded(), to: location.vaultRoot + "/recovery.n11r")
+            try ProtectedFiles.writeAtomically(renewed, to: location.vaultRoot + "/recovery.n11r")
             if ProtectedFiles.kind(location.keyStoreRoot) == .directory { _ = rmdir(location.keyStoreRoot) }  // an empty folder only
             try ProtectedFiles.move(temp, to: location.keyStoreRoot)
         } catch {
@@ -84,6 +69,33 @@ extension LockedVault {
         }
         report.indexRebuilt = 0
         return (report, sets)
+    }
+
+    /// The rest of a rebuilt key store (in its temp folder): the item key records, vault ID, a
+    /// fresh device state, settings, the audit log's first entry, the decoys, the slot's
+    /// commitment to new recovery data for the fresh keys (same public key) and the
+    /// `recover.pending` marker. Returns the new recovery data, for the caller to write.
+    static func fillRecoveredKeyStore(_ store: KeyStore, unlocked: UnlockedKeys, records: [ItemKeyRecord], vaultID: ItemID,
+                                      publicKey: [UInt8], clock: any VaultClock, detail: String, count: Int) throws -> [UInt8] {
+        try store.writeItemKeys(records, durable: false)
+        try store.syncFileSystem()
+        try store.recordVaultID(vaultID)
+        var state = DeviceState(now: 0)
+        _ = EffectiveTime.advance(&state, clock: clock)
+        state.settingsSaved = true
+        try store.saveState(state)
+        try store.saveSettings(Settings(), tagKey: Vault.settingsKey(unlocked.keys))
+        try AuditTrail.append([AuditEntry(time: state.latestSeen, event: "recover", count: count, detail: detail)],
+                              keys: unlocked.keys, keyStore: store, maxBytes: Settings().logMaxKiB << 10, now: state.latestSeen)
+        try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
+        try store.writeEscrowDecoy()
+        try store.writeSecurityKeyDecoy()
+        // The same phrase goes on covering the vault: its recovery data now holds the fresh keys.
+        let renewed = try RecoveryRecord.make(vaultID: vaultID, publicKey: publicKey, keys: [unlocked.keys])
+        _ = try Profiles.commitRecovery(store, unlocked: unlocked, vaultID: vaultID, publicKey: publicKey)
+        try ProtectedFiles.writeAtomically([], to: store.recoveryMarker)
+        try store.syncFileSystem()
+        return renewed.encoded()
     }
 
     /// Every content file of the primary vault (Photos, albums, its notes).

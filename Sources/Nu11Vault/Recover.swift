@@ -195,27 +195,12 @@ extension LockedVault {
                                 "none of the vault's \(report.notCovered) item(s) has a recovery seal (made before the phrase, or removed from the folder); nothing was written",
                                 remedy: .advice(.typeRecoveryPhrase))
             }
-            try store.writeItemKeys(records, durable: false)
-            try store.syncFileSystem()
-            try store.recordVaultID(vaultID)
-            var state = DeviceState(now: 0)
-            _ = EffectiveTime.advance(&state, clock: clock)
-            state.settingsSaved = true
-            try store.saveState(state)
-            try store.saveSettings(Settings(), tagKey: Vault.settingsKey(unlocked.keys))
-            try AuditTrail.append([AuditEntry(time: state.latestSeen, event: "recover", count: report.recovered,
-                                              detail: "key store rebuilt from the vault folder and the recovery phrase"
-                                                + (report.unrecovered.isEmpty ? "" : "; \(report.unrecovered.count) item(s) whose seal did not open were left"))],
-                                  keys: unlocked.keys, keyStore: store, maxBytes: Settings().logMaxKiB << 10, now: state.latestSeen)
-            try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
-            try store.writeEscrowDecoy()
-            try store.writeSecurityKeyDecoy()
-            // The same phrase goes on covering the vault: its recovery data now holds the fresh keys.
-            let renewed = try RecoveryRecord.make(vaultID: vaultID, publicKey: record.publicKey, keys: [unlocked.keys])
-            _ = try Profiles.commitRecovery(store, unlocked: unlocked, vaultID: vaultID, publicKey: record.publicKey)
-            try ProtectedFiles.writeAtomically([], to: store.recoveryMarker)
-            try store.syncFileSystem()
-            try ProtectedFiles.writeAtomically(renewed.encoded(), to: recoveryPath)
+            let renewed = try Self.fillRecoveredKeyStore(store, unlocked: unlocked, records: records, vaultID: vaultID,
+                                                         publicKey: record.publicKey, clock: clock,
+                                                         detail: "key store rebuilt from the vault folder and the recovery phrase; new keys"
+                                                            + (report.unrecovered.isEmpty ? "" : "; \(report.unrecovered.count) item(s) whose seal did not open were left"),
+                                                         count: report.recovered)
+            try ProtectedFiles.writeAtomically(renewed, to: recoveryPath)
             if ProtectedFiles.kind(location.keyStoreRoot) == .directory { _ = rmdir(location.keyStoreRoot) }  // an empty folder only
             try ProtectedFiles.move(temp, to: location.keyStoreRoot)
         } catch {

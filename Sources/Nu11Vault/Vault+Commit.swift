@@ -28,6 +28,6 @@ extension Vault {
     }
 
     static func describe(_ error: any Error) -> String {
-        (error as? Nu11Error)?.message ?? "\(error)"
+        Nu11Error.words(error)
     }
 }

@@ -13,7 +13,7 @@ enum Wipe {
     static func run(_ location: VaultLocation, secure: Bool, progress: (Int, Int) -> Void = { _, _ in }) throws {
         var failures: [String] = []
         func attempt(_ path: String, _ body: () throws -> Void) {
-            do { try body() } catch let error as Nu11Error { failures.append(error.message) } catch { failures.append("\(path): \(error)") }
+            do { try body() } catch let error as Nu11Error { failures.append(error.message) } catch { failures.append("\(path): \(Nu11Error.words(error))") }
         }
         func destroy(_ path: String, overwrite: Bool) {
             attempt(path) {

@@ -83,24 +83,18 @@ public enum ProtectedFiles {
         guard size <= UInt64(limit) else {
             throw Nu11Error(.corrupted, "\(path) is larger than expected (\(size) bytes)", item: path)
         }
-        var bytes = [UInt8](repeating: 0, count: Int(size))
-        var stream = FileDescriptorStream(fd: fd, label: path)
-        let n = try bytes.withUnsafeMutableBytes { buffer -> Int in
-            var filled = 0
-            while filled < buffer.count {
-                let got = try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
-                if got == 0 { break }
-                filled += got
-            }
-            return filled
-        }
-        return Array(bytes.prefix(n))
+        return try readUpTo(fd, Int(size), path)
     }
 
     /// The first `count` bytes of a file (fewer when it is shorter). Refuses anything but a regular file.
     public static func readPrefix(_ path: String, count: Int) throws -> [UInt8] {
         let fd = try POSIX.openFile(path, O_RDONLY | O_NOFOLLOW)
         defer { close(fd) }
+        return try readUpTo(fd, count, path)
+    }
+
+    /// Up to `count` bytes from `fd`'s position (fewer at its end).
+    private static func readUpTo(_ fd: Int32, _ count: Int, _ path: String) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         var stream = FileDescriptorStream(fd: fd, label: path)
         let n = try bytes.withUnsafeMutableBytes { buffer -> Int in

@@ -15,7 +15,9 @@ public final class ZipWriter {
         do {
             archive = try Archive(url: URL(fileURLWithPath: temporaryPath), accessMode: .create, pathEncoding: nil)
         } catch {
-            throw Nu11Error(.io, "\(destination): cannot create the archive: \(error)", remedy: .advice(.checkFolder), item: destination)
+            archive = nil
+            unlink(temporaryPath)  // ZIPFoundation may have created it before failing
+            throw Nu11Error(.io, "\(destination): cannot create the archive: \(Nu11Error.words(error))", remedy: .advice(.checkFolder), item: destination)
         }
         // Still empty here; from now on 0600 whatever the umask.
         guard chmod(temporaryPath, 0o600) == 0 else {
@@ -36,7 +38,7 @@ public final class ZipWriter {
         } catch let error as Nu11Error {
             throw error
         } catch {
-            throw Nu11Error(.io, "\(destination): cannot write the archive: \(error)", remedy: .freeDiskSpace, item: destination)
+            throw Nu11Error(.io, "\(destination): cannot write the archive: \(Nu11Error.words(error))", remedy: .freeDiskSpace, item: destination)
         }
     }
 

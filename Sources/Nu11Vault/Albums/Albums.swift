@@ -14,12 +14,12 @@ extension Albums {
 
     /// An album name, sealed and padded with NUL bytes to 64, 128, 256, … bytes (a name
     /// never contains NUL), so the sealed size says nothing about the name's length.
-    func sealAlbumName(_ name: String, id: ItemID) throws -> [UInt8] {
+    func sealAlbumName(_ name: String, id: ItemID, domain: Domain? = nil) throws -> [UInt8] {
         var plain = Array(name.utf8)
         var bucket = 64
         while bucket < plain.count { bucket *= 2 }
         plain += [UInt8](repeating: 0, count: bucket - plain.count)
-        return try SmallSeal.seal(plain, key: metadataKey(mainDomain), associatedData: Self.albumAAD(id))
+        return try SmallSeal.seal(plain, key: metadataKey(domain ?? mainDomain), associatedData: Self.albumAAD(id))
     }
 
     static func unpadAlbumName(_ plain: [UInt8]) -> String {
@@ -32,7 +32,12 @@ extension Albums {
     func albumNames() throws -> [ItemID: String] {
         var names: [ItemID: String] = [:]
         for row in try index.albums(domains: visibleDomains) {
-            let plain = try SmallSeal.open(row.name, key: metadataKey(row.domain), associatedData: Self.albumAAD(row.id))
+            let key = try metadataKey(row.domain)
+            guard let plain = try? SmallSeal.open(row.name, key: key, associatedData: Self.albumAAD(row.id)) else {
+                // Damaged, or an old copy of the index put back: the repairing check re-seals it.
+                throw Nu11Error(.corrupted, "album \(row.id): its name in the index is damaged or from an old copy of the index",
+                                remedy: .repair, item: row.id.hex)
+            }
             names[row.id] = Self.unpadAlbumName(plain)
         }
         return names

@@ -114,7 +114,8 @@ extension Archives {
                 }
             }
             progress(sources.count, sources.count)
-            try zip.commit()
+            // Renamed into place, the archive is written: a failing folder fsync after it is "done, but …".
+            try vault.commitStep("the archive \(path)") { try zip.commit() }
         } catch let error as Nu11Error {
             zip.abort()
             throw error

@@ -67,7 +67,8 @@ extension Items {
             var sink = CountingSink(inner: writer.sink, total: meta.size, report: progress)
             let n = stripLocation ? try vault.photos.exportStripped(row, meta: meta, to: &sink) : try export(row, to: &sink)
             writer.modificationTime = meta.modified?.timeIntervalSince1970
-            try writer.commit()
+            // Renamed into place, the export is done: a failing folder fsync after it is "done, but …".
+            try vault.commitStep("the export to \(path)") { try writer.commit() }
             return (n, row.id)
         } catch {
             writer.abort()

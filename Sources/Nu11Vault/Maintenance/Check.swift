@@ -59,6 +59,10 @@ extension Maintenance {
             report.failures.append(.init(item: id.hex, problem: "its index entry does not open with this vault's keys (an old copy of the index?)",
                                          repaired: repair ? "rebuilt from its sidecar" : nil))
         }
+        for album in try repairAlbumNames(repair: repair) {
+            report.failures.append(.init(item: album.id.hex, problem: "the album's name does not open with this vault's keys (an old copy of the index?)",
+                                         repaired: repair ? album.how : nil))
+        }
         let quarantined = try index.quarantinedIDs()
         let rows = try index.allRows()
         let visible = rows.filter(isVisible)
@@ -157,7 +161,7 @@ extension Maintenance {
         } catch let error as Nu11Error {
             return error.code == .notFound ? "its key record is missing" : error.message
         } catch {
-            return "\(error)"
+            return Nu11Error.words(error)
         }
         do {
             let (fd, key) = try vault.items.openItem(row)
@@ -172,7 +176,7 @@ extension Maintenance {
         } catch let error as Nu11Error {
             return error.message
         } catch {
-            return "\(error)"
+            return Nu11Error.words(error)
         }
     }
 

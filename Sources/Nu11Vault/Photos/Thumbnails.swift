@@ -75,7 +75,8 @@ extension Photos {
             throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
         }
         ProtectedFiles.removeAbandonedTemps(besideFile: path)
-        try ProtectedFiles.writeAtomically(try thumbnail(ref, size: size).bytes, to: path, plaintext: true)
+        let bytes = try thumbnail(ref, size: size).bytes
+        try vault.commitStep("the thumbnail export to \(path)") { try ProtectedFiles.writeAtomically(bytes, to: path, plaintext: true) }
         vault.audit("thumbnail export", ref: ref, detail: size.rawValue)
     }
 

@@ -42,7 +42,25 @@ extension Profiles {
         }
         do {
             let record = try RecoveryRecord.parse(ProtectedFiles.read(recoveryPath, limit: 4096))
-            guard record.vaultID == (try index.vaultID()), record.mentions(current) else {
+            guard record.vaultID == (try index.vaultID()) else {
+                recoveryProblem("the vault folder's recovery data (recovery.n11r) belongs to another vault; it is not used, so new items are not covered by the recovery phrase")
+                return
+            }
+            guard record.mentions(current) else {
+                if let expected, record.matches(commitment: expected), !index.isReadOnly {
+                    // Put back from before a key rotation (the owner restored the folder, or a
+                    // sync peer's old copy): its public key is the one the key store commits
+                    // to, so the current phrase's; only that is taken from the file, and the
+                    // recovery data is made again under the current keys (re-adopted).
+                    do {
+                        try writeRecovery(publicKey: record.publicKey, keys: [current])
+                        vault.pendingNotices.append(Notice(message: "the vault folder's recovery data (recovery.n11r) was from before the last key rotation (an old copy put back); it was made again under the current keys, and the recovery phrase covers new items again"))
+                        vault.recoveryPublicKey = record.publicKey
+                    } catch {
+                        recoveryProblem("the vault folder's recovery data (recovery.n11r) is from before the last key rotation and could not be made again (\(Vault.describe(error))); new items are not covered by the recovery phrase")
+                    }
+                    return
+                }
                 recoveryProblem("the vault folder's recovery data (recovery.n11r) was not made by this vault's current keys (an old copy put back, or another's); it is not used, so new items are not covered by the recovery phrase")
                 return
             }

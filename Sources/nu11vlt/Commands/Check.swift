@@ -48,7 +48,7 @@ struct Check: ParsableCommand {
                 let onlyRecovery = open.allSatisfy { $0.item == "recovery.n11r" }
                 throw Nu11Error(.corrupted, "\(open.count) problem(s) found",
                                 remedy: .frontEnd(onlyRecovery ? "put recovery.n11r back from a backup made after the last `nu11vlt recovery setup`, or run `nu11vlt recovery setup` for a new phrase"
-                                                               : "run `nu11vlt check --repair` to quarantine damaged items"))
+                                                               : "run `nu11vlt check --repair`: it rebuilds index entries from the items' sidecars and moves what cannot be opened to Quarantine/, deleting nothing"))
             }
         }
     }

@@ -24,11 +24,12 @@ struct FaultLog {
         }.sorted { $0.n < $1.n }
     }
 
-    /// The fsync of a folder right after a rename into it: the step that makes a change that
-    /// already took effect durable. Only folders under `prefix` (relative to the test's folder).
+    /// The fsync of a folder right after a rename (or link) into it: the step that makes a
+    /// change that already took effect durable. Only folders under `prefix` (relative to the
+    /// test's folder).
     func syncsAfterRename(under prefix: String) -> [Int] {
         zip(calls, calls.dropFirst()).compactMap { rename, sync in
-            guard rename.op.hasPrefix("rename"), sync.op == "fsync", (rename.path as NSString).deletingLastPathComponent == sync.path,
+            guard rename.op.hasPrefix("rename") || rename.op.hasPrefix("link"), sync.op == "fsync", (rename.path as NSString).deletingLastPathComponent == sync.path,
                   sync.path.hasPrefix(prefix) else { return nil }
             return sync.n
         }

@@ -117,6 +117,8 @@ struct FaultTests {
             if r.code != 0 {
                 let errors = r.stderr.split(separator: "\n").filter { $0.hasPrefix("nu11vlt: error: ") }
                 #expect(errors.count == 1 && errors[0].contains("hint:") && !r.stderr.contains("Fatal error"), "\(place): \(r.stderr)")
+                // One clear line: the system's reason, never a Foundation error's dump.
+                #expect(!r.stderr.contains("Error Domain=") && !r.stderr.contains("UserInfo="), "\(place): \(r.stderr)")
             }
             let pin = try scenario.verify(trial, r.code == 0)
             let check = try trial.spawn(CLI.binary, ["check", "--pin-stdin"], input: Data((pin + "\n").utf8))

@@ -19,6 +19,25 @@ extension FaultTests {
             }), tpm: true)
     }
 
+    /// Issue 56: the removal's commit point is the master record's rename; a failure after it
+    /// (its folder's fsync, the state re-sealed without the TPM, the rotation that follows) is
+    /// "done, but …", never an exit status that says the key store is still bound.
+    @Test("tpm remove", .enabled(if: SoftwareTPM.available)) func tpmRemove() throws {
+        try run("tpm remove", Scenario(
+            prepare: { cli in
+                let enrolled = try cli.run(["tpm", "enroll", "--other-pins-fd", "0"], stdin: Data("\n".utf8), pinStdin: true)
+                #expect(enrolled.code == 0, "tpm enroll: \(enrolled.stderr)")
+                return [try cli.importIDs([cli.file("a.jpg", [4, 2])])[0]: Data([4, 2])]
+            },
+            command: { _ in [CLI.binary, "tpm", "remove", "--pin-stdin", "--other-pins-fd", "0"] },
+            input: { cli in Data("\(cli.pin)\n\n".utf8) },
+            verify: { cli, ok in
+                let version = try Data(contentsOf: URL(fileURLWithPath: cli.keystore + "/master.n11k"))[4]
+                #expect(version == (ok ? 3 : 4), "tpm remove said \(ok ? "done" : "failed") but the master record is version \(version)")
+                return cli.pin
+            }), tpm: true)
+    }
+
     @Test("fade set, TPM-bound (the device state under the TPM)", .enabled(if: SoftwareTPM.available)) func fadeSetTPM() throws {
         try run("fade set (TPM)", fadeScenario(enrolTPM: true), tpm: true)
     }
