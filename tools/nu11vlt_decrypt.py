@@ -9,13 +9,37 @@ with nu11vlt:
 
 The vault modes read index.sqlite when it is sound and every item's sidecar (Meta/<ID>.n11m,
 §2.2) for what the index lacks — so they work with the index deleted or damaged (§5.3).
-Needs Debian's python3-cryptography, and python3-argon2 for archives and the key store.
-Writes every item to OUTDIR (0600) under its name (made unique; notes as NAME.txt, never over
-an existing file) and prints one line per item: kind TAB album TAB name TAB size.
-Exit 0: every item it could open was written; 1: an error, or some item failed (named on stderr).
+Needs Debian's python3-cryptography, and python3-argon2 for archives and the key store; and
+nu11vlt_decrypt_output.py beside this file.
+
+What OUTDIR gets from a vault folder (files 0600; nothing already there is ever replaced):
+  * every file item, flat, as `nu11vlt export --all -o OUTDIR` writes it: the same bytes,
+    the same file name (made safe: no "/", "\\" or control character, no leading dot; a taken
+    name gets " (2)" before its extension), in export's order (capture date, else the
+    file's date, else the import time), and the source file's modification time set back
+    from the sealed metadata;
+  * then every note, as TITLE.txt holding its body (export --all takes no notes);
+  * last nu11vlt-decrypt-manifest.json: for each item its id, file, kind, name, size, type,
+    album and albumID, created, modified and taken (unix seconds), fadesAt (a Fade item's
+    deadline), and the Live Photo link both ways ("motion" on the still, "still" on its
+    video: {id, file}); the albums, empty ones too; what did not come back
+    ("notRecovered": id, reason, why).
+Albums are not folders, since export makes none: an item's album is in the manifest and in
+the line printed for it. Fade items: with the key store, those before their deadline come
+back like any item, those past it do not (they are meant to disappear) and are counted; the
+phrase never covers a Fade item, so they are counted, not opened. An item whose metadata
+does not open (sidecar lost or altered with the index gone) still comes back, named
+recovered-<8 hex digits of its ID>, without its date; but with the phrase and no index row,
+an item whose sidecar is lost does not (its recovery seal was in it): the key store opens it.
+An archive's items go to OUTDIR the same way (names made safe), without a manifest.
+Prints one line per item (stdout): kind TAB album TAB file name TAB size; then one summary
+line (stderr): how many recovered, how many without their name, what was not and why.
+Exit 0: every item it could open was written; 1: an error, or some item is damaged (named
+on stderr).
 """
 import hmac
 import json
+import math
 import os
 import re
 import sqlite3
@@ -52,6 +76,13 @@ try:
     from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 except ImportError as e:
     missing(e)
+
+sys.dont_write_bytecode = True          # no __pycache__ beside the tool
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    from nu11vlt_decrypt_output import MANIFEST, Output, Tally, safe_name
+except ImportError:
+    fail("nu11vlt_decrypt_output.py is missing: keep it beside nu11vlt_decrypt.py (both are in tools/)")
 
 
 def argon2_low_level():
@@ -146,47 +177,6 @@ def chunked_open(key, context, src, length, sink, aead_name=b"AEAD_AES_256_GCM",
     return total
 
 
-class Output:
-    """OUTDIR: every item under its own name, made unique, never over an existing file;
-    written to a temp file first, so a failed item leaves nothing behind."""
-
-    def __init__(self, outdir):
-        os.makedirs(outdir, mode=0o700, exist_ok=True)
-        self.dir = outdir
-        for name in os.listdir(outdir):           # what a killed run left
-            if name.startswith(".nu11vlt_decrypt-") and name.endswith(".part"):
-                os.unlink(os.path.join(outdir, name))
-        self.used = set(os.listdir(outdir))
-
-    def write(self, name, note, produce, mtime=None):
-        """`produce(sink)` writes the plaintext; returns (name, size), or raises Bad."""
-        name = os.path.basename((name or "").replace("\0", "")) or "untitled"
-        name = "untitled" if name in (".", "..") else name
-        name += ".txt" if note else ""
-        temp = os.path.join(self.dir, f".nu11vlt_decrypt-{os.urandom(8).hex()}.part")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                size = produce(f.write)
-            if mtime is not None:
-                os.utime(temp, (mtime, mtime))
-            base, n, final = name, 1, name
-            while True:
-                if final not in self.used:
-                    try:
-                        os.link(temp, os.path.join(self.dir, final))
-                        break
-                    except FileExistsError:
-                        pass
-                self.used.add(final)
-                n += 1
-                final = f"{n}-{base}"
-            self.used.add(final)
-            return final, size
-        finally:
-            os.unlink(temp)
-
-
 # ---------------------------------------------------------------------------------------------
 # Portable archives (§6)
 
@@ -227,7 +217,8 @@ def decrypt_archive(archive, outdir):
                     if n != size:
                         raise Bad("its size differs from the manifest")
                     return n
-                name, size = out.write(item["name"], item["kind"] == "note", produce)
+                note = ".txt" if item["kind"] == "note" else ""
+                name, size = out.write(out.plan(safe_name(str(item["name"]) + note, entry.split("/")[-1])), produce)
             except Bad as e:
                 say(f"{entry}: {e}")
                 failed += 1
@@ -351,87 +342,153 @@ def album_names(vault, index, keys):
     return names
 
 
+def number(info, *keys):
+    """The first of `keys` that holds a number (Swift's `taken ?? modified ?? created`)."""
+    for key in keys:
+        value = info.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            return float(value)
+    return None
+
+
+def open_item(vault, files, index, opener, tally, entry):
+    """One item's key, metadata and album: a dict for `write_item`, or None (tallied)."""
+    hexid, kind, domain, album, meta, seq = entry
+    item_id = bytes.fromhex(hexid)
+    paths = [f for f in files.get(hexid, []) if f[1][5] == kind and f[1][6] == domain]
+    if not paths:
+        say(f"item {hexid}: its file is missing from the vault folder")
+        return tally.lost(hexid, "damaged", "its file is missing from the vault folder")
+    seal, data = sidecar(vault, hexid, paths[0][1])
+    try:
+        item_key = opener.item_key(item_id, kind, domain, (index or {}).get("seals", {}).get(hexid), seal)
+    except Quiet as q:
+        return tally.lost(hexid, "faded", "past its Fade deadline") if q.args else None
+    except Bad as e:
+        say(f"item {hexid}: {e}")
+        return tally.lost(hexid, "damaged", str(e))
+    if item_key is None:
+        if data is None and opener.seal_in_sidecar and not (index or {}).get("seals", {}).get(hexid):
+            say(f"item {hexid}: its sidecar (Meta/{hexid}.n11m) is lost or not this item's, and with it its recovery seal")
+            return tally.lost(hexid, "no-sidecar", "its sidecar, which holds its recovery seal, is lost or not this item's")
+        return tally.lost(hexid, "left-out", opener.left_out)
+    info = index_facts(meta, item_id, album, opener.meta_keys(domain)) if meta else None
+    facts = sidecar_facts(data, item_key) if data else None
+    if info is None and facts:
+        info = facts[0]
+    if meta is None:                       # not in the index: its folder, else its sidecar
+        album = paths[0][2] or (facts[1] if facts and kind == 1 and domain != 2 else None)
+    named = isinstance(info, dict) and isinstance(info.get("name"), str)
+    if not named:
+        say(f"item {hexid}: its name did not come back (no metadata opens); named recovered-{hexid[:8]}")
+        info = {"name": f"recovered-{hexid[:8]}"}
+    # export's order: the capture date, else the file's date, else the import time; ties in
+    # import order (the index's, then the sidecars' import times); an item without metadata last.
+    when = number(info, "taken", "modified", "created")
+    order = (when is None, when or 0.0, seq is None, seq if seq is not None else number(info, "created") or 0.0, hexid)
+    return {"id": hexid, "kind": kind, "domain": domain, "album": album, "info": info, "named": named,
+            "key": item_key, "paths": paths, "order": order}
+
+
+def write_item(vault, out, item, name):
+    """Decrypts the item into OUTDIR as `name` (from its album's folder first): (name, size)
+    or None when no copy of its file opens (each said on stderr)."""
+    info, last = item["info"], "no readable copy"
+    for path, header, _ in sorted(item["paths"], key=lambda p: p[2] != item["album"]):
+        if header[4] != 1 or header[7] != 0:
+            last = f"unsupported version {header[4]} or flags"
+            say(f"item {item['id']}: {path}: {last}")
+            continue
+        try:
+            def produce(sink, path=path, header=header):
+                with open(path, "rb") as src:
+                    src.seek(24)
+                    n = chunked_open(item["key"], b"nu11vlt.n11" + header, src, os.fstat(src.fileno()).st_size - 24,
+                                     sink, b"AEAD_CHACHA20_POLY1305", ChaCha20Poly1305)
+                if isinstance(info.get("size"), int) and n != info["size"]:
+                    raise Bad(f"{n} bytes, its metadata says {info['size']}")
+                return n
+            return out.write(name, produce, number(info, "modified"))
+        except Bad as e:
+            last = str(e)
+            say(f"item {item['id']}: {os.path.relpath(path, vault)}: {e}")
+    item["why"] = last
+    return None
+
+
+def manifest_entry(item, file, album_label, fades_at):
+    info = item["info"]
+    entry = {"id": item["id"], "file": file, "kind": "note" if item["kind"] == 2 else "file",
+             "name": info["name"] if item["named"] else None, "size": info.get("size") if item["named"] else None,
+             "type": info.get("type"), "album": album_label, "albumID": item["album"].hex() if item["album"] else None,
+             "created": number(info, "created"), "modified": number(info, "modified"), "taken": number(info, "taken"),
+             "fadesAt": fades_at, "motion": None, "still": None}
+    return entry
+
+
 def recover_items(vault, outdir, opener):
-    """Every item of the domains `opener` holds keys for, from the index and the folder."""
+    """Every item of the domains `opener` holds keys for, from the index and the folder:
+    files in export's order and names, then notes, then the manifest and the summary."""
     index, why = read_index(vault)
     if index is None:
         say(f"{why}: the items are read from their sidecars (Meta/)")
     elif opener.vault_id and index["vault"] and index["vault"] != opener.vault_id:
         fail(f"index.sqlite belongs to another vault than {opener.what}")
     files, todo, seen = item_files(vault), [], set()
-    for hexid, kind, domain, album, meta in (index or {}).get("items", []):
+    for seq, (hexid, kind, domain, album, meta) in enumerate((index or {}).get("items", [])):
         if domain in opener.domains and HEX32.match(hexid or "") and hexid not in seen:
             seen.add(hexid)
-            todo.append((hexid, kind, domain, bytes.fromhex(album) if album else None, bytes(meta or b"")))
+            todo.append((hexid, kind, domain, bytes.fromhex(album) if album else None, bytes(meta or b""), seq))
+    tally = Tally()
     for hexid in sorted(files):
         if hexid not in seen:
             header = files[hexid][0][1]
             if header[6] in opener.domains:
-                todo.append((hexid, header[5], header[6], None, None))
+                todo.append((hexid, header[5], header[6], None, None, None))
+            elif header[6] == 2 and opener.counts_fade:
+                tally.uncovered += 1
     albums = album_names(vault, index, opener.meta_keys(1) + opener.meta_keys(3))
-    out, failed, left_out, faded = Output(outdir), 0, 0, 0
-    for hexid, kind, domain, album, meta in todo:
-        item_id = bytes.fromhex(hexid)
-        paths = [f for f in files.get(hexid, []) if f[1][5] == kind and f[1][6] == domain]
-        if not paths:
-            say(f"item {hexid}: its file is missing from the vault folder")
-            failed += 1
-            continue
-        seal, data = sidecar(vault, hexid, paths[0][1])
-        try:
-            item_key = opener.item_key(item_id, kind, domain, (index or {}).get("seals", {}).get(hexid), seal)
-        except Quiet as q:
-            faded += 1 if q.args else 0
-            continue
-        except Bad as e:
-            say(f"item {hexid}: {e}")
-            failed += 1
-            continue
-        if item_key is None:
-            left_out += 1
-            continue
-        info = index_facts(meta, item_id, album, opener.meta_keys(domain)) if meta else None
-        facts = sidecar_facts(data, item_key) if data else None
-        if info is None and facts:
-            info = facts[0]
-        if meta is None:                       # not in the index: its folder, else its sidecar
-            album = paths[0][2] or (facts[1] if facts and kind == 1 and domain != 2 else None)
-        if info is None:
-            say(f"item {hexid}: its name did not come back (no metadata opens); named recovered-{hexid[:8]}")
-            info = {"name": f"recovered-{hexid[:8]}"}
-        ok = False
-        for path, header, _ in sorted(paths, key=lambda p: p[2] != album):
-            if header[4] != 1 or header[7] != 0:
-                say(f"item {hexid}: {path}: unsupported version {header[4]} or flags")
+    out = Output(outdir)
+    opened = [i for i in (open_item(vault, files, index, opener, tally, e) for e in todo) if i is not None]
+    written, entries = {}, []
+    # Files first, in export's order, each name planned before any is written (as export
+    # does: a name stays taken even when its item turns out damaged); then notes, as NAME.txt.
+    for group in (sorted((i for i in opened if i["kind"] != 2), key=lambda i: i["order"]),
+                  sorted((i for i in opened if i["kind"] == 2), key=lambda i: i["order"])):
+        names = [out.plan(safe_name(i["info"]["name"] + (".txt" if i["kind"] == 2 else ""), i["id"])) for i in group]
+        for item, name in zip(group, names):
+            done = write_item(vault, out, item, name)
+            if done is None:
+                tally.lost(item["id"], "damaged", item["why"])
                 continue
-            try:
-                def produce(sink, path=path, header=header):
-                    with open(path, "rb") as src:
-                        src.seek(24)
-                        n = chunked_open(item_key, b"nu11vlt.n11" + header, src, os.fstat(src.fileno()).st_size - 24,
-                                         sink, b"AEAD_CHACHA20_POLY1305", ChaCha20Poly1305)
-                    if "size" in info and n != info["size"]:
-                        raise Bad(f"{n} bytes, its metadata says {info['size']}")
-                    return n
-                modified = info.get("modified")
-                name, size = out.write(str(info.get("name") or ""), kind == 2, produce,
-                                       modified if isinstance(modified, (int, float)) else None)
-            except Bad as e:
-                say(f"item {hexid}: {os.path.relpath(path, vault)}: {e}")
-                continue
-            label = (albums.get(album) or f"Album {album.hex()[:8]}") if album else ""
-            print(f"{'note' if kind == 2 else 'file'}\t{label}\t{name}\t{size}")
-            ok = True
-            break
-        failed += 0 if ok else 1
-    if left_out:
-        say(f"{left_out} item(s) {opener.left_out} and were left out")
-    if faded:
-        say(f"{faded} Fade item(s) are past their deadline and were left out")
-    if failed:
-        fail(f"{failed} item(s) could not be recovered (named above)")
+            name, size = done
+            label = (albums.get(item["album"]) or f"Album {item['album'].hex()[:8]}") if item["album"] else None
+            print(f"{'note' if item['kind'] == 2 else 'file'}\t{label or ''}\t{name}\t{size}")
+            tally.recovered += 1
+            tally.unnamed += 0 if item["named"] else 1
+            written[item["id"]] = name
+            entries.append((item, manifest_entry(item, name, label, opener.fades_at(item["id"], item["domain"]))))
+    for item, entry in entries:              # the Live Photo link, both ways
+        motion = item["info"].get("motion") if item["named"] else None
+        if isinstance(motion, str) and HEX32.match(motion):
+            entry["motion"] = {"id": motion, "file": written.get(motion)}
+            for other, linked in entries:
+                if other["id"] == motion:
+                    linked["still"] = {"id": item["id"], "file": entry["file"]}
+    manifest = None
+    if entries or tally.not_recovered:
+        manifest = out.write_json(MANIFEST, {
+            "format": "nu11vlt-decrypt-manifest", "version": 1,
+            "index": "read" if index is not None else why,
+            "albums": sorted(({"id": a.hex(), "name": n} for a, n in albums.items()), key=lambda a: (a["name"], a["id"])),
+            "items": [e for _, e in entries], "notRecovered": tally.not_recovered,
+            "fadeNotCovered": tally.uncovered})
     if not todo:
         say("the vault folder holds no item this credential opens")
+    line = tally.line(outdir, manifest, opener.left_out_summary)
+    if tally.count("damaged"):
+        fail(line)
+    say(line)
 
 
 class Phrase:
@@ -439,7 +496,14 @@ class Phrase:
     from the recovery seals (the index's `recovery` rows, else the sidecars')."""
     domains = {1}
     what = "recovery.n11r"
-    left_out = "have no recovery seal (imported while the vault had no recovery phrase)"
+    left_out = "it has no recovery seal (imported while the vault had no recovery phrase)"
+    left_out_summary = "without a recovery seal (imported while the vault had no recovery phrase)"
+    counts_fade = True          # Fade items are never sealed to the phrase: counted, not opened
+    seal_in_sidecar = True      # with the index gone, an item's seal is in its sidecar only
+
+    @staticmethod
+    def fades_at(hexid, domain):
+        return None
 
     def __init__(self, vault):
         typed = [c for c in sys.stdin.readline().lower() if c not in " -\t\r\n"]
@@ -491,7 +555,10 @@ class KeyStore:
     """§4: device key (§4.1), master.n11k behind the PIN (§4.2, Argon2id), forward records of
     an unfinished rotation (§4.2a), the item key records (§4.3 packs; layout 1's loose files)."""
     what = "the key store"
-    left_out = "have no key record (deleted, or their record is lost)"
+    left_out = "it has no key record (deleted, or its record is lost)"
+    left_out_summary = "without a key record (deleted, or their record is lost)"
+    counts_fade = False         # the other vault's Fade items are not this PIN's to mention
+    seal_in_sidecar = False     # the key records are in the key store
 
     def __init__(self, ks):
         d = read_file(os.path.join(ks, "device.n11d"), 64)
@@ -532,7 +599,7 @@ class KeyStore:
         self.follow_forward(ks)
         roles = {s[0] for s in self.sets}
         self.domains = ({1} if 1 in roles else set()) | ({3} if roles & {2, 3} else set()) | {2}
-        self.fade_deadlines = self.read_state(ks, d[5:37])
+        self.fade_deadlines, self.now = self.read_state(ks, d[5:37])
         vid = read_file(os.path.join(ks, "vault-id.n11v"), 4096) or b""
         plain = unseal(subkey(d[5:37], b"vault id"), vid[5:], b"nu11vlt vault id v1") if vid[:5] == b"N11V\x01" else None
         self.vault_id = plain if plain and len(plain) == 16 else None
@@ -550,7 +617,8 @@ class KeyStore:
     @staticmethod
     def read_state(ks, device_key):
         """§4.4 state.n11s: "N11S" || 1 || SmallSeal(JSON, Subkey(device key, "device state"),
-        ad = "nu11vlt device state v1"): the Fade deadlines, or None when it does not open."""
+        ad = "nu11vlt device state v1"): ({item ID: Fade deadline, unix seconds}, or None when it
+        does not open; now, never before the state's latest seen time)."""
         f = read_file(os.path.join(ks, "state.n11s")) or b""
         plain = unseal(subkey(device_key, b"device state"), f[5:], b"nu11vlt device state v1") if f[:5] == b"N11S\x01" else None
         try:
@@ -559,9 +627,12 @@ class KeyStore:
             state = None
         if not isinstance(state, dict):
             say("state.n11s does not open with this key store's device key: Fade items are left out")
-            return None
-        now = max(time.time(), float(state.get("latestSeen") or 0))    # time never runs backwards (§4.4)
-        return {e.get("id"): float(e.get("deadline") or 0) - now for e in state.get("fade") or [] if isinstance(e, dict)}
+            return None, time.time()
+        return {e.get("id"): float(e.get("deadline") or 0) for e in state.get("fade") or [] if isinstance(e, dict)}, \
+            max(time.time(), float(state.get("latestSeen") or 0))    # time never runs backwards (§4.4)
+
+    def fades_at(self, hexid, domain):
+        return self.fade_deadlines.get(hexid) if domain == 2 and self.fade_deadlines else None
 
     def add_record(self, r):
         """§4.3: "N11R" || 1 || domain || kind || 0 || item ID || KeyWrap(item key, domain key, ad = bytes[0..<24])."""
@@ -600,7 +671,7 @@ class KeyStore:
                 key = unseal(k, r[24:84], r[:24])
                 if key is not None and len(key) == 32:
                     # A Fade item only before its deadline (the vault shreds it at its next command).
-                    if domain == 2 and self.fade_deadlines.get(item_id.hex(), 1) <= 0:
+                    if domain == 2 and self.fade_deadlines.get(item_id.hex(), self.now + 1) <= self.now:
                         raise Quiet("faded")
                     return key
         if records and domain == 2:
@@ -612,6 +683,9 @@ class KeyStore:
 
 def main():
     args = sys.argv[1:]
+    if args in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        return None
     if len(args) == 3 and args[0] == "--vault":
         return recover_items(args[1], args[2], Phrase(args[1]))
     if len(args) == 5 and args[0] == "--vault" and args[2] == "--keystore":
