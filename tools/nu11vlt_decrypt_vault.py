@@ -200,13 +200,13 @@ def write_item(vault, out, item, name):
 
 
 def manifest_entry(item, file, album_label, fades_at):
+    """The manifest's object for one written item (the Live Photo link is added after)."""
     info = item["info"]
-    entry = {"id": item["id"], "file": file, "kind": "note" if item["kind"] == 2 else "file",
+    return {"id": item["id"], "file": file, "kind": "note" if item["kind"] == 2 else "file",
              "name": info["name"] if item["named"] else None, "size": info.get("size") if item["named"] else None,
              "type": info.get("type"), "album": album_label, "albumID": item["album"].hex() if item["album"] else None,
              "created": number(info, "created"), "modified": number(info, "modified"), "taken": number(info, "taken"),
              "fadesAt": fades_at, "motion": None, "still": None}
-    return entry
 
 
 def recover_items(vault, outdir, opener):
@@ -251,13 +251,13 @@ def recover_items(vault, outdir, opener):
             tally.unnamed += 0 if item["named"] else 1
             written[item["id"]] = name
             entries.append((item, manifest_entry(item, name, label, opener.fades_at(item["id"], item["domain"]))))
+    by_id = {entry["id"]: entry for _, entry in entries}
     for item, entry in entries:              # the Live Photo link, both ways
         motion = item["info"].get("motion") if item["named"] else None
         if isinstance(motion, str) and HEX32.match(motion):
             entry["motion"] = {"id": motion, "file": written.get(motion)}
-            for other, linked in entries:
-                if other["id"] == motion:
-                    linked["still"] = {"id": item["id"], "file": entry["file"]}
+            if motion in by_id:
+                by_id[motion]["still"] = {"id": item["id"], "file": entry["file"]}
     manifest = None
     if entries or tally.not_recovered:
         manifest = out.write_json(MANIFEST, {
