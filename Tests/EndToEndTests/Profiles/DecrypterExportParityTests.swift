@@ -161,6 +161,10 @@ struct DecrypterExportParityTests {
         let plain = covered.keys.filter { id in covered[id]?.file.range(of: #"^f[0-9]+\.txt$"#, options: .regularExpression) != nil }.sorted()
         try #require(plain.count >= 3, "\(plain.count) plain files")
         try degraded(cli, phrase: phrase, copy: copies[1].1, exported: exported, covered: covered, pick: (plain[0], plain[1], plain[2]))
+        // --help says what the folder gets.
+        let help = try cli.spawn("/usr/bin/python3", [RecoveryTests.tool, "--help"])
+        #expect(help.code == 0 && help.out.contains(Self.manifestName) && help.out.contains("export --all") && help.out.contains("Live Photo"),
+                "\(help.out) \(help.stderr)")
     }
 
     /// The index deleted and, besides, one item's sidecar altered, another's lost, and a third
