@@ -10,9 +10,12 @@ struct IndexRebuildTests {
     enum Damage: String, CaseIterable, Sendable { case overwritten, deleted }
 
     /// A vault of 1,000 items with albums (one empty), a note, a Fade item and a Live Photo.
-    static func populated() throws -> CLI {
+    static func populated() throws -> CLI { try populatedWithPhrase().cli }
+
+    /// The same, with its recovery phrase (the spec-only decrypter's tests use both credentials).
+    static func populatedWithPhrase() throws -> (cli: CLI, phrase: String) {
         let cli = try CLI()
-        try cli.initVault()
+        let phrase = try cli.initWithPhrase()
         let folder = cli.root + "/many"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for i in 0..<995 {
@@ -27,9 +30,12 @@ struct IndexRebuildTests {
         let roll = cli.root + "/roll"
         try FileManager.default.createDirectory(atPath: roll, withIntermediateDirectories: true)
         try FileManager.default.moveItem(atPath: try VideoTests.iphoneClip(cli), toPath: roll + "/IMG_0001.MOV")
-        try PhotoFixtures.run(cli, "convert", ["-size", "240x320", "gradient:teal-white", roll + "/IMG_0001.PNG"])
+        // A Live Photo's still is a HEIC or JPEG (`LivePhotos.stillExtensions`): a PNG would stay apart.
+        try PhotoFixtures.run(cli, "convert", ["-size", "240x320", "gradient:teal-white", roll + "/IMG_0001.JPG"])
         #expect(try cli.run(["import", "-r", roll], pinStdin: true).code == 0)
-        return cli
+        #expect(try cli.listJSON(["--all"]).contains { $0["name"] as? String == "IMG_0001.JPG" && $0["motion"] is String },
+                "IMG_0001.JPG is not linked to its motion: the vault has no Live Photo")
+        return (cli, phrase)
     }
 
     /// What a user sees: every item's JSON (names, dates, album, link) and the albums.
