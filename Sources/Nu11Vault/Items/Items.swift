@@ -204,8 +204,10 @@ public enum ImportSource {
         return (Date(timeIntervalSince1970: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9), UInt64(max(st.st_size, 0)))
     }
 
-    /// Opens `path` for reading if it is a regular file; anything else is refused clearly.
-    public static func openRegularFile(_ path: String) throws -> Int32 {
+    /// Refuses clearly anything but a regular file, without opening it (an import's plan checks
+    /// every named file before the first is imported; the import then opens each once).
+    /// `readable`: also that this process may read it.
+    public static func checkRegularFile(_ path: String, readable: Bool = true) throws {
         var st = stat()
         guard stat(path, &st) == 0 else { throw SystemIO.error("stat", item: path) }
         switch st.st_mode & S_IFMT {
@@ -216,6 +218,12 @@ public enum ImportSource {
             throw Nu11Error(.invalidArgument, "\(path) is not a regular file (FIFO, device or socket)",
                             remedy: .importThroughStandardInput, item: path)
         }
+        if readable && access(path, R_OK) != 0 { throw SystemIO.error("open", item: path) }
+    }
+
+    /// Opens `path` for reading if it is a regular file; anything else is refused clearly.
+    public static func openRegularFile(_ path: String) throws -> Int32 {
+        try checkRegularFile(path, readable: false)
         let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw SystemIO.error("open", item: path) }
         _ = fcntl(fd, F_SETFL, 0)
@@ -289,8 +297,7 @@ public enum ImportSource {
                 try walk(path, into: &found, skipped: &skipped)
                 out += found.sorted()
             } else {
-                let fd = try openRegularFile(path)
-                close(fd)
+                try checkRegularFile(path)
                 out.append(path)
             }
         }

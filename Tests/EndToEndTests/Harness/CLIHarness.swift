@@ -104,6 +104,13 @@ final class CLI {
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
         let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
         let inp = try FileHandle(forReadingFrom: URL(fileURLWithPath: inPath))
+        var (executable, args) = (executable, args)
+        if let log = Self.cpuLog {
+            // Profiling the suite (Tests/README.md): each child's CPU time, by test.
+            let test = (Test.current?.displayName ?? Test.current?.name ?? "?").replacingOccurrences(of: "\t", with: " ")
+                .replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "%", with: "%%")
+            (executable, args) = ("/usr/bin/time", ["-a", "-o", log, "-f", "\(test)\t%U\t%S\t%e", executable] + args)
+        }
         let process = try Program.start(executable, args, environment: environment.merging(extra) { $1 }, directory: root, stdin: inp, stdout: out, stderr: err)
         process.waitUntilExit()
         try out.close()
@@ -113,6 +120,10 @@ final class CLI {
                        stdout: try Data(contentsOf: URL(fileURLWithPath: outPath)),
                        stderr: String(decoding: try Data(contentsOf: URL(fileURLWithPath: errPath)), as: UTF8.self))
     }
+
+    /// NU11VLT_TEST_CPU_LOG: a file that gets one line per program the tests run ("test, user
+    /// and system CPU seconds, wall seconds"), to find where the suite's time goes.
+    static let cpuLog = ProcessInfo.processInfo.environment["NU11VLT_TEST_CPU_LOG"]
 
     /// Creates a vault at the KDF floor (a cost any user may choose).
     func initVault() throws {

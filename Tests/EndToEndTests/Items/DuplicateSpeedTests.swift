@@ -38,4 +38,30 @@ struct DuplicateSpeedTests {
         let twice = opens.filter { $0.value > 1 }
         #expect(twice.isEmpty, "\(twice.count) item files opened more than once, e.g. \(twice.first.map { "\($0.key) × \($0.value)" } ?? "")")
     }
+
+    /// Issue 56: the write path opened each source file twice (the plan opened it to check it,
+    /// the import again). Named files, a photo among them, and a folder: each source opened once.
+    @Test("import of named files (a photo too) and of a folder opens each source file once")
+    func eachSourceOnce() throws {
+        let strace = try #require(PhotoFixtures.tool("strace"), "strace is not installed")
+        let cli = try CLI()
+        try cli.initVault()
+        let folder = cli.root + "/folder"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        _ = try PhotoFixtures.run(cli, "convert", ["-size", "64x48", "gradient:red-blue", cli.root + "/photo.jpg"])
+        let named = [cli.root + "/photo.jpg", cli.file("note.txt", Array("a text".utf8))]
+        for i in 0..<3 { try Data("file \(i)".utf8).write(to: URL(fileURLWithPath: folder + "/f\(i).txt")) }
+        let runs: [([String], [String])] = [(["import"] + named, named), (["import", "-r", folder], (0..<3).map { folder + "/f\($0).txt" })]
+        for (n, (args, sources)) in runs.enumerated() {
+            let trace = cli.root + "/trace-\(n)"
+            let r = try cli.spawn(strace, ["-f", "-qq", "-e", "trace=open,openat", "-o", trace, CLI.binary] + args + ["--pin-stdin"],
+                                  input: Data((cli.pin + "\n").utf8))
+            #expect(r.code == 0, "\(r.stderr)")
+            let text = try String(contentsOfFile: trace, encoding: .utf8)
+            for source in sources {
+                let opens = text.split(separator: "\n").filter { $0.contains("\"\(source)\"") }.count
+                #expect(opens == 1, "\(source) opened \(opens) times")
+            }
+        }
+    }
 }

@@ -22,6 +22,24 @@ struct StagedItem {
     var published = false
 }
 
+/// An item encrypted into its temp file, its key and what it is still to be sealed with; an
+/// image's or a video's in-memory copy waits for its analysis (`PendingItem`).
+struct EncryptedItem {
+    let writer: AtomicFileWriter
+    let id: ItemID
+    let kind: ItemKind
+    let domain: Domain
+    let album: ItemID?
+    let fadeDeadline: Double?
+    let itemKey: SecretBytes
+    let size: UInt64
+    let name: String
+    let created: Date
+    let type: String?
+    let modified: Date?
+    let capture: PhotoCapture?
+}
+
 /// The vault's one write path, used by import (files, folders, stdin), notes, note edits,
 /// fade set and archive import: `stage` encrypts, `commit` makes a group of staged items
 /// visible at one commit point. Before it a failure undoes everything; after it nothing
@@ -89,98 +107,55 @@ extension Items {
         }
     }
 
-    /// Makes `staged` visible, in the one order the crash and power-loss tests prove:
-    /// journal marker → fade deadlines → key records written into free slots of their packs →
-    /// one sync → files renamed into place → one sync → the index transaction (new albums, new rows,
-    /// removal of the `replacing` rows): the commit point. Then the replaced items are
-    /// shredded and the marker removed. A failure before the commit point undoes the lot;
-    /// a crash is undone (before) or finished (after) from the marker by the next command.
-    /// (A folder import runs the same three steps with the middle one on another thread,
-    /// while it stages the next group: `GroupCommit`.)
-    func commit(_ staged: inout [StagedItem], replacing old: [ItemRow] = [], albums: [AlbumRow] = []) throws {
-        guard !staged.isEmpty || !albums.isEmpty else { return }
-        var group = try beginCommit(staged, replacing: old, albums: albums)
+    /// The first step of `stage`: the content encrypted into its temp file (not yet durable),
+    /// an image's or a video's copy kept for its analysis.
+    func encrypt(_ source: some ByteSource, name: String, kind: ItemKind, domain: Domain, album: ItemID?,
+                 fadeDeadline: Double?, id: ItemID = ItemID(), created: Date = Date(), type: String? = nil,
+                 modified: Date? = nil) throws -> EncryptedItem {
+        let itemKey = SecretBytes(randomCount: 32)
+        let capture = kind == .file ? PhotoCapture(name: name) : nil
+        let writer = try AtomicFileWriter(destination: location.path(id: id, kind: kind, domain: domain, album: album))
         do {
-            try group.publish()
+            // The header, salt and commitment go out with the first chunks: a small file is
+            // one write.
+            var sink = CoalescingSink(writer.sink)
+            let header = N11Header(kind: kind, domain: domain, itemID: id)
+            let size: UInt64
+            if let capture {
+                var input = CapturingSource(base: source, capture: capture)
+                size = try N11Envelope.seal(from: &input, to: &sink, header: header, itemKey: itemKey)
+            } else {
+                var input = source
+                size = try N11Envelope.seal(from: &input, to: &sink, header: header, itemKey: itemKey)
+            }
+            try sink.flush()
+            try writer.prepare(.batched, size: N11Envelope.sealedSize(plaintext: size))
+            return EncryptedItem(writer: writer, id: id, kind: kind, domain: domain, album: album, fadeDeadline: fadeDeadline,
+                                 itemKey: itemKey, size: size, name: name, created: created, type: type, modified: modified,
+                                 capture: capture)
         } catch {
-            staged = group.staged
-            undoUnlessUndecided(group, error)
+            writer.abort()
             throw error
         }
-        staged = group.staged
-        finishCommit(group)
     }
 
-    /// The first step, on the importing thread: the journal marker, the fade deadlines and the
-    /// key records written (not yet durable). A failure undoes it. The group's rows carry their
-    /// recovery seals already, so the next group gets an ephemeral key of its own
-    /// (FORMAT.md §5.2) from here on.
-    func beginCommit(_ staged: [StagedItem], replacing old: [ItemRow] = [], albums: [AlbumRow] = []) throws -> CommitGroup {
-        let marker = try keyStore.markPendingBatch(
-            staged.map { PendingOperation(.importing, id: $0.row.id, kind: $0.row.kind, domain: $0.row.domain, album: $0.row.album) }
-            + old.map { PendingOperation(.replacing, id: $0.id, kind: $0.kind, domain: $0.domain, album: $0.album,
-                                        secure: settings.deletionMode == .secure) })
-        var group = CommitGroup(staged: staged, old: old, albums: albums, marker: marker,
-                                fades: staged.compactMap { s in
-                                    s.fadeDeadline.map { DeviceState.FadeEntry(id: s.row.id, domain: .fade, kind: s.row.kind, deadline: $0) }
-                                },
-                                roots: [location.vaultRoot, keyStore.root], index: index)
-        do {
-            if !group.fades.isEmpty {
-                // A crash from here leaves a deadline for nothing (dropped by the next sweep),
-                // never a fade item without a deadline.
-                state.fade += group.fades
-                try saveState()
-            }
-            for i in group.staged.indices { group.staged[i].keyWritten = true }
-            try keyStore.writeItemKeys(group.staged.map(\.record), durable: false)
-        } catch {
-            undo(group)
-            throw error
+    /// The second step: the metadata (with what the analysis found, and a Live Photo's
+    /// motion), key record and thumbnails sealed. A failure aborts the item's temp files.
+    func seal(_ item: EncryptedItem, analysis: (facts: PhotoFacts?, warning: String?), motion: ItemID?) throws -> StagedItem {
+        if let warning = analysis.warning { notice(warning) }
+        var meta = ItemMetadata(name: item.name, size: item.size,
+                                type: item.type ?? (item.kind == .note ? "text/plain" : ItemMetadata.guessType(item.name)),
+                                created: item.created, modified: item.modified)
+        if let photo = analysis.facts {
+            meta.apply(photo)
+            if meta.type.hasPrefix("image/") { meta.motion = motion }
+        } else if let capture = item.capture, item.type == nil, capture.claimsWrongType(meta.type) {
+            meta.type = "application/octet-stream"
         }
-        vault.recoverySealer = nil
-        return group
-    }
-
-    /// The last step, after the commit point: the replaced items shredded, the marker removed
-    /// (failures here are notices; the journal lets the next command finish).
-    func finishCommit(_ group: CommitGroup) {
-        for row in group.old { forgetCached(row.id) }
-        afterCommit("shredding what the change replaced") {
-            for row in group.old { try shredder().shred(row) }
-            let replaced = Set(group.old.map(\.id))
-            if state.fade.contains(where: { replaced.contains($0.id) }) {
-                state.fade.removeAll { replaced.contains($0.id) }
-                try saveState()
-            }
-            try keyStore.clearPendingBatch(group.marker)
-        }
-    }
-
-    /// Undoes a group whose commit failed, unless the index could not say whether it committed
-    /// (`Nu11Error.undecided`): then everything stays as it is, marker included, and the next
-    /// command keeps the items whose rows it finds and shreds the others (`Gate.recoverPending`).
-    func undoUnlessUndecided(_ group: CommitGroup, _ error: any Error) {
-        guard (error as? Nu11Error)?.undecided != true else { return }
-        undo(group)
-    }
-
-    /// Undoes an uncommitted group. If the undo fails too, the marker stays and the next
-    /// command finishes it.
-    func undo(_ group: CommitGroup) {
-        do {
-            for s in group.staged {
-                if s.published { try shredder().shred(s.row) }
-                s.abortFiles()
-            }
-            // Written (or perhaps written: a failure partway) and not shredded above.
-            try keyStore.destroyItemKeys(group.staged.filter { $0.keyWritten && !$0.published }.map(\.row.id))
-            if !group.fades.isEmpty {
-                let ids = Set(group.fades.map(\.id))
-                state.fade.removeAll { ids.contains($0.id) }
-                try saveState()
-            }
-            try keyStore.clearPendingBatch(group.marker)
-        } catch {}
+        var staged = try sealRecords(writer: item.writer, id: item.id, kind: item.kind, domain: item.domain, album: item.album,
+                                     fadeDeadline: item.fadeDeadline, itemKey: item.itemKey, meta: meta)
+        try attachThumbnails(&staged, photo: analysis.facts, header: N11Header(kind: item.kind, domain: item.domain, itemID: item.id),
+                             itemKey: item.itemKey)
+        return staged
     }
 }
