@@ -1037,8 +1037,7 @@ def restic_as_the_readme_says(phrase, originals):
         f"the README's restic command did not store the vault folder: {[p for p in stored if 'nu11vlt' in p]}"
     keys = [p for p in stored if p.startswith(FIRST_KEYSTORE + "/") and p != FIRST_KEYSTORE + "/CACHEDIR.TAG"]
     assert not keys, f"the README's restic command stored the key store: {keys}"
-    assert FIRST_KEYSTORE + "/CACHEDIR.TAG" not in stored and os.path.exists(FIRST_KEYSTORE + "/master.n11k"), \
-        f"the snapshot holds the key store's tag, or the key store is not where the check looked: {stored}"
+    assert os.path.exists(FIRST_KEYSTORE + "/master.n11k"), "the key store is not where the check looked: the check proves nothing"
     # The laptop is lost: the home with it (set aside here, to compare with what comes back).
     lost = os.path.join(WORK, "lost-home")
     shutil.move(FIRST_HOME, lost)
