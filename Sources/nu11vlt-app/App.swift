@@ -34,6 +34,13 @@ final class App {
     init(location: VaultLocation) {
         session = Session(location: location)
         application = adw_application_new("org.nu11vlt.Nu11VLT", G_APPLICATION_NON_UNIQUE)
+        followSession()
+    }
+
+    /// When the library ends the session under an operation (the PIN was changed by another
+    /// program), the app locks: the unlock screen says why, and nothing stays on screen.
+    private func followSession() {
+        session.onEndedByVault { [weak self] reason in self?.lock(reason: reason) }
     }
 
     nonisolated static func monotonic() -> Double { Double(g_get_monotonic_time()) / 1e6 }
@@ -188,6 +195,7 @@ final class App {
         guard main == nil else { return }
         session.close()
         session = Session(location: location)
+        followSession()
         showUnlock(message: nil)
     }
 

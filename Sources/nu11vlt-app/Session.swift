@@ -27,18 +27,44 @@ final class Session: Sendable {
         locked = LockedVault(location)
     }
 
-    /// Runs `work` on the worker; `done` gets its result on the main thread.
+    /// What the app does when the library ended the session under an operation (the PIN was
+    /// changed by another program: the keys held no longer open the vault, and the session
+    /// cannot follow without the new PIN): the app locks, saying why (`App.lock(reason:)`).
+    private let endedByVault = Mutex<(@MainActor (String) -> Void)?>(nil)
+
+    /// Sets what happens when the library ends the session (see `endedByVault`).
+    func onEndedByVault(_ body: @escaping @MainActor (String) -> Void) {
+        endedByVault.withLock { $0 = body }
+    }
+
+    /// Runs `work` on the worker; `done` gets its result on the main thread — unless the
+    /// operation ended the session (the vault locked itself): then the app locks instead, and
+    /// `done`, whose screen goes away, is not called.
     func run<T: Sendable>(_ work: @escaping @Sendable (Vault) throws -> T,
                           done: @escaping @MainActor (Result<T, any Error>) -> Void) {
         let generation = locks.load(ordering: .acquiring)
         queue.async { [self] in
-            let result = vault.withLock { vault -> Result<T, any Error> in
-                guard let vault, locks.load(ordering: .acquiring) == generation else {
+            var ended = false
+            let result = vault.withLock { slot -> Result<T, any Error> in
+                guard let vault = slot, locks.load(ordering: .acquiring) == generation else {
                     return .failure(Nu11Error(.invalidArgument, "the vault is locked", remedy: .unlockAgain))
                 }
-                return Result { try vault.exclusive { try work(vault) } }
+                let result = Result { try vault.exclusive { try work(vault) } }
+                if vault.isLocked {
+                    // The keys are zeroed already; no later job may find this vault.
+                    slot = nil
+                    ended = true
+                }
+                return result
             }
-            onMain { done(result) }
+            let hook = ended ? endedByVault.withLock { $0 } : nil
+            onMain {
+                if let hook {
+                    let why = if case .failure(let error as Nu11Error) = result { error.message } else { "the vault was locked" }
+                    return hook("Locked: " + why)
+                }
+                done(result)
+            }
         }
     }
 

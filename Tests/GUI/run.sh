@@ -3,6 +3,8 @@
 # Runs the GUI test (gui_test.py) on a private X server (Xvfb) and session bus
 # (dbus-run-session), with a HOME and XDG_RUNTIME_DIR of its own.
 #   Tests/GUI/run.sh BIN_DIR SCREENSHOT_DIR
+# NU11VLT_GUI_PASSES=name,name runs only those passes (gui_test.py lists them; while
+# developing a step); unset, every pass runs.
 set -eu
 BIN=$(cd "$1" && pwd)
 SHOTS=$2
@@ -20,7 +22,7 @@ trap cleanup EXIT INT TERM
 i=0
 while [ ! -e "/tmp/.X11-unix/X$n" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 env -i PATH="$PATH" HOME="$WORK/home" XDG_RUNTIME_DIR="$WORK/run" DISPLAY=":$n" GDK_BACKEND=x11 \
-  LANG=C.UTF-8 NO_AT_BRIDGE=0 GTK_A11Y=atspi \
+  LANG=C.UTF-8 NO_AT_BRIDGE=0 GTK_A11Y=atspi NU11VLT_GUI_PASSES="${NU11VLT_GUI_PASSES:-}" \
   dbus-run-session -- /usr/bin/python3 "$HERE/gui_test.py" "$BIN" "$SHOTS" "$WORK" 2>"$WORK/stderr.log" || {
     status=$?
     grep -v -e "failed to suspend thread" -e "dbus-daemon" "$WORK/stderr.log" | tail -60 >&2
