@@ -275,8 +275,10 @@ public struct LockedVault: Sendable {
             // (its tag verifies under this vault's key); a forged or foreign one is not applied.
             var settingsNotice: String?
             let (settings, reverted) = loaded.effective(under: Vault.settingsKey(unlocked.keys))
-            // Not under the duress PIN: a file saved by another vault would betray that one.
-            if !reverted.isEmpty && unlocked.keys.role != .duress {
+            // Only under the primary PIN: the settings are the primary vault's, so the backup and
+            // duress vaults can never verify their tag, and a warning there would show an onlooker
+            // that another PIN is in use.
+            if !reverted.isEmpty && unlocked.keys.role == .primary {
                 let kept = reverted.map { "\($0) = \((try? settings.value($0)) ?? "")" }.joined(separator: ", ")
                 settingsNotice = "the settings file was not saved with this PIN's vault (changed by another program?): its looser \(reverted.joined(separator: ", ")) not applied (\(kept) apply); set them again to change them"
             } else if unlocked.keys.role == .primary && !loaded.authenticated(under: Vault.settingsKey(unlocked.keys)) {
@@ -307,7 +309,10 @@ public struct LockedVault: Sendable {
             }
             if !index.isReadOnly {
                 for folder in location.folders { try ProtectedFiles.makeDirectory(folder) }
-                try Vault.applyBackupExclusion(location, settings: settings)
+                // The folder's backup markers follow the primary's choice only: under another PIN
+                // the primary's `backup.allow` cannot be verified (it would read as the default,
+                // excluded), and markers that changed with the PIN in use would tell it.
+                if unlocked.keys.role == .primary { try Vault.applyBackupExclusion(location, settings: settings) }
             }
             let vault = Vault(location: location, keyStore: keyStore, index: index, unlocked: unlocked, lock: lock,
                               state: state, settings: settings, now: now, clock: clock)

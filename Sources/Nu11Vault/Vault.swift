@@ -285,7 +285,8 @@ public final class Vault {
         let tagKey = try settingsKey()
         try commitStep("the settings change") { try keyStore.saveSettings(updated, tagKey: tagKey) }  // the commit point
         // Every unlock applies the exclusion again, so a failure here is finished by the next command.
-        afterCommit("updating the backup exclusion") { try Self.applyBackupExclusion(location, settings: updated) }
+        // The folder's markers follow the primary's settings only (see the unlock).
+        if isPrimary { afterCommit("updating the backup exclusion") { try Self.applyBackupExclusion(location, settings: updated) } }
         audit("settings change", detail: "\(key) = \(try updated.value(key))")
         return updated
     }

@@ -122,7 +122,11 @@ extension Maintenance {
     /// counted. Returns their IDs.
     func resealFromSidecars(repair: Bool) throws -> [ItemID] {
         var fixed: [ItemID] = []
-        for row in try index.allRows() where isVisible(row) {
+        // Not `isVisible`: a Fade row counts as this PIN's when its metadata opens, which an
+        // entry sealed under a retired Fade key does not — it would vanish silently. Whose it
+        // is, is told here by its key record, which opens only under this PIN's domain key.
+        for row in try index.allRows() where visibleDomains.contains(row.domain) {
+            if row.domain == .fade, let entry = state.fade.first(where: { $0.id == row.id }), entry.deadline <= now { continue }
             let key = try metadataKey(row.domain)
             guard !ItemMetadata.opens(row, key: key), (try? ItemMetadata.openReportingLegacy(row, key: key)) == nil,
                   let itemKey = try? keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain)),

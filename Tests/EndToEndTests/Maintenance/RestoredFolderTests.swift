@@ -81,4 +81,31 @@ struct RestoredFolderTests {
         let opened = recovered.code == 0 ? try cli.spawn(CLI.binary, ["export", later, "-o", "-", "--pin-stdin"], input: Data("rebuilt pin 9\n".utf8)) : nil
         #expect(opened?.stdout != Data("bravo".utf8), "the old phrase recovered an item added after the recovery setup")
     }
+
+    /// The adversary review: a Fade row counts as this PIN's only when its metadata opens, so a
+    /// Fade item of an index put back from before a `pin change` vanished from every listing,
+    /// unreported, and the repair skipped it.
+    @Test("an index from before a pin change put back: the repair brings the Fade item back with its deadline, and check names it")
+    func fadeItemOfOldIndex() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let plain = try cli.importIDs([cli.file("a.txt", Array("alpha".utf8))])[0]
+        let fading = try cli.importIDs([cli.file("doc.txt", Array("fades".utf8))], extra: ["--fade", "7d"])[0]
+        let oldIndex = try Data(contentsOf: URL(fileURLWithPath: cli.vault + "/index.sqlite"))
+        let changed = try cli.spawn(CLI.binary, ["pin", "change", "--pin-stdin", "--new-pin-fd", "0"], input: Data("\(cli.pin)\nnew pin 4242\n".utf8))
+        #expect(changed.code == 0, "\(changed.stderr)")
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cli.vault + "/index.sqlite" + suffix) }
+        try oldIndex.write(to: URL(fileURLWithPath: cli.vault + "/index.sqlite"))
+        let pin = Data("new pin 4242\n".utf8)
+        let checked = try cli.spawn(CLI.binary, ["check", "--pin-stdin"], input: pin)
+        #expect(checked.code != 0 && checked.out.contains(fading), "check does not name the Fade item: \(checked.out)")
+        let repaired = try cli.spawn(CLI.binary, ["check", "--repair", "--pin-stdin"], input: pin)
+        #expect(repaired.code == 0 && repaired.out.contains(fading), "\(repaired.out) \(repaired.stderr)")
+        let listed = try cli.spawn(CLI.binary, ["list", "--pin-stdin"], input: pin)
+        #expect(listed.out.contains(plain) && listed.out.contains(fading), "after the repair: \(listed.out) \(listed.stderr)")
+        let exported = try cli.spawn(CLI.binary, ["export", fading, "-o", "-", "--pin-stdin"], input: pin)
+        #expect(exported.stdout == Data("fades".utf8), "the Fade item does not export: \(exported.stderr)")
+        let status = try cli.spawn(CLI.binary, ["status", "--pin-stdin"], input: pin)
+        #expect(status.out.range(of: "fading +1", options: .regularExpression) != nil, "status: \(status.out)")
+    }
 }

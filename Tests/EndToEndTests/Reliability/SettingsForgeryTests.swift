@@ -134,4 +134,26 @@ struct SettingsForgeryTests {
         #expect(try cli.run(["check"], pinStdin: true).code == 0)
         #expect(!(try Self.settings(cli)).stderr.contains("does not carry this vault's tag"))
     }
+
+    /// The adversary review of issue 56: a backup-PIN session read the primary's settings (which
+    /// it cannot verify) as forged, warned "changed by another program?" in front of whoever
+    /// watched, and put CACHEDIR.TAG and nodump on a folder whose owner chose backups — so
+    /// restic and borg skipped the vault after any backup-PIN use, and the markers switching on
+    /// and off told when a second PIN was used.
+    @Test("a backup-PIN session leaves the folder's backup markers and says nothing about the primary's settings")
+    func backupSessionLeavesMarkers() throws {
+        let cli = try CLI()
+        let r = try cli.run(["init", "--kdf-memory", "19", "--kdf-iterations", "2", "--backups", "yes"], pinStdin: true)
+        #expect(r.code == 0, "\(r.stderr)")
+        try cli.setBackup("backup pin 77")
+        #expect(!FileManager.default.fileExists(atPath: cli.vault + "/CACHEDIR.TAG"), "backups were chosen, yet the folder is excluded")
+        for args in [["list"], ["import", cli.file("b.txt", [1, 2])], ["status"]] {
+            let b = try cli.spawn(CLI.binary, args + ["--pin-stdin"], input: Data("backup pin 77\n".utf8))
+            #expect(b.code == 0, "\(args[0]) with the backup PIN: \(b.stderr)")
+            #expect(!b.stderr.contains("warning"), "\(args[0]) with the backup PIN warned: \(b.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: cli.vault + "/CACHEDIR.TAG"), "\(args[0]) with the backup PIN excluded the folder from backups")
+        }
+        let primary = try cli.run(["status"], pinStdin: true)
+        #expect(primary.code == 0 && !primary.stderr.contains("warning"), "\(primary.stderr)")
+    }
 }
