@@ -8,6 +8,23 @@ import GRDB
 /// the album an item sits in (an opaque ID), and an insertion sequence for paging. Names,
 /// sizes, types and dates live in `meta`/`name`, sealed under the domain's metadata subkey.
 enum IndexSchema {
+    /// Every table and column the migrations make: an index whose tables differ (renamed,
+    /// dropped, altered by hand or by a damaged page) is damaged, not an I/O error.
+    static let shape: [(table: String, columns: [String])] = [
+        ("album", ["id", "domain", "name"]),
+        ("item", ["id", "seq", "kind", "domain", "album", "meta", "quarantined"]),
+        ("vault", ["one", "id"]),
+        ("recovery", ["id", "seal", "next"]),
+        ("sidecars", ["domain"]),
+    ]
+
+    /// Throws SQLite's error when a table or column of `shape` is missing.
+    static func verifyShape(_ db: Database) throws {
+        for (table, columns) in shape {
+            try db.execute(sql: "SELECT \(columns.joined(separator: ", ")) FROM \(table) LIMIT 0")
+        }
+    }
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: albums and items") { db in

@@ -113,6 +113,14 @@ public final class VaultIndex: Sendable {
         } catch let error as DatabaseError {
             throw Self.translate(error, path: path)
         }
+        do {
+            try queue.read(IndexSchema.verifyShape)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
+            throw Nu11Error(.corrupted, "the index \(path) is damaged (its tables are not the ones this version makes: \(error.message ?? "schema"))",
+                            remedy: .repair, item: path)
+        } catch let error as DatabaseError {
+            throw Self.translate(error, path: path)
+        }
         for suffix in ["", "-wal", "-shm"] { _ = chmod(path + suffix, 0o600) }
         return queue
     }
@@ -131,6 +139,8 @@ public final class VaultIndex: Sendable {
                              remedy: .advice(.checkDisk), item: path)
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
             return Nu11Error(.corrupted, "the index \(path) is damaged", remedy: .repair, item: path)
+        case .SQLITE_ERROR where ["no such table", "no such column", "malformed database schema"].contains { (error.message ?? "").hasPrefix($0) }:
+            return Nu11Error(.corrupted, "the index \(path) is damaged (\(error.message ?? "schema"))", remedy: .repair, item: path)
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             return Nu11Error(.busy, "the index is busy", remedy: .advice(.waitForOtherProgram), item: path)
         case .SQLITE_CONSTRAINT:

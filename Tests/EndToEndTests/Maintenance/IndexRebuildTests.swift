@@ -219,4 +219,30 @@ extension IndexRebuildTests {
         #expect(try aside().isEmpty, "the set-aside index outlived a deletion")
         #expect(try cli.run(["export", ids[0], "-o", "-"], pinStdin: true).stdout == Data("keep".utf8))
     }
+
+    /// The adversary review: an index whose tables were altered (renamed by hand, or a page
+    /// that SQLite reads but that no longer holds the schema) was an I/O error ("index error:
+    /// no such table: item", exit 74, hint `check`) for every command, `check --repair` included.
+    @Test("an index whose table was renamed or dropped: every command names the repair, check --repair sets it aside and rebuilds every item")
+    func alteredSchema() throws {
+        let sqlite = try #require(PhotoFixtures.tool("sqlite3"), "sqlite3 is not installed")
+        for alteration in ["ALTER TABLE item RENAME TO item_old", "DROP TABLE recovery", "ALTER TABLE album RENAME COLUMN name TO old_name"] {
+            let cli = try CLI()
+            try cli.initVault()
+            let ids = try cli.importIDs([cli.file("a.txt", Array("alpha".utf8)), cli.file("b.txt", Array("bravo".utf8))])
+            #expect(try cli.run(["album", "create", "Trip"], pinStdin: true).code == 0)
+            let altered = try cli.spawn(sqlite, [cli.vault + "/index.sqlite", alteration])
+            #expect(altered.code == 0, "\(alteration): \(altered.stderr)")
+            for args in [["list"], ["check"]] {
+                let r = try cli.run(args, pinStdin: true)
+                #expect(r.code == 5 && r.stderr.contains("check --repair") && !r.stderr.contains("index error"), "\(alteration), \(args[0]): exit \(r.code) \(r.stderr)")
+            }
+            let repaired = try cli.run(["check", "--repair"], pinStdin: true)
+            #expect(repaired.code == 0, "\(alteration): check --repair: \(repaired.out) \(repaired.stderr)")
+            for (id, text) in zip(ids, ["alpha", "bravo"]) {
+                #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == Data(text.utf8), "\(alteration): \(text)")
+            }
+            #expect(try cli.run(["album", "list"], pinStdin: true).out.contains("Trip"), "\(alteration): the album")
+        }
+    }
 }
