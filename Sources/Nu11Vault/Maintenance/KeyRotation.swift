@@ -66,6 +66,17 @@ extension Maintenance {
             vault.replaceHeld(try commit(new))
         } catch let error as Nu11Error where error.tookEffect {
             notice("done, but the key rotation may not survive a power cut yet (\(error.message))")
+            // Committed but not yet durable: the forward record is what lets the next unlock
+            // finish should a power cut lose the slot's rename, so it goes only once a sync of
+            // the key store succeeds — left behind silently, it let an old copy of the master
+            // record with the old PIN reach the new keys until the next unlock.
+            if role == .primary {
+                if (try? keyStore.syncFileSystem()) != nil {
+                    dropForward(from: current.keys)
+                } else {
+                    notice("until then the old keys' rotation record stays (\(keyStore.root)/forward/\(ForwardRecord.tag(of: current.keys)).n11f): with it, an old copy of the key store and the old PIN still reach the new keys; the next unlock removes it")
+                }
+            }
             vault.lock()
             return report
         } catch {

@@ -30,10 +30,14 @@ extension Profiles {
         vault.recoveryPublicKey = nil
         vault.recoveryProblem = nil
         guard role == .primary, let current = try? keys else { return }
+        var finishedSetup: [UInt8]?
         if ProtectedFiles.exists(interruptedSetupPath) {
-            resumeRecoverySetup(record: try? RecoveryRecord.parse(ProtectedFiles.read(recoveryPath, limit: 4096)))
+            finishedSetup = resumeRecoverySetup(record: try? RecoveryRecord.parse(ProtectedFiles.read(recoveryPath, limit: 4096)))
         }
-        let expected = current.recoveryCommitment
+        // A setup cut short after its phrase took effect but before the slot committed to it
+        // (the rotation is finished by this unlock, after this): the key store's marker names
+        // the phrase shown, so its recovery data is the expected one — not "an old copy".
+        let expected = finishedSetup ?? current.recoveryCommitment
         guard ProtectedFiles.exists(recoveryPath) else {
             if expected != nil {
                 recoveryProblem("the vault folder's recovery data (recovery.n11r) is missing, so new items are not covered by the recovery phrase")
@@ -235,12 +239,14 @@ extension Profiles {
     /// its phrase took effect (recovery.n11r names the marker's commitment), else forgotten (the
     /// old phrase still holds everything). Whether anyone saw the new phrase is known only when
     /// the command said so (the marker's last byte).
-    func resumeRecoverySetup(record: RecoveryRecord?) {
-        guard role == .primary, !index.isReadOnly, let marker = try? ProtectedFiles.read(interruptedSetupPath, limit: 64) else { return }
+    /// Returns the commitment of the setup it finished, if any.
+    @discardableResult
+    func resumeRecoverySetup(record: RecoveryRecord?) -> [UInt8]? {
+        guard role == .primary, !index.isReadOnly, let marker = try? ProtectedFiles.read(interruptedSetupPath, limit: 64) else { return nil }
         guard marker.count >= 16 else {
             // A marker of an earlier version (empty): whether its phrase took effect is unknown.
             recoveryProblem("a recovery setup was cut short before its new phrase was shown, so no phrase you hold may cover new items")
-            return
+            return nil
         }
         let commitment = Array(marker.prefix(16))
         do {
@@ -250,6 +256,7 @@ extension Profiles {
                 if marker.count < 17 {
                     recoveryProblem("a recovery setup was cut short right after its new phrase took effect, before it was shown: no phrase you hold covers the vault")
                 }
+                return commitment
             } else {
                 try index.clearNextRecoverySeals()
                 try ProtectedFiles.remove(interruptedSetupPath)
@@ -257,6 +264,7 @@ extension Profiles {
         } catch {
             notice("a recovery setup cut short could not be finished yet (\(Vault.describe(error))); the next unlock tries again")
         }
+        return nil
     }
 
     /// At `init`: the slot records the recovery data just written (no rotation: nothing was

@@ -34,6 +34,13 @@ extension FaultTests {
             let shown = r.out.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
                 .first { $0.range(of: "^" + pattern + "$", options: .regularExpression) != nil }
             if r.code != 0 { #expect(shown == nil, "\(place): a phrase was shown with a failure: \(r.stderr)") }
+            if shown != nil {
+                // The next unlock finishes the setup; it must not call the recovery data it
+                // just made "an old copy" and advise a new phrase (the one shown would be lost).
+                let next = try trial.run(["status"], pinStdin: true)
+                #expect(next.code == 0 && !next.stderr.contains("recovery setup") && !next.stderr.contains("old copy"),
+                        "\(place): the unlock after the shown phrase: \(next.stderr)")
+            }
             // The key store is lost now: the phrase the person holds must bring the item back.
             try FileManager.default.moveItem(atPath: trial.keystore, toPath: trial.root + "/lost")
             let phrase = shown ?? oldPhrase

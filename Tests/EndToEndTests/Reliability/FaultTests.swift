@@ -262,6 +262,13 @@ struct FaultTests {
                 #expect(old != new, "old PIN opens: \(old), new PIN opens: \(new)")
                 #expect(new == ok, "pin change said \(ok ? "done" : "failed") but the \(new ? "new" : "old") PIN opens")
                 return new ? "the-new-pin-7" : cli.pin
+            },
+            report: { cli, r in
+                // A change reported done leaves no rotation record behind unnamed: while one is
+                // there, an old copy of the master record with the old PIN reaches the new keys.
+                let forward = (try? FileManager.default.contentsOfDirectory(atPath: cli.keystore + "/forward")) ?? []
+                #expect(r.code != 0 || forward.isEmpty || r.stderr.contains("forward/"),
+                        "pin change said done and left \(forward) unnamed: \(r.stderr)")
             }))
     }
 
