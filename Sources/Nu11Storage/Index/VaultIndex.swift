@@ -54,6 +54,11 @@ public final class VaultIndex: Sendable {
     /// read-only mount), an existing index is opened read-only, so reading still works.
     public init(path: String) throws {
         self.path = path
+        // A folder, link or device where the index belongs is a damaged index (set aside and
+        // rebuilt by the repair), not an I/O error that says to free disk space.
+        if let type = POSIX.fileType(path), type != S_IFREG {
+            throw Nu11Error(.corrupted, "the index \(path) is not a file", remedy: .repair, item: path)
+        }
         do {
             queue = try Self.openWritable(path)
             isReadOnly = false

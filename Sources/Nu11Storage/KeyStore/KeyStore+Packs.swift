@@ -114,12 +114,15 @@ extension KeyStore {
     }
 
     /// IDs of every item key record.
+    /// A pack whose header or layout is damaged is left out (`damagedPacks` names it).
     public func itemKeyIDs() throws -> [ItemID] {
         var out: [ItemID] = []
         for shard in try packShards() {
-            guard let pack = try KeyPackFile(packPath(shard), exclusive: false) else { continue }
-            defer { pack.release() }
-            for case .record(let record) in try pack.slots() { out.append(record.itemID) }
+            do {
+                guard let pack = try KeyPackFile(packPath(shard), exclusive: false) else { continue }
+                defer { pack.release() }
+                for case .record(let record) in try pack.slots() { out.append(record.itemID) }
+            } catch let error as Nu11Error where error.code == .corrupted { continue }
         }
         let inPacks = Set(out)
         return out + (try looseRecordIDs()).filter { !inPacks.contains($0) }
@@ -129,9 +132,27 @@ extension KeyStore {
     public func damagedKeySlots() throws -> [(pack: String, slot: Int)] {
         var out: [(String, Int)] = []
         for shard in try packShards() {
-            guard let pack = try KeyPackFile(packPath(shard), exclusive: false) else { continue }
-            defer { pack.release() }
-            for (index, slot) in try pack.slots().enumerated() where slot == .damaged { out.append((pack.path, index)) }
+            do {
+                guard let pack = try KeyPackFile(packPath(shard), exclusive: false) else { continue }
+                defer { pack.release() }
+                for (index, slot) in try pack.slots().enumerated() where slot == .damaged { out.append((pack.path, index)) }
+            } catch let error as Nu11Error where error.code == .corrupted { continue }
+        }
+        return out
+    }
+
+    /// Packs that cannot be read at all (header or layout damaged), with why: every key record
+    /// in one is lost to this key store (the recovery phrase brings them back).
+    public func damagedPacks() throws -> [(pack: String, problem: String)] {
+        var out: [(String, String)] = []
+        for shard in try packShards() {
+            do {
+                guard let pack = try KeyPackFile(packPath(shard), exclusive: false) else { continue }
+                defer { pack.release() }
+                _ = try pack.slots()
+            } catch let error as Nu11Error where error.code == .corrupted {
+                out.append((packPath(shard), error.message))
+            }
         }
         return out
     }

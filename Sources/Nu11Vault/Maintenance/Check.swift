@@ -137,6 +137,11 @@ extension Maintenance {
             }
             report.warnings.append(finding)
         }
+        for (pack, problem) in try keyStore.damagedPacks() {
+            // Not repairable here: the items whose keys it held are reported one by one above;
+            // the recovery phrase rebuilds their keys (`recover` into a new key store).
+            report.failures.append(.init(item: pack, problem: problem + "; the items whose keys it held do not open (the recovery phrase brings them back)"))
+        }
         for (pack, slot) in try keyStore.damagedKeySlots() {
             var finding = CheckReport.Finding(item: pack, problem: "key pack slot \(slot) is neither a key record nor free (a write cut short, or damage)")
             if repair { finding.repaired = "its bytes moved to " + (try keyStore.quarantineDamagedSlot(pack: pack, slot: slot)) }

@@ -226,13 +226,19 @@ extension IndexRebuildTests {
     @Test("an index whose table was renamed or dropped: every command names the repair, check --repair sets it aside and rebuilds every item")
     func alteredSchema() throws {
         let sqlite = try #require(PhotoFixtures.tool("sqlite3"), "sqlite3 is not installed")
-        for alteration in ["ALTER TABLE item RENAME TO item_old", "DROP TABLE recovery", "ALTER TABLE album RENAME COLUMN name TO old_name"] {
+        for alteration in ["ALTER TABLE item RENAME TO item_old", "DROP TABLE recovery", "ALTER TABLE album RENAME COLUMN name TO old_name", "a folder"] {
             let cli = try CLI()
             try cli.initVault()
             let ids = try cli.importIDs([cli.file("a.txt", Array("alpha".utf8)), cli.file("b.txt", Array("bravo".utf8))])
             #expect(try cli.run(["album", "create", "Trip"], pinStdin: true).code == 0)
-            let altered = try cli.spawn(sqlite, [cli.vault + "/index.sqlite", alteration])
-            #expect(altered.code == 0, "\(alteration): \(altered.stderr)")
+            if alteration == "a folder" {
+                // A folder where the index belongs said "disk I/O error … free some disk space".
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cli.vault + "/index.sqlite" + suffix) }
+                try FileManager.default.createDirectory(atPath: cli.vault + "/index.sqlite", withIntermediateDirectories: false)
+            } else {
+                let altered = try cli.spawn(sqlite, [cli.vault + "/index.sqlite", alteration])
+                #expect(altered.code == 0, "\(alteration): \(altered.stderr)")
+            }
             for args in [["list"], ["check"]] {
                 let r = try cli.run(args, pinStdin: true)
                 #expect(r.code == 5 && r.stderr.contains("check --repair") && !r.stderr.contains("index error"), "\(alteration), \(args[0]): exit \(r.code) \(r.stderr)")
