@@ -117,12 +117,8 @@ extension KeyStore {
     /// A pack whose header or layout is damaged is left out (`damagedPacks` names it).
     public func itemKeyIDs() throws -> [ItemID] {
         var out: [ItemID] = []
-        for shard in try packShards() {
-            do {
-                guard let pack = try KeyPackFile(packPath(shard), exclusive: false) else { continue }
-                defer { pack.release() }
-                for case .record(let record) in try pack.slots() { out.append(record.itemID) }
-            } catch let error as Nu11Error where error.code == .corrupted { continue }
+        try eachReadablePack { pack in
+            for case .record(let record) in try pack.slots() { out.append(record.itemID) }
         }
         let inPacks = Set(out)
         return out + (try looseRecordIDs()).filter { !inPacks.contains($0) }
@@ -131,12 +127,8 @@ extension KeyStore {
     /// Slots that are neither a record nor free (a write cut short, or damage), per pack name.
     public func damagedKeySlots() throws -> [(pack: String, slot: Int)] {
         var out: [(String, Int)] = []
-        for shard in try packShards() {
-            do {
-                guard let pack = try KeyPackFile(packPath(shard), exclusive: false) else { continue }
-                defer { pack.release() }
-                for (index, slot) in try pack.slots().enumerated() where slot == .damaged { out.append((pack.path, index)) }
-            } catch let error as Nu11Error where error.code == .corrupted { continue }
+        try eachReadablePack { pack in
+            for (index, slot) in try pack.slots().enumerated() where slot == .damaged { out.append((pack.path, index)) }
         }
         return out
     }
@@ -145,15 +137,21 @@ extension KeyStore {
     /// in one is lost to this key store (the recovery phrase brings them back).
     public func damagedPacks() throws -> [(pack: String, problem: String)] {
         var out: [(String, String)] = []
+        try eachReadablePack({ _ = try $0.slots() }, damaged: { out.append(($0, $1.message)) })
+        return out
+    }
+
+    /// Runs `body` on each pack (shared lock); a pack whose header or layout is damaged goes
+    /// to `damaged` instead, and the others are still read.
+    private func eachReadablePack(_ body: (KeyPackFile) throws -> Void, damaged: (String, Nu11Error) -> Void = { _, _ in }) throws {
         for shard in try packShards() {
             do {
                 guard let pack = try KeyPackFile(packPath(shard), exclusive: false) else { continue }
                 defer { pack.release() }
-                _ = try pack.slots()
+                try body(pack)
             } catch let error as Nu11Error where error.code == .corrupted {
-                out.append((packPath(shard), error.message))
+                damaged(packPath(shard), error)
             }
         }
-        return out
     }
 }
