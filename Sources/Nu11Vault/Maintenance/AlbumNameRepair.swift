@@ -24,19 +24,26 @@ extension Maintenance {
             guard (try? SmallSeal.open(row.name, key: key, associatedData: ad)) == nil else { continue }
             var sealed: [UInt8]
             let how: String
-            if row.domain == .vault, let bytes = try? ProtectedFiles.read(location.albumNamePath(row.id), limit: AlbumNameFile.maxBytes),
-               let file = AlbumNameFile.decode(bytes), file.id == row.id, (try? SmallSeal.open(file.name, key: key, associatedData: ad)) != nil {
-                sealed = file.name
+            // A name file that is there but does not open is never overwritten: it may be newer
+            // than this key store (an older key store against the current folder), and then it
+            // holds the only copy of the album's name under the current keys.
+            let file = row.domain == .vault ? nameFileState(row.id, key: key) : .missing
+            if row.domain == .vault, file == .opens, let bytes = try? ProtectedFiles.read(location.albumNamePath(row.id), limit: AlbumNameFile.maxBytes),
+               let named = AlbumNameFile.decode(bytes) {
+                sealed = named.name
                 how = "rebuilt from its name file"
             } else {
                 let made = "Album \(row.id.hex.prefix(8))"
                 sealed = try vault.albums.sealAlbumName(made, id: row.id, domain: row.domain)
                 how = "named \(made): its name was sealed under keys this vault no longer holds (a copy from before a key rotation) or is damaged; rename the album"
+                    + (file == .foreign ? "; its name file was left as it is: \(Self.nameFileOlderOrNewer)" : "")
             }
             if repair {
                 try index.renameAlbum(row.id, name: sealed)
                 let fixed = AlbumRow(id: row.id, domain: row.domain, name: sealed)
-                afterCommit("writing the album's name file") { try vault.albums.writeAlbumNameFile(fixed) }
+                if file != .foreign {
+                    afterCommit("writing the album's name file") { try vault.albums.writeAlbumNameFile(fixed) }
+                }
             }
             found.append(AlbumNameRepair(id: row.id, how: how))
         }

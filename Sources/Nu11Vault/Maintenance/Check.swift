@@ -15,6 +15,9 @@ public struct CheckReport: Sendable {
     public var ok = 0
     /// Damaged or missing items, the index, the settings: `check` fails.
     public var failures: [Finding] = []
+    /// Index entries a repair rebuilt (from the items' files and sidecars) that are sound now:
+    /// counted in `ok` too; what they could not bring back is in `repaired`.
+    public var rebuilt: [Finding] = []
     /// Leftovers that harm nothing (temp files, orphans): reported, removed by repair.
     public var warnings: [Finding] = []
     public var passed: Bool { failures.allSatisfy { $0.repaired != nil } }
@@ -23,8 +26,10 @@ public struct CheckReport: Sendable {
 extension Maintenance {
     var quarantineFolder: String { location.vaultRoot + "/Quarantine" }
 
-    /// Verifies every item (key record, header, every chunk, metadata), the index against the
-    /// files both ways, the index itself, the settings and the key store. `repair` moves
+    /// Verifies every item (key record, header, every chunk, metadata, its sidecar and recovery
+    /// seal), the album name files, the index against the files both ways, the index itself,
+    /// the settings and the key store. `repair` rebuilds index entries from the vault folder,
+    /// rewrites sidecars and name files from a sound index (with fresh recovery seals), moves
     /// damaged items to Quarantine/ and marks them, moves orphan files there too, and removes
     /// temp files; it never deletes anything that still decrypts.
     public func check(repair: Bool, progress: (Int, Int) -> Void = { _, _ in }) throws -> CheckReport {
@@ -55,18 +60,36 @@ extension Maintenance {
         }
         // Index entries sealed under keys no longer held (an old index put back) come back from
         // the items' sidecars before anything is judged damaged (FORMAT.md §5.3).
+        var rebuilt: [ItemID: CheckReport.Finding] = [:]
         for id in try resealFromSidecars(repair: repair) {
-            report.failures.append(.init(item: id.hex, problem: "its index entry does not open with this vault's keys (an old copy of the index?)",
-                                         repaired: repair ? "rebuilt from its sidecar" : nil))
+            let finding = CheckReport.Finding(item: id.hex, problem: "its index entry does not open with this vault's keys (an old copy of the index?)",
+                                              repaired: repair ? "rebuilt from its sidecar" : nil)
+            if repair { rebuilt[id] = finding } else { report.failures.append(finding) }
         }
         for album in try repairAlbumNames(repair: repair) {
             report.failures.append(.init(item: album.id.hex, problem: "the album's name does not open with this vault's keys (an old copy of the index?)",
                                          repaired: repair ? album.how : nil))
         }
+        // Files without rows: rebuilt from their sidecars where this PIN's keys open them
+        // (FORMAT.md §5.3), before the rows are verified (a rebuilt row is checked as any
+        // other); an item another PIN opens is left alone.
+        let files = try contentFiles()
+        let adoption = try adoptOrphans(files, known: Set(try index.allRows().map(\.id)), write: repair)
+        let adopted = Set(adoption.rows.map(\.id))
+        for finding in adoption.findings {
+            if let id = try? ItemID(hex: finding.item), finding.repaired != nil, adopted.contains(id) {
+                rebuilt[id] = finding
+            } else {
+                report.failures.append(finding)
+            }
+        }
+        let foreign = Set(adoption.foreign.compactMap { try? ItemID(hex: Self.stem(($0 as NSString).lastPathComponent)) })
         let quarantined = try index.quarantinedIDs()
         let rows = try index.allRows()
         let visible = rows.filter(isVisible)
-        var known = Set(rows.map(\.id))
+        // Rows adopted by a check that does not write are known too (reported once, above).
+        let known = Set(rows.map(\.id)).union(adoption.rows.map(\.id))
+        let seals = try index.recoverySeals()
         for (n, row) in visible.enumerated() {
             progress(n, visible.count)
             report.itemsChecked += 1
@@ -84,25 +107,33 @@ extension Maintenance {
                 }
                 report.warnings.append(finding)
             }
+            let rebuiltEntry = rebuilt.removeValue(forKey: row.id)
             if let problem = verify(row) {
                 var finding = CheckReport.Finding(item: row.id.hex, problem: problem)
                 if repair && problem.hasPrefix(Self.thumbnailProblem) {
                     // The item is sound; only its thumbnail goes aside (a new one can be made).
                     finding.repaired = try moveToQuarantine(location.thumbnailPath(row.id)) + " (the thumbnail; make a new one from the item)"
                 } else if repair { finding.repaired = try quarantine(row) }
+                if let rebuiltEntry { report.failures.append(rebuiltEntry) }
                 report.failures.append(finding)
-            } else {
+                continue
+            }
+            // The item is sound: its sidecar and recovery seal (FORMAT.md §5.3).
+            let sidecar = try checkSidecar(row, seals: seals, repair: repair)
+            if let sidecar { report.failures.append(sidecar) }
+            if sidecar?.repaired != nil || sidecar == nil {
                 report.ok += 1
+                if let rebuiltEntry { report.rebuilt.append(rebuiltEntry) }
+            } else if let rebuiltEntry {
+                report.failures.append(rebuiltEntry)
             }
         }
         progress(visible.count, visible.count)
-        // Files without rows: rebuilt from their sidecars where this PIN's keys open them
-        // (FORMAT.md §5.3); an item another PIN opens is left alone.
-        let files = try contentFiles()
-        let adoption = try adoptOrphans(files, known: known, write: repair)
-        for finding in adoption.findings { report.failures.append(finding) }
-        known.formUnion(adoption.rows.map(\.id))
-        let foreign = Set(adoption.foreign.compactMap { try? ItemID(hex: Self.stem(($0 as NSString).lastPathComponent)) })
+        // Entries rebuilt for rows this session does not list (none expected): reported as they are.
+        report.failures += rebuilt.values.sorted { $0.item < $1.item }
+        let names = try checkAlbumNameFiles(repair: repair)
+        report.failures += names.failures
+        report.warnings += names.warnings
         // Key records without rows, temp files, files of nothing.
         for path in files {
             let name = (path as NSString).lastPathComponent

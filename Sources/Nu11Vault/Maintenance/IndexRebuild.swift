@@ -41,7 +41,12 @@ extension Maintenance {
             }
         }
         var existingAlbums = Set(try index.albums(domains: Domain.allCases).map(\.id))
+        /// Name files that are there but open with no key held: left as they are (FORMAT.md §5.3).
+        var leftNameFiles: Set<ItemID> = []
         var adopted: [(ItemRow, Date)] = []
+        /// Each adopted row's sidecar, written after the commit: the seal replaced in place
+        /// (`opened`) or the whole file from the row.
+        var sidecars: [(row: ItemRow, meta: ItemMetadata, itemKey: SecretBytes, opened: Bool)] = []
         for path in files {
             let name = (path as NSString).lastPathComponent
             guard !name.hasPrefix(ProtectedFiles.tempPrefix), name.hasSuffix(".n11") || name.hasSuffix(".n11note"),
@@ -56,12 +61,10 @@ extension Maintenance {
             }
             var finding = CheckReport.Finding(item: id.hex, problem: "file without an index entry (\(path))")
             var facts: ItemSidecar.Facts?
-            var seal: [UInt8]?
             if let bytes = try? ProtectedFiles.read(location.sidecarPath(id), limit: SidecarEnvelope.maxBytes),
                let (head, opened) = try? ItemSidecar.open(bytes, id: id, itemKey: itemKey),
                head.kind == header.kind, head.domain == header.domain {
                 facts = opened
-                seal = head.recoverySeal
             }
             var missing: [String] = []
             let meta: ItemMetadata
@@ -90,7 +93,12 @@ extension Maintenance {
                     result.albums.append(named)
                 } else if let sealed = try? vault.albums.sealAlbumName("Album \(a.hex.prefix(8))", id: a) {
                     result.albums.append(AlbumRow(id: a, domain: mainDomain, name: sealed))
-                    missing.append("its album's name (named Album \(a.hex.prefix(8)))")
+                    if let key = try? metadataKey(.vault), nameFileState(a, key: key) == .foreign {
+                        leftNameFiles.insert(a)
+                        missing.append("its album's name (named Album \(a.hex.prefix(8)); its name file was left as it is: \(Self.nameFileOlderOrNewer))")
+                    } else {
+                        missing.append("its album's name (named Album \(a.hex.prefix(8)))")
+                    }
                 } else {
                     album = nil
                 }
@@ -98,9 +106,15 @@ extension Maintenance {
             }
             var row = ItemRow(id: id, kind: header.kind, domain: header.domain, album: album,
                               meta: try meta.seal(id: id, album: album, key: metadataKey(header.domain)))
-            row.recovery = header.domain == .vault ? seal : nil
+            // A fresh seal to the current phrase, never the sidecar's: an old sidecar put back
+            // carries a revoked phrase's seal (FORMAT.md §5.3).
+            row.recovery = write ? try freshRecoverySeal(row, itemKey: itemKey) : nil
             adopted.append((row, meta.created))
-            finding.repaired = "index entry rebuilt" + (missing.isEmpty ? "" : "; not recovered: " + missing.joined(separator: ", "))
+            sidecars.append((row, meta, itemKey, facts != nil))
+            var done = "index entry rebuilt"
+            if facts == nil { done += "; metadata file rewritten" }
+            if row.recovery != nil { done += "; sealed afresh to the current recovery phrase" }
+            finding.repaired = done + (missing.isEmpty ? "" : "; not recovered: " + missing.joined(separator: ", "))
             if !write { finding.repaired = nil; finding.problem += " (its metadata file can rebuild it: a repairing check does)" }
             result.findings.append(finding)
         }
@@ -109,8 +123,17 @@ extension Maintenance {
         result.rows = adopted.sorted { ($0.1, $0.0.id.hex) < ($1.1, $1.0.id.hex) }.map(\.0)
         if write && (!result.rows.isEmpty || !result.albums.isEmpty) {
             try index.commit(albums: result.albums, items: result.rows, removing: [])
-            for album in result.albums {
+            for album in result.albums where !leftNameFiles.contains(album.id) {
                 afterCommit("writing the album's name file") { try vault.albums.writeAlbumNameFile(album) }
+            }
+            for sidecar in sidecars {
+                afterCommit("writing the item's metadata file") {
+                    if sidecar.opened {
+                        if let seal = sidecar.row.recovery { try SidecarSeals.set(seal, for: sidecar.row.id, location: location) }
+                    } else {
+                        try writeSidecar(sidecar.row, meta: sidecar.meta, seal: sidecar.row.recovery, itemKey: sidecar.itemKey)
+                    }
+                }
             }
         }
         return result
@@ -137,6 +160,12 @@ extension Maintenance {
                 var resealed = row
                 resealed.meta = try facts.meta.seal(id: row.id, album: row.album, key: key)
                 try index.updateItem(resealed)
+                // The row's recovery seal came with the old index (and the sidecar's may be an
+                // old copy's): both are sealed afresh to the current phrase, never copied.
+                if let seal = try freshRecoverySeal(row, itemKey: itemKey) {
+                    try index.setRecoverySeals([(id: row.id, seal: seal)])
+                    try SidecarSeals.set(seal, for: row.id, location: location)
+                }
             }
             fixed.append(row.id)
         }

@@ -230,8 +230,10 @@ extension Profiles {
     /// phrase took effect: the new seals replace the old ones (index and sidecars), the marker goes.
     func finishRecoverySetup(_ seals: [(id: ItemID, seal: [UInt8])]) throws {
         try SetAsideIndexes.destroy(location)
-        try index.setRecoverySeals(seals)
+        // The sidecars first: the index's write clears the `next` seals, so a failure between
+        // would leave sidecars with the old phrase's seals and nothing to finish them from.
         for (id, seal) in seals { try SidecarSeals.set(seal, for: id, location: location) }
+        try index.setRecoverySeals(seals)
         try ProtectedFiles.remove(interruptedSetupPath)
     }
 

@@ -9,11 +9,14 @@ struct Check: ParsableCommand {
         commandName: "check",
         abstract: "Verify every item, the index against the files, the settings and the key store.",
         discussion: """
-            Each item's key record, header and every chunk are authenticated. Exit 0 when \
-            everything is sound (or was repaired), 5 when something is damaged. --repair moves \
-            damaged items and files without an index entry to Quarantine/ (marking them), removes \
-            leftover temp files and key records that open nothing; it never deletes an item that \
-            still decrypts.
+            Each item's key record, header and every chunk are authenticated, and its metadata \
+            file (Meta/<ID>.n11m) and recovery seal; each album's name file. Exit 0 when \
+            everything is sound (or was repaired), 5 when something is damaged. --repair rebuilds \
+            a lost index from the vault folder, rewrites missing or damaged metadata and name \
+            files from the index with fresh recovery seals (never overwriting a name file this \
+            key store cannot open), moves damaged items and files without an index entry to \
+            Quarantine/ (marking them), removes leftover temp files and key records that open \
+            nothing; it never deletes an item that still decrypts.
             """)
     @OptionGroup var location: LocationOptions
     @OptionGroup var pin: PINOptions
@@ -38,9 +41,11 @@ struct Check: ParsableCommand {
             if output.json {
                 try Output.json(report.json)
             } else {
+                for r in report.rebuilt { print("rebuilt  \(r.item): \(Output.escaped(r.problem))\(r.repaired.map { " — \($0)" } ?? "")") }
                 for f in report.failures { print("DAMAGED  \(f.item): \(Output.escaped(f.problem))\(f.repaired.map { " — \($0)" } ?? "")") }
                 for w in report.warnings { print("warning  \(w.item): \(Output.escaped(w.problem))\(w.repaired.map { " — \($0)" } ?? "")") }
-                print("checked \(report.itemsChecked) item(s): \(report.ok) sound, \(report.failures.count) damaged, \(report.warnings.count) warning(s)")
+                let rebuilt = report.rebuilt.isEmpty ? "" : ", \(report.rebuilt.count) rebuilt"
+                print("checked \(report.itemsChecked) item(s): \(report.ok) sound, \(report.failures.count) damaged\(rebuilt), \(report.warnings.count) warning(s)")
             }
             if !report.passed {
                 let open = report.failures.filter { $0.repaired == nil }

@@ -41,7 +41,8 @@ extension SkeletonStatus {
 
 extension CheckReport {
     var json: JSONObject {
-        JSONObject([("itemsChecked", itemsChecked), ("ok", ok), ("failures", failures.map(\.json)), ("warnings", warnings.map(\.json))])
+        JSONObject([("itemsChecked", itemsChecked), ("ok", ok), ("rebuilt", rebuilt.map(\.json)), ("failures", failures.map(\.json)),
+                    ("warnings", warnings.map(\.json))])
     }
 }
 
