@@ -166,9 +166,12 @@ extension Items {
                 if packUses >= max(1, commitEvery) { (packByte, packUses) = (SecureRandom.bytes(1)[0], 0) }
                 packUses += 1
                 let id = ItemID(firstByte: packByte)
+                // The import time is taken here, in the order given, not on the worker (whose
+                // files start in any order): a rebuilt index orders its rows by it (FORMAT.md §5.3).
+                let created = Date()
                 let pending = PendingItem(fd: fd) {
                     try self.encrypt(FileDescriptorStream(fd: fd, label: path), name: name, kind: .file, domain: domain,
-                                     album: targetAlbum, fadeDeadline: deadline, id: id, modified: modified)
+                                     album: targetAlbum, fadeDeadline: deadline, id: id, created: created, modified: modified)
                 }
                 let weight = size > 1 << 20 ? heavy : 1
                 flight.append((n, path, pending, copied, weight))
