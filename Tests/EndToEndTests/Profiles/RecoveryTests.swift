@@ -248,6 +248,35 @@ struct RecoveryTests {
         #expect(!FileManager.default.fileExists(atPath: cli.keystore), "a refused recovery left a key store")
     }
 
+    @Test("the index lost and recovery.n11r damaged past its header: the phrase's key (vault ID from the header) opens the sidecars' seals; with both lost, one clear line")
+    func recoverWithIndexAndRecoveryDataLost() throws {
+        let cli = try CLI()
+        let phrase = try cli.initWithPhrase()
+        let id = try cli.importIDs([cli.file("kept.txt", Array("kept".utf8))])[0]
+        try FileManager.default.moveItem(atPath: cli.keystore, toPath: cli.root + "/lost")
+        let record = cli.vault + "/recovery.n11r"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: record))
+        bytes.replaceSubrange(56..<bytes.count, with: Data(repeating: 0x5a, count: 100))
+        try bytes.write(to: URL(fileURLWithPath: record))
+        let pristine = cli.root + "/pristine"
+        try FileManager.default.copyItem(atPath: cli.vault, toPath: pristine)
+        try FileManager.default.removeItem(atPath: cli.vault + "/index.sqlite")
+        let r = try cli.recover(phrase: phrase, newPIN: "rebuilt pin 1")
+        #expect(r.code == 0 && r.out.contains("1 item(s) recovered"), "\(r.out) \(r.stderr)")
+        #expect(r.stderr.contains("recovery.n11r") && r.stderr.contains("damaged"), "the report does not name the damaged recovery data: \(r.stderr)")
+        #expect(try cli.with("rebuilt pin 1", ["export", id, "-o", "-"]).stdout == Data("kept".utf8))
+        #expect(try cli.with("rebuilt pin 1", ["list"]).out.contains("kept.txt"))
+
+        // Neither the index nor recovery.n11r: the vault ID the phrase's key needs is nowhere.
+        try FileManager.default.removeItem(atPath: cli.keystore)
+        try FileManager.default.removeItem(atPath: cli.vault)
+        try FileManager.default.copyItem(atPath: pristine, toPath: cli.vault)
+        try FileManager.default.removeItem(atPath: cli.vault + "/index.sqlite")
+        try FileManager.default.removeItem(atPath: record)
+        expectCleanError(try cli.recover(phrase: phrase, newPIN: "rebuilt pin 2"), code: 4, mentions: "vault ID")
+        #expect(!FileManager.default.fileExists(atPath: cli.keystore))
+    }
+
     @Test("with a TPM the phrase is the recovery key: the folder and the phrase rebuild the key store onto a second machine's TPM (swtpm)",
           .enabled(if: SoftwareTPM.available))
     func recoverOntoAnotherTPM() throws {
