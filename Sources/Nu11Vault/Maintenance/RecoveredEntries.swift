@@ -15,8 +15,8 @@ extension Maintenance {
         var fromEntries: [ItemID] = []
         /// Items with neither: their entries are left as they are (`check` names them).
         var unnamed: [ItemID] = []
-        /// The sets' metadata keys album names may be read with: those that opened an entry
-        /// agreeing with its item's sidecar when there are any, else all of them.
+        /// The sets' metadata keys album names are read with: first those that opened an entry
+        /// agreeing with its item's sidecar, then the others.
         var albumKeys: [SecretBytes] = []
     }
 
@@ -50,7 +50,10 @@ extension Maintenance {
             }
             try index.updateItem(resealed)
         }
-        out.albumKeys = vouched.isEmpty ? setKeys : setKeys.indices.filter { vouched.contains($0) }.map { setKeys[$0] }
+        // Vouched sets first; the others after (during a rotation cut short, album names may
+        // still be under the set whose entries were all re-sealed already).
+        out.albumKeys = setKeys.indices.filter { vouched.contains($0) }.map { setKeys[$0] }
+            + setKeys.indices.filter { !vouched.contains($0) }.map { setKeys[$0] }
         for album in try index.albums(domains: [.vault]) {
             let ad = Albums.albumAAD(album.id)
             guard (try? SmallSeal.open(album.name, key: key, associatedData: ad)) == nil,
