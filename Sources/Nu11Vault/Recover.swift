@@ -17,9 +17,22 @@ public struct RecoveryReport: Sendable, Codable, Equatable {
     /// The index was lost or damaged: set aside, and rebuilt from the folder (FORMAT.md §5.3);
     /// the number of items it lists again.
     public var indexRebuilt: Int?
-    /// Index entries that no key set of the recovery data opened (or that were missing),
-    /// rebuilt from the items' sidecars.
+    /// Index entries rebuilt from the items' sidecars (under each item's own key, which its
+    /// recovery seal gave): every entry whose sidecar opens, and files without entries.
     public var rowsFromSidecars = 0
+    /// Items whose sidecar is missing or does not open, whose name, dates and size came from
+    /// their index entry as a key set of recovery.n11r opened it — values a vault-folder writer
+    /// could have chosen (FORMAT.md §5.2).
+    public var namesFromEntries: [String] = []
+    /// Items with neither a sidecar that opens nor an entry a key set opens: their entries stay
+    /// as they are, and `check` names them.
+    public var namesNotRecovered: [String] = []
+    /// Why recovery.n11r was not used (missing, damaged, another vault's, another phrase's):
+    /// the seals opened with the phrase alone, and the names came from the sidecars.
+    public var recoveryDataNotUsed: String?
+    /// recovery.n11r's key sets held an archive key that the rebuilt key store does not keep
+    /// (nothing in the folder vouches for them): secure archives made before do not import.
+    public var archiveKeysNotKept = false
     /// Set when the key store is in place but what follows was cut short (the next unlock
     /// finishes it): what to tell the person.
     public var unfinished: String?
@@ -33,6 +46,12 @@ public struct RecoveryReport: Sendable, Codable, Equatable {
         self.recovered = recovered
         self.notCovered = notCovered
         self.unrecovered = unrecovered
+    }
+
+    /// One line per item whose name did not come from its sidecar (FORMAT.md §5.2).
+    public var nameLines: [String] {
+        namesFromEntries.map { "item \($0): its sidecar is missing or does not open, so its name, size and dates came from its index entry as the recovery data's keys opened it (a writer of the vault folder could have set them)" }
+            + namesNotRecovered.map { "item \($0): its sidecar is missing or does not open and no key opens its index entry: its name and dates were not recovered (`check` names it)" }
     }
 
     /// One line per item that was not recovered although it had a seal, then the count.
@@ -63,12 +82,11 @@ extension LockedVault {
         return report
     }
 
-    /// The vault's lock is free again. The new key store holds fresh keys (nothing in the
-    /// folder can vouch for the key sets of recovery.n11r: a folder writer may seal sets of their
-    /// own, and plant index rows they open). The sets only *read*: rows they open are re-sealed
-    /// under the fresh keys (the retired archive keys kept for old secure archives, as a
-    /// rotation does); rows no set opens, and files without rows, come back from their sidecars
-    /// (under the item keys, which the seals gave); album names are read with the sets.
+    /// The vault's lock is free again. The new key store holds fresh keys, and keeps no key of
+    /// recovery.n11r's sets (nothing in the folder can vouch for them: a folder writer may seal
+    /// sets of their own, and plant index entries and album names they open). Each entry comes
+    /// back from its item's sidecar (under the item key, which the seal gave); a set only reads
+    /// the entries of items without a sidecar that opens, and album names (FORMAT.md §5.2).
     private func finishRecovery(_ report: inout RecoveryReport, sets: [DomainKeys], pin: SecretBytes) throws {
         var finishing = self
         finishing.recovering = true
@@ -79,11 +97,12 @@ extension LockedVault {
             let adoption = try vault.maintenance.adoptOrphans(try vault.maintenance.contentFiles(), known: [], write: true, albumKeys: albumKeys)
             report.indexRebuilt = adoption.rows.count
         } else {
-            _ = try vault.maintenance.migrate(from: sets, to: try vault.keys, progress: { _ in })
-            vault.profiles.recoveryAfterRotation()
-            report.rowsFromSidecars = try vault.maintenance.resealFromSidecars(repair: true).count
+            let entries = try vault.maintenance.recoverEntries(setKeys: albumKeys)
+            report.rowsFromSidecars = entries.fromSidecars
+            report.namesFromEntries = entries.fromEntries.map(\.hex)
+            report.namesNotRecovered = entries.unnamed.map(\.hex)
             let adoption = try vault.maintenance.adoptOrphans(try vault.maintenance.contentFiles(), known: Set(try vault.index.allRows().map(\.id)),
-                                                              write: true, albumKeys: albumKeys)
+                                                              write: true, albumKeys: entries.albumKeys)
             report.rowsFromSidecars += adoption.rows.count
         }
         try ProtectedFiles.remove(vault.keyStore.recoveryMarker)
@@ -100,34 +119,31 @@ extension LockedVault {
                             remedy: .recoverBesideKeyStore, item: location.keyStoreRoot)
         }
         let recoveryPath = location.vaultRoot + "/recovery.n11r"
-        guard ProtectedFiles.exists(location.indexPath) || (looksLikeVaultFolder && ProtectedFiles.exists(recoveryPath)) else {
+        guard ProtectedFiles.exists(location.indexPath) || looksLikeVaultFolder else {
             throw Nu11Error(.notFound, "no vault folder at \(location.vaultRoot) (index.sqlite is missing)",
                             remedy: .pointAtRestoredVault, item: location.vaultRoot)
         }
-        guard ProtectedFiles.exists(recoveryPath) else {
-            throw Nu11Error(.notFound, "the vault folder has no recovery data (recovery.n11r): it was made before recovery phrases, or its phrase was never set up",
-                            remedy: .noRecoveryData, item: recoveryPath)
-        }
         let lock = try FileLock(path: location.lockPath)
         defer { withExtendedLifetime(lock) {} }
-        let record = try RecoveryRecord.parse(ProtectedFiles.read(recoveryPath, limit: 4096))
+        // recovery.n11r is optional and untrusted (FORMAT.md §5.2): the phrase opens the items'
+        // seals directly; the file only adds its key sets, read for names, when it is this phrase's.
+        let recordPresent = ProtectedFiles.kind(recoveryPath) != nil
+        let recoveryBytes = recordPresent ? try? ProtectedFiles.read(recoveryPath, limit: 4096) : nil
+        let record = recoveryBytes.flatMap { try? RecoveryRecord.parse($0) }
         // A lost or damaged index (FORMAT.md §5.3): the items come back from the folder alone —
         // each file's sidecar holds its recovery seal — and the index is rebuilt at the end.
         let index = ProtectedFiles.exists(location.indexPath) ? try? VaultIndex(path: location.indexPath) : nil
         let indexSound = index.map { ((try? $0.integrityCheck()) == "ok") && ((try? $0.vaultID()) ?? nil) != nil } ?? false
         guard let index, indexSound else {
-            return try rebuildKeyStoreFromFolder(record: record, phrase: phrase, pin: pin, parameters: parameters, clock: clock)
+            return try rebuildKeyStoreFromFolder(vaultIDs: RecoveryPhraseKeys.candidateVaultIDs(index: index, recoveryBytes: recoveryBytes),
+                                                 record: record, recordPresent: recordPresent,
+                                                 phrase: phrase, pin: pin, parameters: parameters, clock: clock)
         }
         guard let vaultID = try index.vaultID() else {
             throw Nu11Error(.corrupted, "the vault folder's index has no vault ID", remedy: .check(reason: nil))
         }
-        guard record.vaultID == vaultID else {
-            throw Nu11Error(.corrupted, "the recovery data (recovery.n11r) belongs to another vault",
-                            remedy: .pointAtRestoredVault, item: recoveryPath)
-        }
-        let sets = try record.open(phrase: phrase)
-        guard !sets.isEmpty else { throw RecoverySeal.wrongPhrase }
-        let privateKey = try RecoverySeal.privateKey(phrase: phrase, vaultID: vaultID)
+        let keys = try RecoveryPhraseKeys(phrase: phrase, vaultID: vaultID, record: record, recordPresent: recordPresent)
+        let sets = keys.sets
         let fresh = DomainKeys.generate(role: .primary, created: UInt64(max(0, clock.wallTime())))
 
         // Built beside its place, renamed in at the end.
@@ -137,11 +153,10 @@ extension LockedVault {
         if ProtectedFiles.kind(temp) != nil { try Self.destroyFolder(temp) }
         var report = RecoveryReport(recovered: 0, notCovered: 0)
         do {
-            let (store, unlocked) = try KeyStore.create(root: temp, pin: pin, parameters: parameters, keys: fresh)
             let seals = try index.recoverySeals()
             // A recovery setup cut short after its phrase took effect: the new seals (FORMAT.md §5.2).
             let next = (try? index.nextRecoverySeals()) ?? [:]
-            var records: [ItemKeyRecord] = []
+            var opened: [(id: ItemID, kind: ItemKind, key: SecretBytes)] = []
             // The items: the index's rows, and the primary vault's files the index lacks (a
             // folder writer may have removed rows); each one's seal from the index, else from
             // its sidecar (FORMAT.md §2.2).
@@ -168,12 +183,12 @@ extension LockedVault {
                 let itemKey: SecretBytes
                 let ad = RecoverySeal.itemAAD(vaultID: vaultID, itemID: row.id, kind: row.kind)
                 do {
-                    if let opened = try? RecoverySeal.open(seal, with: privateKey, associatedData: ad) {
+                    if let opened = try? keys.open(seal, ad) {
                         itemKey = opened
-                    } else if let opened = next[row.id].flatMap({ try? RecoverySeal.open($0, with: privateKey, associatedData: ad) }) {
+                    } else if let opened = next[row.id].flatMap({ try? keys.open($0, ad) }) {
                         itemKey = opened
                     } else {
-                        itemKey = try RecoverySeal.open(sidecarSeal(row.id) ?? seal, with: privateKey, associatedData: ad)
+                        itemKey = try keys.open(sidecarSeal(row.id) ?? seal, ad)
                     }
                 } catch {
                     report.unrecovered.append(.init(id: row.id.hex, reason: seal.count == Self.itemSealBytes
@@ -181,22 +196,19 @@ extension LockedVault {
                         : "its recovery seal is damaged (\(seal.count) bytes, not \(Self.itemSealBytes))"))
                     continue
                 }
-                let key = try ItemKeyRecord.seal(itemKey: itemKey, domain: .vault, kind: row.kind, itemID: row.id, domainKey: unlocked.keys.main)
-                records.append(key)
+                opened.append((row.id, row.kind, itemKey))
                 report.recovered += 1
             }
-            if report.recovered == 0, let first = report.unrecovered.first {
-                throw Nu11Error(.authenticationFailed,
-                                "no item's recovery seal opens with this phrase (\(report.unrecovered.count) tried; e.g. item \(first.id): \(first.reason)); nothing was written",
-                                remedy: .advice(.typeRecoveryPhrase))
+            // Nothing is made before the phrase has opened something (a wrong phrase costs no KDF run).
+            try Self.checkSomethingRecovered(report, keys: keys, recordParsed: record != nil)
+            let (store, unlocked) = try KeyStore.create(root: temp, pin: pin, parameters: parameters, keys: fresh)
+            let records = try opened.map {
+                try ItemKeyRecord.seal(itemKey: $0.key, domain: .vault, kind: $0.kind, itemID: $0.id, domainKey: unlocked.keys.main)
             }
-            if report.recovered == 0 && report.notCovered > 0 {
-                throw Nu11Error(.authenticationFailed,
-                                "none of the vault's \(report.notCovered) item(s) has a recovery seal (made before the phrase, or removed from the folder); nothing was written",
-                                remedy: .advice(.typeRecoveryPhrase))
-            }
+            report.recoveryDataNotUsed = keys.recordProblem
+            report.archiveKeysNotKept = !sets.isEmpty
             let renewed = try Self.fillRecoveredKeyStore(store, unlocked: unlocked, records: records, vaultID: vaultID,
-                                                         publicKey: record.publicKey, clock: clock,
+                                                         publicKey: keys.publicKey, clock: clock,
                                                          detail: "key store rebuilt from the vault folder and the recovery phrase; new keys"
                                                             + (report.unrecovered.isEmpty ? "" : "; \(report.unrecovered.count) item(s) whose seal did not open were left"),
                                                          count: report.recovered)

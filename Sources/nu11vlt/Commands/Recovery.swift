@@ -119,8 +119,15 @@ struct Recover: ParsableCommand {
                 print("key store rebuilt at \(loc.keyStoreRoot): \(report.recovered) item(s) recovered\(tpm && tpmNote == nil ? "; bound to this machine's TPM" : "")")
                 for line in report.unrecoveredLines { Output.note("nu11vlt: warning: " + line) }
                 if let unfinished = report.unfinished { Output.note("nu11vlt: warning: \(unfinished)") }
+                if let problem = report.recoveryDataNotUsed {
+                    Output.note("nu11vlt: warning: the vault folder's recovery data (recovery.n11r) \(problem): it was not used; the items' seals opened with the phrase alone, their names came from their sidecars, and new recovery data was written")
+                }
                 if report.rowsFromSidecars > 0 && report.indexRebuilt == nil {
-                    print("\(report.rowsFromSidecars) index entr\(report.rowsFromSidecars == 1 ? "y" : "ies") the recovery data's keys did not open (or missing) rebuilt from the items' sidecars")
+                    print("\(report.rowsFromSidecars) index entr\(report.rowsFromSidecars == 1 ? "y" : "ies") rebuilt from the items' sidecars (each under its item's own key)")
+                }
+                for line in report.nameLines { Output.note("nu11vlt: warning: " + line) }
+                if report.archiveKeysNotKept {
+                    print("secure archives made before this recovery do not import into the rebuilt key store (the recovery data's archive key is not kept: nothing in the folder vouches for it); portable archives do")
                 }
                 if let rows = report.indexRebuilt {
                     print("the vault folder's index was lost or damaged: set aside, and rebuilt from the folder (\(rows) item(s) listed again; new keys were made, and the phrase covers them)")

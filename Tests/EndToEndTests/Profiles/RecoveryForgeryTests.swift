@@ -56,4 +56,27 @@ struct RecoveryForgeryTests {
         let oldLeak = try cli.spawn("/usr/bin/python3", [Self.forge, "--meta-opens", cli.vault + "/index.sqlite", old])
         #expect(oldLeak.out.contains("does-not-open"), "\(oldLeak.out)")
     }
+
+    @Test("forged index entries lose to the items' sidecars; an entry a set opens names only an item without a sidecar, and the report says so; no key of the recovery data is kept (archive-keys/ stays empty)")
+    func forgedEntriesLoseToSidecars() throws {
+        let cli = try CLI()
+        let phrase = try cli.initWithPhrase()
+        let ids = try cli.importIDs([cli.file("genuine.bin", [5, 6]), cli.file("second.bin", [7])])
+        try FileManager.default.moveItem(atPath: cli.keystore, toPath: cli.root + "/lost")
+        #expect(try cli.spawn("/usr/bin/python3", [Self.forge, cli.vault + "/recovery.n11r", "--prepend"]).code == 0)
+        let planted = try cli.spawn("/usr/bin/python3", [Self.forge, "--plant-meta", cli.vault + "/index.sqlite", ids[0], "attacker.bin"])
+        #expect(planted.code == 0, "\(planted.stderr)")
+        try FileManager.default.removeItem(atPath: cli.vault + "/Meta/\(ids[1]).n11m")  // its entry (the genuine set's) is all there is
+        let r = try cli.recover(phrase: phrase, newPIN: "rebuilt pin 2")
+        #expect(r.code == 0 && r.out.contains("2 item(s) recovered"), "\(r.out) \(r.stderr)")
+        let fromEntry = (r.out + r.stderr).split(separator: "\n").filter { $0.contains(ids[1]) }
+        #expect(fromEntry.count == 1 && fromEntry.allSatisfy { $0.contains("sidecar") }, "the report does not say where item \(ids[1])'s name came from: \(r.out) \(r.stderr)")
+        #expect(!(r.out + r.stderr).contains(ids[0]), "the item whose sidecar opened is reported: \(r.out) \(r.stderr)")
+        let listed = try cli.with("rebuilt pin 2", ["list"])
+        #expect(listed.out.contains("genuine.bin") && !listed.out.contains("attacker.bin"), "the forged entry overrode the sidecar: \(listed.out)")
+        #expect(listed.out.contains("second.bin"), "\(listed.out)")
+        let retired = (try? FileManager.default.contentsOfDirectory(atPath: cli.keystore + "/archive-keys")) ?? []
+        #expect(retired.isEmpty, "archive keys from the recovery data's sets were kept: \(retired)")
+        #expect(try cli.with("rebuilt pin 2", ["export", ids[0], "-o", "-"]).stdout == Data([5, 6]))
+    }
 }

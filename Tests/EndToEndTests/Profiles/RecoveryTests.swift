@@ -194,6 +194,89 @@ struct RecoveryTests {
         #expect(try cli.with("new passphrase 1", ["export", ids[0], "-o", "-"]).stdout == Data("old item".utf8))
     }
 
+    @Test("recover needs only the phrase and the items' seals: recovery.n11r missing or put back from before a `recovery setup`; a right phrase with no seal that opens is not told to type the phrase again")
+    func recoverWithoutRecoveryData() throws {
+        let cli = try CLI()
+        _ = try cli.initWithPhrase()
+        let id = try cli.importIDs([cli.file("kept.txt", Array("kept".utf8))])[0]
+        let record = cli.vault + "/recovery.n11r"
+        let old = try Data(contentsOf: URL(fileURLWithPath: record))
+        let setup = try cli.run(["recovery", "setup"], pinStdin: true)
+        let phrase = try #require(setup.out.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .first { $0.range(of: "^[cbdefghijklnrtuv]{4}(-[cbdefghijklnrtuv]{4}){7}$", options: .regularExpression) != nil })
+        try FileManager.default.moveItem(atPath: cli.keystore, toPath: cli.root + "/lost")
+        let pristine = cli.root + "/pristine"
+        try FileManager.default.copyItem(atPath: cli.vault, toPath: pristine)
+        func reset() throws {
+            if FileManager.default.fileExists(atPath: cli.keystore) { try FileManager.default.removeItem(atPath: cli.keystore) }
+            try FileManager.default.removeItem(atPath: cli.vault)
+            try FileManager.default.copyItem(atPath: pristine, toPath: cli.vault)
+        }
+        let sidecar = cli.vault + "/Meta/\(id).n11m"
+        let zeroSidecarSeal = "f = open(__import__('sys').argv[1], 'r+b'); f.seek(7); f.write(bytes(1)); f.seek(24); f.write(bytes(92))"
+
+        // recovery.n11r missing: the seals open with the phrase; new recovery data is written.
+        try FileManager.default.removeItem(atPath: record)
+        let missing = try cli.recover(phrase: phrase, newPIN: "rebuilt pin 1")
+        #expect(missing.code == 0 && missing.out.contains("1 item(s) recovered"), "\(missing.out) \(missing.stderr)")
+        #expect(try cli.with("rebuilt pin 1", ["export", id, "-o", "-"]).stdout == Data("kept".utf8))
+        let listed = try cli.with("rebuilt pin 1", ["list"])
+        #expect(listed.out.contains("kept.txt") && !listed.stderr.contains("not covered"), "\(listed.out) \(listed.stderr)")
+
+        // Put back from before the `recovery setup` (another phrase's): the current phrase still recovers.
+        try reset()
+        try old.write(to: URL(fileURLWithPath: record))
+        let putBack = try cli.recover(phrase: phrase, newPIN: "rebuilt pin 2")
+        #expect(putBack.code == 0 && putBack.out.contains("1 item(s) recovered"), "\(putBack.out) \(putBack.stderr)")
+        #expect(try cli.with("rebuilt pin 2", ["export", id, "-o", "-"]).stdout == Data("kept".utf8))
+        #expect(try cli.with("rebuilt pin 2", ["list"]).out.contains("kept.txt"))
+
+        // The right phrase, but no item has a seal: nothing to recover with (4), not "type the phrase" (3).
+        try reset()
+        _ = try cli.sqlite(cli.vault + "/index.sqlite", "DELETE FROM recovery")
+        #expect(try cli.spawn("/usr/bin/python3", ["-c", zeroSidecarSeal, sidecar]).code == 0)
+        let none = try cli.recover(phrase: phrase, newPIN: "rebuilt pin 3")
+        expectCleanError(none, code: 4, mentions: "no recovery data")
+        #expect(!none.stderr.contains("type the phrase"), "\(none.stderr)")
+        // The right phrase (it opens recovery.n11r), every seal altered: damaged data (5), not a wrong phrase.
+        try reset()
+        _ = try cli.sqlite(cli.vault + "/index.sqlite", "UPDATE recovery SET seal = randomblob(92)")
+        #expect(try cli.spawn("/usr/bin/python3", ["-c", zeroSidecarSeal, sidecar]).code == 0)
+        let altered = try cli.recover(phrase: phrase, newPIN: "rebuilt pin 4")
+        expectCleanError(altered, code: 5)
+        #expect(!altered.stderr.contains("type the phrase"), "\(altered.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: cli.keystore), "a refused recovery left a key store")
+    }
+
+    @Test("the index lost and recovery.n11r damaged past its header: the phrase's key (vault ID from the header) opens the sidecars' seals; with both lost, one clear line")
+    func recoverWithIndexAndRecoveryDataLost() throws {
+        let cli = try CLI()
+        let phrase = try cli.initWithPhrase()
+        let id = try cli.importIDs([cli.file("kept.txt", Array("kept".utf8))])[0]
+        try FileManager.default.moveItem(atPath: cli.keystore, toPath: cli.root + "/lost")
+        let record = cli.vault + "/recovery.n11r"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: record))
+        bytes.replaceSubrange(56..<bytes.count, with: Data(repeating: 0x5a, count: 100))
+        try bytes.write(to: URL(fileURLWithPath: record))
+        let pristine = cli.root + "/pristine"
+        try FileManager.default.copyItem(atPath: cli.vault, toPath: pristine)
+        try FileManager.default.removeItem(atPath: cli.vault + "/index.sqlite")
+        let r = try cli.recover(phrase: phrase, newPIN: "rebuilt pin 1")
+        #expect(r.code == 0 && r.out.contains("1 item(s) recovered"), "\(r.out) \(r.stderr)")
+        #expect(r.stderr.contains("recovery.n11r") && r.stderr.contains("damaged"), "the report does not name the damaged recovery data: \(r.stderr)")
+        #expect(try cli.with("rebuilt pin 1", ["export", id, "-o", "-"]).stdout == Data("kept".utf8))
+        #expect(try cli.with("rebuilt pin 1", ["list"]).out.contains("kept.txt"))
+
+        // Neither the index nor recovery.n11r: the vault ID the phrase's key needs is nowhere.
+        try FileManager.default.removeItem(atPath: cli.keystore)
+        try FileManager.default.removeItem(atPath: cli.vault)
+        try FileManager.default.copyItem(atPath: pristine, toPath: cli.vault)
+        try FileManager.default.removeItem(atPath: cli.vault + "/index.sqlite")
+        try FileManager.default.removeItem(atPath: record)
+        expectCleanError(try cli.recover(phrase: phrase, newPIN: "rebuilt pin 2"), code: 4, mentions: "vault ID")
+        #expect(!FileManager.default.fileExists(atPath: cli.keystore))
+    }
+
     @Test("with a TPM the phrase is the recovery key: the folder and the phrase rebuild the key store onto a second machine's TPM (swtpm)",
           .enabled(if: SoftwareTPM.available))
     func recoverOntoAnotherTPM() throws {
