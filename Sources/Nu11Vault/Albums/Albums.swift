@@ -35,7 +35,7 @@ extension Albums {
             let key = try metadataKey(row.domain)
             guard let plain = try? SmallSeal.open(row.name, key: key, associatedData: Self.albumAAD(row.id)) else {
                 // Damaged, or an old copy of the index put back: the repairing check re-seals it.
-                throw Nu11Error(.corrupted, "album \(row.id): its name in the index is damaged or from an old copy of the index",
+                throw Nu11Error(.corrupted, "album \(row.id): its name in the index failed authentication (damaged, or from an old copy of the index)",
                                 remedy: .repair, item: row.id.hex)
             }
             names[row.id] = Self.unpadAlbumName(plain)
