@@ -15,7 +15,8 @@ struct Nu11vlt: ParsableCommand {
             Nothing ever touches the network.
 
             Exit codes: 0 success, 1 other failure, 3 wrong PIN, 4 not found, 5 damaged or \
-            tampered data, 6 vault busy or locked out, 7 unsupported version or cost, 64 bad \
+            tampered data, 6 vault busy or locked out, 7 unsupported version or cost, 8 bound to \
+            another key store, 9 the TPM (absent, failing, another machine's, changed PCRs), 64 bad \
             usage or input, 74 I/O error (e.g. disk full).
 
             \(Nu11Release.name) \(Nu11Release.version), \(Nu11Release.license).
@@ -46,7 +47,8 @@ struct Nu11vlt: ParsableCommand {
             let code = exitCode(for: error)
             if code == .success { exit(withError: error) }  // --help, --version
             // Usage errors: one line with a hint, not a screenful of usage.
-            let text = message(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
+            let text = Arguments.negativeNumber(in: message(for: error))
+                ?? message(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
             Failure.printError(text.contains("(hint:") ? text : "\(text) (hint: see `nu11vlt help` or add --help to the command)")
             Foundation.exit(code.rawValue)
         }

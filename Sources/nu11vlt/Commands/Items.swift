@@ -121,6 +121,11 @@ struct Import: ParsableCommand {
                     line.finish()
                     if !output.json { for item in batch { print("\(item.id)  \(Output.escaped(item.name))") } }
                     throw partial(error, imported: batch.count, notImported: regular.count - batch.count - gone.count, listed: !output.json)
+                } catch var error as Nu11Error where regular.count == 1 && error.code == .io && !error.message.contains(regular[0]) {
+                    // One file: the error names it, whatever failed (e.g. a read-only vault folder).
+                    line.finish()
+                    error.message = "\(regular[0]) was not imported: \(error.message)"
+                    throw error
                 }
             }
             line.finish()
@@ -191,9 +196,10 @@ struct List: ParsableCommand {
         commandName: "list",
         abstract: "List items, a page at a time, in import order (or by capture date).",
         discussion: """
-            Times are local. When more items remain, the ID to pass to --after is printed on \
+            Times are local: the import time, or with --sort taken the capture date (the \
+            date the list is sorted by). When more items remain, the ID to pass to --after is printed on \
             stderr; --all (or --limit 0) lists everything. --json prints one document: \
-            {"items": [...], "next": ID or null} (times in UTC; docs/JSON.md).
+            {"items": [...], "next": ID or null} (times ISO 8601 with their offset; docs/JSON.md).
             """)
 
     @OptionGroup var location: LocationOptions
@@ -242,7 +248,7 @@ struct List: ParsableCommand {
                 }
                 for item in page.items {
                     let where_ = (item.album.map { "[\($0)]" } ?? "") + (item.fadesAt.map { " (fades \(formatter.string(from: $0)))" } ?? "")
-                    print("\(item.id)  \(Output.size(item.size).padding(toLength: 10, withPad: " ", startingAt: 0))  \(formatter.string(from: item.created))  \(Output.escaped(item.name + " " + where_).trimmingTrailingSpaces)")
+                    print("\(item.id)  \(Output.size(item.size).padding(toLength: 10, withPad: " ", startingAt: 0))  \(formatter.string(from: sort == .taken ? item.sortDate : item.created))  \(Output.escaped(item.name + " " + where_).trimmingTrailingSpaces)")
                 }
             }
             if let next = page.next { Output.note("more items: run the same command with --after \(next)") }

@@ -44,7 +44,7 @@ struct Fade: ParsableCommand {
                 if output.json {
                     return try Output.json(Results.Faded(id: faded.hex, previousID: previous, fadesAt: Date(timeIntervalSince1970: vault.now + seconds)))
                 }
-                print("\(faded.hex) fades at \(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: vault.now + seconds)))")
+                print("\(faded.hex) fades at \(Output.localTime.string(from: Date(timeIntervalSince1970: vault.now + seconds)))")
                 if !faded.hex.hasPrefix(id.digits) { print("(re-encrypted as a new item: the ID changed from \(id))") }
             }
         }

@@ -58,7 +58,7 @@ struct Note: ParsableCommand {
             try Failure.run {
                 let notes = try openVault(location, pin).notes.list()
                 if output.json { return try Output.json(NoteJSON.all(notes)) }
-                let formatter = ISO8601DateFormatter()
+                let formatter = Output.localTime
                 for note in notes {
                     let fade = note.fadesAt.map { "  (fades \(formatter.string(from: $0)))" } ?? ""
                     print("\(note.id)  \(formatter.string(from: note.created))  \(note.title.isEmpty ? "(untitled)" : Output.escaped(note.title))\(fade)")

@@ -209,7 +209,7 @@ enum BackupLines {
     }
 
     static func changed(_ info: BackupInfo) -> String {
-        "changed    " + (info.lastChange.map { ISO8601DateFormatter().string(from: $0) + " (a backup made before this misses something)" } ?? "never")
+        "changed    " + (info.lastChange.map { Output.localTime.string(from: $0) + " (a backup made before this misses something)" } ?? "never")
     }
 
     static func phrase(_ info: BackupInfo) -> String {

@@ -112,7 +112,7 @@ struct TPMCommand: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let typed = try PINReader.read(prompt: "Recovery key: ", from: recoveryKeyFD.map { .fd($0) } ?? .terminal)
-                try KeyStore.releaseLockout(recoveryKey: try RecoveryKey.parse(typed))
+                try KeyStore.releaseLockout(recoveryKey: try RecoveryKey.parse(typed, as: .tpmKey))
                 print("the TPM's lockout authorization is empty again: anyone who can use the TPM can now reset its wrong-PIN count")
             }
         }
@@ -207,7 +207,7 @@ struct TPMCommand: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let typed = try PINReader.read(prompt: "Recovery key: ", from: recoveryKeyFD.map { .fd($0) } ?? .terminal)
-                let key = try RecoveryKey.parse(typed)
+                let key = try RecoveryKey.parse(typed, as: .tpmKey)
                 let secret = try pin.read(prompt: "Primary PIN or passphrase: ")
                 let result = try location.locked.recoverTPM(recoveryKey: key, pin: secret, onWait: waiting)
                 // Clearing the count is best effort (the TPM refuses lockout commands for a while
