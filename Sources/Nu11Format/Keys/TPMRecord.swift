@@ -223,11 +223,11 @@ public enum RecoveryKey {
         if let stray {
             // Only a letter or digit is shown: it is one of 32, not the secret.
             let shown = stray.isASCII && (stray.isLetter || stray.isNumber) ? "'\(stray)'" : "a character"
-            throw Nu11Error(.invalidArgument, "group \(strayAt / 4 + 1) of the \(what) has \(shown), which no \(what) has (its letters are c b d e f g h i j k l n r t u v)",
+            throw Nu11Error(.invalidArgument, "that is not a \(what): group \(strayAt / 4 + 1) has \(shown), which no \(what) has (its letters are c b d e f g h i j k l n r t u v)",
                             remedy: .advice(advice))
         }
         guard nibbles.count == 32 else {
-            throw Nu11Error(.invalidArgument, "that is \(nibbles.count) letter\(nibbles.count == 1 ? "" : "s"); a \(what) has 32 (8 groups of 4, from c b d e f g h i j k l n r t u v)",
+            throw Nu11Error(.invalidArgument, "that is not a \(what): it has \(nibbles.count) letter\(nibbles.count == 1 ? "" : "s"), a \(what) has 32 (8 groups of 4, from c b d e f g h i j k l n r t u v)",
                             remedy: .advice(advice))
         }
         var bytes = (0..<16).map { nibbles[2 * $0] << 4 | nibbles[2 * $0 + 1] }

@@ -298,9 +298,9 @@ struct Delete: ParsableCommand {
     func run() throws {
         try Failure.run {
             let vault = try openVault(location, pin)
-            let full = try ids.map { try Results.fullID(vault, $0) }
             let mode = secure ? true : standard ? false : nil
-            try vault.items.delete(ids, secure: mode)
+            // A Live Photo's still takes its motion along: every ID deleted is printed.
+            let full = try vault.items.delete(ids, secure: mode).map(\.hex)
             if output.json {
                 try Output.json(Results.Deleted(deleted: full, mode: (mode ?? (vault.settings.deletionMode == .secure)) ? "secure" : "standard"))
             } else {

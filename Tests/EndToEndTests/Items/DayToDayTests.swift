@@ -110,9 +110,9 @@ struct DayToDayTests {
             expectCleanError(try attempt(groups.map { String($0) }.joined(separator: "-")), code: 3, mentions: "typo in group 6")
         }
         let stray = try attempt(String(phrase.prefix(10)) + "m" + String(phrase.dropFirst(11)))
-        expectCleanError(stray, code: 64, mentions: "group 3 of the recovery phrase has 'm'")
+        expectCleanError(stray, code: 64, mentions: "that is not a recovery phrase: group 3 has 'm'")
         let short = try attempt(String(phrase.prefix(14)))
-        expectCleanError(short, code: 64, mentions: "that is 12 letters; a recovery phrase has 32")
+        expectCleanError(short, code: 64, mentions: "it has 12 letters, a recovery phrase has 32")
         #expect(!(one.stderr + stray.stderr + short.stderr).contains("TPM"), "a vault without a TPM hears about one")
         #expect(!FileManager.default.fileExists(atPath: cli.root + "/rebuilt/master.n11k"))
     }
