@@ -83,6 +83,14 @@ enum ShmViewer {
         var bytes = sink.bytes
         defer { secureZero(&bytes) }
         let command = viewer ?? "xdg-open"
+        if viewer == nil && !ShmViewer.onPath("xdg-open") {
+            throw Nu11Error(.notFound, "there is no viewer to show \(item.name) with: xdg-open is not installed",
+                            remedy: .frontEnd("install xdg-utils (sudo apt install xdg-utils), or set NU11VLT_VIEWER to a viewer that stays in the foreground (e.g. NU11VLT_VIEWER=feh), or export it: nu11vlt export \(item.id.hex) -o FILE"))
+        }
+        if let program = command.split(separator: " ").first.map(String.init), !program.contains("="), !["exec", "command", "nohup"].contains(program),
+           !(program.contains("/") ? access(program, X_OK) == 0 : ShmViewer.onPath(program)) {
+            throw Nu11Error(.notFound, "the viewer '\(command)' was not found", remedy: .frontEnd("check NU11VLT_VIEWER: it names a program on PATH (e.g. feh, mpv, eog)"))
+        }
         let status: Int32
         let memfd = viewer == nil ? -1 : nu11_memfd("nu11vlt-view")
         if memfd >= 0 {
@@ -97,8 +105,17 @@ enum ShmViewer {
             defer { PlaintextSpool.destroy(file) }
             status = try Child.run(shellCommand: command, argument: file.path, label: "viewer")
         }
+        if status == 127 {
+            throw Nu11Error(.notFound, "the viewer '\(command)' was not found", remedy: .frontEnd("check NU11VLT_VIEWER: it names a program on PATH (e.g. feh, mpv, eog)"))
+        }
         guard status == 0 else {
             throw Nu11Error(.io, "the viewer '\(command)' exited with status \(status)", remedy: .frontEnd("check NU11VLT_VIEWER"))
         }
+    }
+
+    /// Whether `program` is an executable file in one of PATH's folders.
+    static func onPath(_ program: String) -> Bool {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        return path.split(separator: ":").contains { access("\($0)/\(program)", X_OK) == 0 }
     }
 }

@@ -117,6 +117,20 @@ struct DayToDayTests {
         #expect(!FileManager.default.fileExists(atPath: cli.root + "/rebuilt/master.n11k"))
     }
 
+    @Test("view without xdg-open says what to install or set; a viewer not on PATH is named")
+    func noViewer() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let id = try cli.importIDs([cli.file("a.txt", [1, 2])])[0]
+        let empty = cli.root + "/emptybin"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let none = try cli.run(["view", id], pinStdin: true, environment: ["PATH": empty])
+        expectCleanError(none, code: 4, mentions: "xdg-open is not installed")
+        #expect(none.stderr.contains("xdg-utils") && none.stderr.contains("NU11VLT_VIEWER"), "\(none.stderr)")
+        let missing = try cli.run(["view", id], pinStdin: true, environment: ["NU11VLT_VIEWER": "no-such-viewer-58"])
+        expectCleanError(missing, code: 4, mentions: "the viewer 'no-such-viewer-58' was not found")
+    }
+
     @Test("an import into a read-only vault folder names the file and the folder, not a temp file")
     func readOnlyVault() throws {
         let cli = try CLI()
