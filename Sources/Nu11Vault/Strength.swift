@@ -92,17 +92,27 @@ public enum Strength {
         "password", "passwort", "qwerty", "qwertz", "azerty", "letmein", "iloveyou", "abc123",
     ]
 
+    /// Refuses a new PIN a thief tries first (the front ends ask this of every new PIN; the
+    /// library's own floor is the length, `LockedVault.validateNewPIN`).
+    public static func refuseCommonPIN(_ pin: SecretBytes) throws {
+        guard isCommonPIN(pin) else { return }
+        throw Nu11Error(.invalidArgument, "that PIN is one of the first a thief tries (a common PIN, one digit repeated or digits in a row); nothing was changed",
+                        remedy: .advice(.uncommonPIN))
+    }
+
     /// Whether a new PIN is one a thief tries first (`triedFirst`).
     public static func isCommonPIN(_ pin: SecretBytes) -> Bool {
-        pin.withUnsafeBytes { raw in
-            let text = String(decoding: raw, as: UTF8.self).lowercased()
-            if triedFirst.contains(text) { return true }
-            var digits = Array(raw)
-            defer { secureZero(&digits) }
-            guard digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.count <= 10 else { return false }
-            let steps = Set(zip(digits.dropFirst(), digits).map { (Int($0) - Int($1) + 10) % 10 })
-            return steps.count == 1 && [0, 1, 9].contains(steps.first ?? 0)  // 1111, 1234 (7890), 4321
-        }
+        pin.withUnsafeBytes { isCommonPIN(String(decoding: $0, as: UTF8.self)) }
+    }
+
+    /// The same, for text typed into a field (the app judges as it is typed).
+    public static func isCommonPIN(_ typed: String) -> Bool {
+        let text = typed.lowercased()
+        if triedFirst.contains(text) { return true }
+        let digits = Array(text.utf8)
+        guard digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.count <= 10 else { return false }
+        let steps = Set(zip(digits.dropFirst(), digits).map { (Int($0) - Int($1) + 10) % 10 })
+        return steps.count == 1 && [0, 1, 9].contains(steps.first ?? 0)  // 1111, 1234 (7890), 4321
     }
 
     /// Archive passwords leave the machine: below this they are refused.

@@ -56,10 +56,7 @@ enum PINReader {
         guard first.count >= 4 else {
             throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: .longerPIN)
         }
-        if isPIN && Strength.isCommonPIN(first) {
-            throw Nu11Error(.invalidArgument, "that PIN is one of the first a thief tries (a common PIN, one digit repeated or digits in a row); nothing was changed",
-                            remedy: .frontEnd("choose another: 6 or more digits without a pattern, or a passphrase of a few random words"))
-        }
+        if isPIN { try Strength.refuseCommonPIN(first) }
         if case .terminal = source {
             let second = try read(prompt: "Repeat to confirm: ", from: source)
             guard first.constantTimeEquals(second) else {
