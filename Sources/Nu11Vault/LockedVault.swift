@@ -321,7 +321,7 @@ public struct LockedVault: Sendable {
                               state: state, settings: settings, now: now, clock: clock)
             if failedBefore > 0 {
                 let what = failedBefore == 1 ? "1 wrong PIN was" : "\(failedBefore) wrong PINs were"
-                vault.pendingNotices.append(Notice(message: "\(what) typed since the last unlock (`nu11vlt log` says when)"))
+                vault.pendingNotices.append(Notice(message: "\(what) typed since the last unlock (the audit log says when)"))
             }
             if let lateNotice { vault.pendingNotices.append(Notice(message: lateNotice)) }
             if let settingsNotice { vault.pendingNotices.append(Notice(message: settingsNotice)) }

@@ -22,10 +22,16 @@ struct Nu11vlt: ParsableCommand {
             \(Nu11Release.name) \(Nu11Release.version), \(Nu11Release.license).
             """,
         version: Nu11Release.version,  // the VERSION file, stamped at build time
-        subcommands: [Init.self, Status.self, Import.self, List.self, Export.self, View.self, Album.self,
-                      Delete.self, Note.self, Fade.self, Sweep.self, WipeCommand.self, SettingsCommand.self, Pin.self,
-                      Skeleton.self, Checkin.self, ArchiveCommand.self, Check.self, Thumbnail.self, Thumbnails.self, Rekey.self, LogCommand.self, TPMCommand.self,
-                      RecoveryCommand.self, Recover.self, Backup.self, FIDO2Command.self, Shell.self])
+        // Grouped in --help as a user looks for them; each command lives in Commands/<name>.swift.
+        groupedSubcommands: [
+            CommandGroup(name: "Items", subcommands: [Import.self, List.self, Export.self, View.self, Thumbnail.self, Delete.self,
+                                                      Album.self, Note.self, Fade.self]),
+            CommandGroup(name: "Session", subcommands: [Init.self, Status.self, Shell.self, SettingsCommand.self, LogCommand.self]),
+            CommandGroup(name: "Keys and credentials", subcommands: [Pin.self, Rekey.self, RecoveryCommand.self, Recover.self,
+                                                                     TPMCommand.self, FIDO2Command.self, Skeleton.self, Checkin.self]),
+            CommandGroup(name: "Care and backups", subcommands: [Check.self, Thumbnails.self, Sweep.self, Backup.self,
+                                                                 ArchiveCommand.self, WipeCommand.self]),
+        ])
 
     static func main() {
         Hygiene.apply()
