@@ -80,6 +80,7 @@ enum Words {
         switch advice {
         case .damaged: "the file was altered or damaged; restore it from your own copy"
         case .damagedOrForeign: "the file is damaged, or Nu11VLT did not make it"
+        case .ageDamaged, .ageRecipientFormat, .ageOtherRecipient: advice.description
         case .truncated: "the file is incomplete; restore it from your own copy"
         case .wrongFile: "the file belongs to another vault or was altered"
         case .changedWhileReading: "the file changed while it was being read; try again"
