@@ -24,7 +24,7 @@ struct Nu11vlt: ParsableCommand {
         subcommands: [Init.self, Status.self, Import.self, List.self, Export.self, View.self, Album.self,
                       Delete.self, Note.self, Fade.self, Sweep.self, WipeCommand.self, SettingsCommand.self, Pin.self,
                       Skeleton.self, Checkin.self, ArchiveCommand.self, Check.self, Thumbnail.self, Thumbnails.self, Rekey.self, LogCommand.self, TPMCommand.self,
-                      RecoveryCommand.self, Recover.self, Backup.self, FIDO2Command.self, Shell.self])
+                      RecoveryCommand.self, Recover.self, Backup.self, FIDO2Command.self, IdentityCommand.self, ShareCommand.self, Shell.self])
 
     static func main() {
         Hygiene.apply()
