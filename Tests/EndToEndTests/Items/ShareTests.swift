@@ -138,19 +138,37 @@ struct ShareTests {
         // age -p (a terminal from `script`), then import with the passphrase on a descriptor.
         let plain = a.file("secret.pdf", Array("%PDF-1.4 not really\n".utf8))
         let passphrase = "share passphrase 7"
-        let p = try a.spawn("/usr/bin/script", ["-q", "-e", "-c", "age -p -o '\(a.root)/p.age' '\(plain)'", "/dev/null"],
-                            input: Data((passphrase + "\n" + passphrase + "\n").utf8))
+        // Typed after a pause: age flushes the terminal's input when it turns echo off.
+        let typing = "(sleep 1; printf '%s\\n' \"$1\"; sleep 1; printf '%s\\n' \"$1\") | script -q -e -c \"age -p -o '$2' '$3'\" /dev/null"
+        let p = try a.spawn("/bin/sh", ["-c", typing, "sh", passphrase, a.root + "/secret.pdf.age", plain])
         #expect(p.code == 0, "\(p.stderr)")
-        let script = "exec \"$0\" import \"$1\" --pin-fd 3 --passphrase-fd 4 3<<'A'\n\(a.pin)\nA\n4<<'B'\n\(passphrase)\nB\n"
-        let imported = try a.spawn("/bin/sh", ["-c", script, CLI.binary, a.root + "/p.age"])
+        let script = "exec \"$0\" import \"$1\" --pin-fd 3 --passphrase-fd 4 3<<'A' 4<<'B'\n\(a.pin)\nA\n\(passphrase)\nB\n"
+        let imported = try a.spawn("/bin/sh", ["-c", script, CLI.binary, a.root + "/secret.pdf.age"])
         #expect(imported.code == 0, "\(imported.stderr)")
         let item = try #require(try items(a)["secret.pdf"])
         let id = try #require(item["id"] as? String)
         #expect(try a.run(["export", id, "-o", "-"], pinStdin: true).stdout == Data("%PDF-1.4 not really\n".utf8))
         // A wrong passphrase: nothing.
-        let wrongScript = "exec \"$0\" import \"$1\" --pin-fd 3 --passphrase-fd 4 3<<'A'\n\(a.pin)\nA\n4<<'B'\nnot it\nB\n"
-        let wrong = try a.spawn("/bin/sh", ["-c", wrongScript, CLI.binary, a.root + "/p.age"])
+        let wrongScript = "exec \"$0\" import \"$1\" --pin-fd 3 --passphrase-fd 4 3<<'A' 4<<'B'\n\(a.pin)\nA\nnot it\nB\n"
+        let wrong = try a.spawn("/bin/sh", ["-c", wrongScript, CLI.binary, a.root + "/secret.pdf.age"])
         expectCleanError(wrong, code: 3)
         #expect(try items(a).count == 4)
+    }
+
+    @Test("after rekey the recipients change, and a share sent to the old recipient still imports")
+    func rotation() throws {
+        let a = try CLI(), b = try CLI(pin: "the other vault")
+        try a.initVault()
+        try b.initVault()
+        let (ids, _) = try seed(a)
+        let old = try b.run(["identity", "--classical"], pinStdin: true).out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try b.run(["rekey"], pinStdin: true).code == 0)
+        let new = try b.run(["identity", "--classical"], pinStdin: true).out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(old.hasPrefix("age1") && new.hasPrefix("age1") && old != new, "rekey kept the recipient")
+        let out = a.root + "/to-old.age"
+        #expect(try a.run(["share", "--to", old, "-o", out, ids[0]], pinStdin: true).code == 0)
+        let r = try b.run(["import", out], pinStdin: true)
+        #expect(r.code == 0, "a share to the recipient from before the rekey no longer imports: \(r.stderr)")
+        #expect(try b.listJSON(["--all"]).count == 1)
     }
 }

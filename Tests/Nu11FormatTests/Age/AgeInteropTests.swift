@@ -26,13 +26,12 @@ struct AgeInteropTests {
     /// Runs `age` (or `age-keygen`); with a passphrase, under `script` so that age finds a terminal.
     func age(_ args: [String], passphrase: String? = nil, tool: String = "/usr/bin/age") throws -> Int32? {
         guard let passphrase else { return Program.run(tool, args, directory: folder) }
-        let input = Pipe()
+        // Typed after a pause (twice: encryption confirms): age flushes the terminal's input
+        // when it turns echo off, so what arrives before would be lost.
         let command = ([tool] + args).map { "'\($0)'" }.joined(separator: " ")
-        let process = try Program.start("/usr/bin/script", ["-q", "-e", "-c", command, "/dev/null"], directory: folder, stdin: input)
-        // Encryption asks twice (and confirms); decryption once.
-        input.fileHandleForWriting.write(Data((passphrase + "\n" + passphrase + "\n").utf8))
+        let typing = "(sleep 1; printf '%s\\n' \"$1\"; sleep 1; printf '%s\\n' \"$1\") | script -q -e -c \"$2\" /dev/null"
+        let process = try Program.start("/bin/sh", ["-c", typing, "sh", passphrase, command], directory: folder)
         process.waitUntilExit()
-        try? input.fileHandleForWriting.close()
         return process.terminationStatus
     }
 
