@@ -25,8 +25,11 @@ public struct ShareImportReport: Sendable {
 /// its authenticated final chunk and nothing after it are they committed, at one commit
 /// point. A damaged, cut or altered file imports nothing.
 extension Sharing {
-    /// Whether the file at `path` looks like an age file (binary or armored), by its first bytes.
+    /// Whether the file at `path` is an age file: named `*.age`, and an age header (binary or
+    /// armored) in its first bytes. Other files are not opened here (an import opens each of
+    /// its files once).
     public static func isAgeFile(_ path: String) -> Bool {
+        guard path.lowercased().hasSuffix(".age") else { return false }
         guard let fd = try? ImportSource.openRegularFile(path) else { return false }
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: 64)
