@@ -171,4 +171,27 @@ struct ShareTests {
         #expect(r.code == 0, "a share to the recipient from before the rekey no longer imports: \(r.stderr)")
         #expect(try b.listJSON(["--all"]).count == 1)
     }
+
+    @Test("a share removes a photo's location by default (exiftool finds no GPS after age -d | tar x); --keep-location keeps it",
+          .enabled(if: ShareTests.ageAvailable && PhotoFixtures.tool("exiftool") != nil))
+    func location() throws {
+        let a = try CLI()
+        try a.initVault()
+        let land = try PhotoFixtures.orientedJPEGWithGPS(a)
+        let id = try a.importIDs([land])[0]
+        #expect(Program.run("/usr/bin/age-keygen", ["-o", a.root + "/key.txt"]) == 0)
+        let key = try String(contentsOfFile: a.root + "/key.txt", encoding: .utf8)
+        let recipient = String(try #require(key.split(separator: "\n").first { $0.hasPrefix("# public key: ") }).dropFirst(14))
+        for (flag, keeps) in [([String](), false), (["--keep-location"], true)] {
+            let out = a.root + "/photo-\(keeps).age", folder = a.root + "/untar-\(keeps)"
+            #expect(try a.run(["share", "--to", recipient, "-o", out, id] + flag, pinStdin: true).code == 0)
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let r = try a.spawn("/bin/sh", ["-c", "age -d -i \"$1\" \"$2\" | tar -x -C \"$3\"", "sh", a.root + "/key.txt", out, folder])
+            #expect(r.code == 0, "\(r.stderr)")
+            let gps = try PhotoFixtures.run(a, "exiftool", ["-a", "-s", "-gps:all", folder + "/land.jpg"]).out
+            #expect(gps.contains("GPSLatitude") == keeps, "\(flag): \(gps)")
+        }
+        let log = try a.run(["log", "--json"], pinStdin: true).out
+        #expect(log.contains("location removed") && log.contains("location kept"))
+    }
 }
