@@ -145,7 +145,8 @@ struct ShareCommand: ParsableCommand {
                                                postQuantum: report.postQuantum, strippedLocation: !keepLocation))
             } else if !quiet.quiet {
                 Output.note("shared \(report.items) item(s), \(Output.size(report.bytes)), with \(recipients.count) \(kind) recipient(s)"
-                    + (keepLocation ? ", locations kept" : ", locations removed") + ": \(Output.escaped(output))")
+                    + (keepLocation ? ", locations kept" : ", location removed from \(report.stripped) photo(s) and video(s)")
+                    + ": \(Output.escaped(output))")
             }
         }
     }
