@@ -165,7 +165,7 @@ let package = Package(
         .systemLibrary(name: "CNu11Zlib", providers: [.apt(["zlib1g-dev"])]),
         .testTarget(
             name: "Nu11FormatTests",
-            dependencies: ["Nu11Format", "Nu11CipherBench", "CNu11Zlib"],
+            dependencies: ["Nu11Format", "Nu11CipherBench", "CNu11Zlib", "TestSupport"],
             resources: [.copy("Vectors")],
             swiftSettings: strict
         ),

@@ -82,6 +82,8 @@ if [ "$job" = test ]; then
   need "tmux" "command -v tmux"      # the terminal test (progress, prompts)
   need "vim" "command -v vim"        # the editor-traces test (vi on Debian)
   need "restic" "command -v restic"  # the backup-and-recover test, and the README's backup commands
+  need "age" "test -x /usr/bin/age && test -x /usr/bin/age-keygen"  # the age round trips (issue 59: age 1.1.1 both ways)
+  need "bsdutils" "test -x /usr/bin/script"  # runs age -p / age -d with a terminal for its passphrase
   need "borgbackup" "command -v borg" # the README's borg command never stores the key store
   need "man-db" "command -v man"     # `man -l` renders the generated page
   need "groff-base" "command -v groff"

@@ -71,11 +71,19 @@ public enum Advice: Sendable, Equatable, CustomStringConvertible {
     case logStartsAtUnlock
     case tctiSyntax
     case localTPMOnly
+    // age files (sharing).
+    case ageDamaged
+    case ageRecipientFormat
+    case ageOtherRecipient
 
     public var description: String {
         switch self {
         case .damaged: "the file was altered or damaged; restore it from your own copy"
         case .damagedOrForeign: "the file is damaged or was not made by Nu11VLT"
+        case .ageDamaged: "the file is damaged, cut short or not an age file; ask the sender for it again"
+        case .ageRecipientFormat:
+            "a recipient is age1… (X25519) or age1pq1… (post-quantum); an identity is AGE-SECRET-KEY-1… or AGE-SECRET-KEY-PQ-1…"
+        case .ageOtherRecipient: "it was encrypted to someone else: ask the sender to encrypt it to one of your recipients"
         case .truncated: "the file was cut short; restore it from your own copy"
         case .wrongFile: "the file belongs elsewhere or was altered"
         case .changedWhileReading: "the file changed while being read; try again"

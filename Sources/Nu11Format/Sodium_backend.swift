@@ -150,3 +150,26 @@ extension Sodium {
         }
     }
 }
+
+extension Sodium {
+    /// scrypt (RFC 7914) with N = 2^logN, r and p, through libsodium's low-level entry point.
+    static func scrypt(output: UnsafeMutableRawBufferPointer, password: UnsafeRawBufferPointer, salt: [UInt8],
+                       logN: Int, r: UInt32, p: UInt32) throws {
+        try ensureReady()
+        guard let out = output.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw Nu11Error(.internalError, "scrypt output buffer is empty")
+        }
+        var empty: UInt8 = 0
+        let status = salt.withUnsafeBytes { saltBuffer -> Int32 in
+            guard let s = saltBuffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return -1 }
+            return withUnsafeMutablePointer(to: &empty) { fallback in
+                let pw = password.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(fallback)
+                return crypto_pwhash_scryptsalsa208sha256_ll(pw, password.count, s, salt.count,
+                                                            UInt64(1) << UInt64(logN), r, p, out, output.count)
+            }
+        }
+        guard status == 0 else {
+            throw Nu11Error(.io, "scrypt could not allocate \((128 << logN) >> 20) MiB", remedy: .lowerKDFMemory)
+        }
+    }
+}

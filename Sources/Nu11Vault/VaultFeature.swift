@@ -15,6 +15,7 @@ import Nu11Storage
 /// | `vault.notes` | `Notes/` | notes: add, read, edit |
 /// | `vault.photos` | `Photos/` | thumbnails (made at import, backfilled), location stripping on export |
 /// | `vault.archives` | `Archive/` | export and import of archives |
+/// | `vault.sharing` | `Sharing/` | the vault's age identity, shares to age recipients, importing age files |
 /// | `vault.maintenance` | `Maintenance/` | `check`, key rotation (`rekey`), content re-encryption |
 /// | `vault.profiles` | `Profiles/` | PIN change, backup vault, duress PIN, Skeleton Switch, TPM, recovery phrase |
 ///
@@ -71,6 +72,8 @@ public struct Notes: VaultFeature { let vault: Vault }
 public struct Photos: VaultFeature { let vault: Vault }
 /// Archive export and import (see `Archive/`).
 public struct Archives: VaultFeature { let vault: Vault }
+/// Sharing with age recipients and receiving age files (see `Sharing/`).
+public struct Sharing: VaultFeature { let vault: Vault }
 /// Check, key rotation, content re-encryption (see `Maintenance/`).
 public struct Maintenance: VaultFeature { let vault: Vault }
 /// The PINs and what they open: PIN change, backup vault, duress, Skeleton Switch, TPM,
@@ -83,6 +86,7 @@ extension Vault {
     public var notes: Notes { Notes(vault: self) }
     public var photos: Photos { Photos(vault: self) }
     public var archives: Archives { Archives(vault: self) }
+    public var sharing: Sharing { Sharing(vault: self) }
     public var maintenance: Maintenance { Maintenance(vault: self) }
     public var profiles: Profiles { Profiles(vault: self) }
 }

@@ -80,6 +80,9 @@ enum Words {
         switch advice {
         case .damaged: "the file was altered or damaged; restore it from your own copy"
         case .damagedOrForeign: "the file is damaged, or Nu11VLT did not make it"
+        case .ageDamaged: "the shared file is damaged, cut short or not an age file; ask the sender for it again"
+        case .ageRecipientFormat: "a recipient starts with age1pq1 (post-quantum) or age1 (classical)"
+        case .ageOtherRecipient: "it was sent to someone else: ask the sender to send it to this vault's recipient"
         case .truncated: "the file is incomplete; restore it from your own copy"
         case .wrongFile: "the file belongs to another vault or was altered"
         case .changedWhileReading: "the file changed while it was being read; try again"

@@ -44,7 +44,7 @@ public final class DuplicateFinder {
         let fd = try ImportSource.openRegularFile(path)
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0, let candidates = bySize[UInt64(st.st_size)] else { return nil }
+        guard fstat(fd, &st) == 0, bySize[UInt64(st.st_size)] != nil else { return nil }
         var digest = ContentDigest()
         var stream = FileDescriptorStream(fd: fd, label: path)
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
@@ -54,8 +54,12 @@ public final class DuplicateFinder {
             if n == 0 { break }
             try buffer.withUnsafeBytes { try digest.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
         }
-        let wanted = digest.finalize()
-        for (row, name) in candidates where itemDigest(row) == wanted {
+        return match(size: UInt64(st.st_size), digest: digest.finalize())
+    }
+
+    /// The item of this size whose content has this digest (`ContentDigest`), if any.
+    public func match(size: UInt64, digest wanted: [UInt8]) -> Match? {
+        for (row, name) in bySize[size] ?? [] where itemDigest(row) == wanted {
             return Match(id: row.id.hex, name: name)
         }
         return nil

@@ -37,9 +37,13 @@ struct Import: ParsableCommand {
             help: ArgumentHelp("Make the import durable every n files (default 256, at most 256 MiB): fewer loses less work to a crash or power cut, and syncs the disk more often.",
                                valueName: "n"))
     var commitEvery = ImportPlan.defaultCommitEvery
+    @Option(name: .customLong("passphrase-fd"), help: ArgumentHelp("For an age file made with `age -p`: read its passphrase from this descriptor (one line) instead of the terminal.", valueName: "n"))
+    var passphraseFD: Int32?
+    @Flag(name: .customLong("as-file"), help: "Import an age file as it is (still encrypted), instead of opening it.")
+    var asFile = false
     @OptionGroup var output: JSONOption
     @OptionGroup var quiet: QuietOption
-    @Argument(help: ArgumentHelp("Files or folders to import, or - for stdin.", valueName: "path"), completion: .file())
+    @Argument(help: ArgumentHelp("Files or folders to import, or - for stdin. An age file (a share sent to this vault's recipient, or made with `age -p`) is opened and what it holds imported.", valueName: "path"), completion: .file())
     var paths: [String]
 
     func validate() throws {
@@ -64,6 +68,13 @@ struct Import: ParsableCommand {
     func run() throws {
         try Failure.run {
             let album = try albumFD.map { try PINReader.readName(fd: $0, what: "album name") } ?? self.album
+            if !asFile, paths.count == 1, paths[0] != "-", Sharing.isAgeFile(paths[0]) {
+                return try importAge(paths[0], album: album)
+            }
+            if !asFile, let age = paths.first(where: { $0 != "-" && Sharing.isAgeFile($0) }) {
+                throw Nu11Error(.invalidArgument, "\(Output.escaped(age)) is an age file, which is imported on its own",
+                                remedy: .frontEnd("import it with its own `nu11vlt import FILE.age`, or add --as-file to keep it encrypted"))
+            }
             // Planned before the PIN is asked for: a missing file fails first.
             var plan = try ImportPlan(paths: paths, recursive: recursive, album: album, albumsFromFolders: albumsFromFolders,
                                      commitEvery: commitEvery)

@@ -16,6 +16,7 @@ enum ShellSession {
         Import.self, List.self, Export.self, Delete.self, View.self, Album.self, Album.Create.self, Album.Rename.self,
         Album.ListAlbums.self, Album.DeleteAlbum.self, Album.Move.self, Note.self, Note.Add.self, Note.ListNotes.self,
         Note.Show.self, Note.Edit.self, Note.DeleteNote.self, LogCommand.self, Thumbnail.self, Thumbnails.self,
+        IdentityCommand.self, ShareCommand.self,
     ]
 
     /// The session's vault for `location`, or nil outside a shell.
@@ -34,7 +35,7 @@ struct Shell: ParsableCommand {
         abstract: "Unlock once, then run commands at a nu11vlt> prompt (Ctrl-D ends; locked after lock.idle).",
         discussion: """
             Commands are typed without `nu11vlt`: list, export ID… -o DIR, import, delete, album, note, log, view, \
-            thumbnail(s). The history (↑/↓) stays in memory and never reaches disk. After lock.idle without input \
+            thumbnail(s), identity, share. The history (↑/↓) stays in memory and never reaches disk. After lock.idle without input \
             (a setting, 5 min by default; 0 = never) the vault is locked and the shell ends. Other nu11vlt commands \
             and the desktop app can use the vault while the shell is open.
             """)

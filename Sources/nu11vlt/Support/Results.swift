@@ -11,6 +11,16 @@ enum Results {
         var mode: String
     }
 
+    /// `share --json`: what was written, for how many recipients.
+    struct Shared: Encodable {
+        var items: Int
+        var bytes: UInt64
+        var output: String
+        var recipients: Int
+        var postQuantum: Bool
+        var strippedLocation: Bool
+    }
+
     struct Exported: Encodable {
         var id: String
         var name: String

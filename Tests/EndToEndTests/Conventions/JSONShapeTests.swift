@@ -116,6 +116,8 @@ struct JSONShapeTests {
         try check("list", ["list"])
         try check("export", ["export", id, "-o", cli.root + "/out.jpg"])
         try check("export -o FOLDER", ["export", "--all", "-o", cli.root + "/out-folder"])
+        let identity = try check("identity", ["identity"])
+        try check("share", ["share", "--to", try #require(identity["postQuantum"] as? String), "-o", cli.root + "/s.age", id])
         try check("album create", ["album", "create", "Trip"])
         try check("album list", ["album", "list"])
         try check("album move", ["album", "move", "--to", "Trip", id])

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Crypto
+
+/// An age file written as its plaintext is pushed in: the header goes out first, then each
+/// 64 KiB chunk once the next byte shows it is not the last; `finish()` seals the final chunk
+/// (and the armor's last lines). One chunk of memory, whatever the size.
+public struct AgeEncryptor<K: ByteSink>: ByteSink {
+    private var plain: K?
+    private var armored: AgeArmorEncoder<K>?
+    private let cipher: ChunkCipher
+    private var pending = [UInt8]()
+    private var sealed = [UInt8](repeating: 0, count: AgePayload.sealedChunkSize)
+    private var counter: UInt64 = 0
+    private var finished = false
+
+    /// Starts a file to `recipients` (post-quantum and classical are not mixed).
+    public init(to sink: K, recipients: [AgeRecipient], armor: Bool = false) throws {
+        guard !recipients.isEmpty else { throw AgeError.key("no recipient given") }
+        guard Set(recipients.map(\.isPostQuantum)).count == 1 else {
+            throw AgeError.key("post-quantum (age1pq1…) and classical (age1…) recipients cannot share one file; make one file for each kind")
+        }
+        let fileKey = SymmetricKey(size: .bits128)
+        try self.init(to: sink, stanzas: recipients.map { try $0.wrap(fileKey: fileKey) }, fileKey: fileKey, armor: armor)
+    }
+
+    /// Starts a file under a passphrase (one scrypt stanza, alone).
+    public init(to sink: K, passphrase: SecretBytes, workFactor: Int = 18, armor: Bool = false) throws {
+        guard passphrase.count > 0 else { throw Nu11Error(.invalidArgument, "the passphrase is empty", remedy: .longerPIN) }
+        guard (10...AgeIdentity.defaultMaxWorkFactor).contains(workFactor) else {
+            throw Nu11Error(.invalidArgument, "the scrypt work factor must be 10 to \(AgeIdentity.defaultMaxWorkFactor)")
+        }
+        let fileKey = SymmetricKey(size: .bits128)
+        let stanza = try AgeScrypt.wrap(fileKey: fileKey, passphrase: passphrase, workFactor: workFactor)
+        try self.init(to: sink, stanzas: [stanza], fileKey: fileKey, armor: armor)
+    }
+
+    private init(to sink: K, stanzas: [AgeStanza], fileKey: SymmetricKey, armor: Bool) throws {
+        let nonce = SecureRandom.bytes(AgePayload.nonceSize)
+        cipher = try ChunkCipher(algorithm: .chacha20Poly1305, key: AgePayload.payloadKey(fileKey: fileKey, nonce: nonce))
+        pending.reserveCapacity(AgePayload.chunkSize)
+        if armor { armored = try AgeArmorEncoder(sink) } else { plain = sink }
+        try emit(AgeHeader.encode(stanzas: stanzas, fileKey: fileKey) + nonce)
+    }
+
+    private mutating func emit(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try emit($0) }
+    }
+
+    private mutating func emit(_ bytes: UnsafeRawBufferPointer) throws {
+        if plain != nil { try plain?.write(bytes) } else { try armored?.write(bytes) }
+    }
+
+    private mutating func seal(final: Bool) throws {
+        let count = pending.count + AgePayload.tagSize
+        let nonce = AgePayload.chunkNonce(counter, final: final)
+        let cipher = cipher
+        try pending.withUnsafeBytes { input in
+            try sealed.withUnsafeMutableBytes { out in
+                try cipher.seal(input, nonce: nonce, into: UnsafeMutableRawBufferPointer(rebasing: out[..<count]))
+            }
+        }
+        try sealed.withUnsafeBytes { try emit(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        pending.withUnsafeMutableBytes { Sodium.zero($0) }
+        pending.removeAll(keepingCapacity: true)
+        counter += 1
+    }
+
+    public mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard !finished else { throw Nu11Error(.internalError, "an age file was written to after its end") }
+        var index = 0
+        while index < bytes.count {
+            // A full chunk is sealed (not final) only once more plaintext follows it.
+            if pending.count == AgePayload.chunkSize { try seal(final: false) }
+            let n = min(bytes.count - index, AgePayload.chunkSize - pending.count)
+            pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<(index + n)]))
+            index += n
+        }
+    }
+
+    /// Seals the final chunk and hands back the sink.
+    public mutating func finish() throws -> K {
+        try seal(final: true)
+        finished = true
+        if var armored {
+            try armored.finish()
+            return armored.base
+        }
+        guard let plain else { throw Nu11Error(.internalError, "an age file has no output") }
+        return plain
+    }
+}
