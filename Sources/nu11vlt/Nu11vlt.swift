@@ -24,7 +24,8 @@ struct Nu11vlt: ParsableCommand {
         subcommands: [Init.self, Status.self, Import.self, List.self, Export.self, View.self, Album.self,
                       Delete.self, Note.self, Fade.self, Sweep.self, WipeCommand.self, SettingsCommand.self, Pin.self,
                       Skeleton.self, Checkin.self, ArchiveCommand.self, Check.self, Thumbnail.self, Thumbnails.self, Rekey.self, LogCommand.self, TPMCommand.self,
-                      RecoveryCommand.self, Recover.self, Backup.self, FIDO2Command.self, Shell.self])
+                      RecoveryCommand.self, Recover.self, Backup.self, FIDO2Command.self, Shell.self, Unlock.self, Lock.self,
+                      AgentServe.self])
 
     static func main() {
         Hygiene.apply()
@@ -36,6 +37,8 @@ struct Nu11vlt: ParsableCommand {
             Failure.printError(unknown)
             Foundation.exit(64)
         }
+        // With `nu11vlt unlock`'s agent running for this vault, the command runs there.
+        if let code = AgentClient.run(Array(CommandLine.arguments.dropFirst())) { Foundation.exit(code) }
         do {
             var command = try parseAsRoot()
             try command.run()
