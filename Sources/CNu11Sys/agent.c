@@ -45,7 +45,7 @@ int nu11_unix_listen(const char *path) {
     return fd;
 }
 
-int nu11_unix_connect(const char *path) {
+int nu11_unix_dial(const char *path) {
     struct sockaddr_un addr;
     if (fill_address(&addr, path) != 0) return -1;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -175,4 +175,12 @@ int nu11_block_termination_signals(void) {
     sigaddset(&set, SIGHUP);
     if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0) return -1;
     return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+#include <time.h>
+
+double nu11_seconds_suspended(void) {
+    struct timespec boot, mono;
+    if (clock_gettime(CLOCK_BOOTTIME, &boot) != 0 || clock_gettime(CLOCK_MONOTONIC, &mono) != 0) return 0;
+    return (double)(boot.tv_sec - mono.tv_sec) + (double)(boot.tv_nsec - mono.tv_nsec) / 1e9;
 }

@@ -71,7 +71,7 @@ int nu11_unix_path_max(void);
 /// A listening socket at `path`, mode 0600 from its creation; -1 with errno set.
 int nu11_unix_listen(const char *path);
 /// A connection to `path`; -1 with errno set.
-int nu11_unix_connect(const char *path);
+int nu11_unix_dial(const char *path);
 /// The next connection (close-on-exec); -1 with errno set.
 int nu11_unix_accept(int listener);
 /// The connected peer's user and process (SO_PEERCRED, as the kernel recorded them): 0 or -1.
@@ -87,5 +87,8 @@ int nu11_spawn_self(const char *path, char *const argv[], const int *fds, int nf
 /// Blocks SIGTERM, SIGINT and SIGHUP in this thread (and the threads it starts later) and
 /// returns a signalfd that becomes readable when one arrives; -1 on error.
 int nu11_block_termination_signals(void);
+/// How long this machine has been suspended since it booted (CLOCK_BOOTTIME minus
+/// CLOCK_MONOTONIC), in seconds: it grows across a suspend.
+double nu11_seconds_suspended(void);
 
 #endif

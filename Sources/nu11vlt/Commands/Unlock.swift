@@ -20,8 +20,9 @@ struct Unlock: ParsableCommand {
             command given --pin-stdin or a --…-fd option runs without the agent. The trade-off, as with \
             ssh-agent: while it runs, any program running as your user can use the vault through it. It \
             listens on a socket in $XDG_RUNTIME_DIR/nu11vlt (0700), answers only processes of your user \
-            (SO_PEERCRED), cannot be traced or dumped, and writes nothing to disk. Screen lock and \
-            suspend do not end it: run `nu11vlt lock` (e.g. from your screen locker's hook).
+            (SO_PEERCRED), cannot be traced or dumped, and writes nothing to disk. It ends when logind \
+            says the machine goes to sleep or this session is locked, and at the latest on waking from \
+            a suspend; a screen locker that does not tell logind is not seen (run `nu11vlt lock` from its hook).
             """)
 
     @OptionGroup var location: LocationOptions
@@ -49,7 +50,7 @@ struct Unlock: ParsableCommand {
             // The agent unlocks (the gate's notices and a wrong PIN show on our stderr), then says "ready".
             var line = [UInt8]()
             var byte: UInt8 = 0
-            while Glibc.read(ready, &byte, 1) == 1 && byte != 0x0a { line.append(byte) }
+            while Foundation.read(ready, &byte, 1) == 1 && byte != 0x0a { line.append(byte) }
             close(ready)
             let words = String(decoding: line, as: UTF8.self).split(separator: " ")
             guard words.first == "ready", words.count == 2 else {
@@ -74,11 +75,13 @@ struct Unlock: ParsableCommand {
     static func startAgent(_ loc: VaultLocation, pin: SecretBytes) throws -> (pid_t, Int32) {
         var pinPipe: [Int32] = [-1, -1]
         var readyPipe: [Int32] = [-1, -1]
-        guard pipe2(&pinPipe, O_CLOEXEC) == 0 else { throw Nu11Error(.io, "cannot make a pipe", remedy: .frontEnd("try again")) }
-        guard pipe2(&readyPipe, O_CLOEXEC) == 0 else {
+        guard pipe(&pinPipe) == 0 else { throw Nu11Error(.io, "cannot make a pipe", remedy: .frontEnd("try again")) }
+        guard pipe(&readyPipe) == 0 else {
             close(pinPipe[0]); close(pinPipe[1])
             throw Nu11Error(.io, "cannot make a pipe", remedy: .frontEnd("try again"))
         }
+        // Our ends stay ours (no other child inherits them); the child gets its ends as 3 and 4.
+        for fd in pinPipe + readyPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         let null = open("/dev/null", O_RDWR | O_CLOEXEC)
         defer { close(pinPipe[0]); close(readyPipe[1]); if null >= 0 { close(null) } }
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import ArgumentParser
+import CNu11Session
 import CNu11Sys
 import Foundation
 import Nu11Format
@@ -9,8 +10,8 @@ import Nu11Vault
 /// user only; another is refused and the refusal goes to the vault's audit log); a command
 /// runs in this process on the unlocked vault, as `nu11vlt shell` runs it, with the client's
 /// stdin, stdout, stderr, folder and environment. Ends on `nu11vlt lock`, after lock.idle
-/// without a command, on SIGTERM/SIGINT/SIGHUP, or when the vault was locked; then the keys
-/// are dropped (zeroed) and the socket removed.
+/// without a command, when logind says the machine goes to sleep or the session was locked
+/// (D-Bus), after a suspend (seen on waking), on SIGTERM/SIGINT/SIGHUP, or when the vault was locked; then the keys are dropped (zeroed) and the socket removed.
 final class AgentServer {
     let vault: Vault
     let location: VaultLocation
@@ -37,7 +38,7 @@ final class AgentServer {
             guard (st.st_mode & S_IFMT) == S_IFSOCK, st.st_uid == getuid() else {
                 throw Nu11Error(.invalidArgument, "\(path) is in the way and is not a socket of yours", remedy: .frontEnd("remove it, then unlock again"))
             }
-            let probe = nu11_unix_connect(path)
+            let probe = nu11_unix_dial(path)
             if probe >= 0 {
                 close(probe)
                 throw Nu11Error(.alreadyExists, "an unlock agent already holds this vault", remedy: .frontEnd("`nu11vlt lock` ends it"))
@@ -58,11 +59,17 @@ final class AgentServer {
         defer { finish() }
         let idle = vault.settings.lockIdle
         var deadline = idle > 0 ? Date().addingTimeInterval(idle) : Date.distantFuture
+        let suspended = nu11_seconds_suspended()
+        // logind's PrepareForSleep and this session's Lock (D-Bus), where there is a system bus.
+        let watching = nu11_session_watch_start() == 0
         while true {
             let left = deadline.timeIntervalSinceNow
             guard left > 0 else { return }
             var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: signals, events: Int16(POLLIN), revents: 0)]
-            let r = poll(&fds, 2, Int32(min(left * 1000, 3_600_000)) + 1)
+            // Wakes every 2 s at most, to notice a suspend: the machine slept, the agent ends.
+            let r = poll(&fds, 2, Int32(min(left * 1000, 2000)) + 1)
+            if nu11_seconds_suspended() - suspended > 1 { return }
+            if watching && nu11_session_watch_fired() != 0 { return }
             if r < 0 && errno != EINTR { return }
             if fds[1].revents != 0 { return }
             guard r > 0, fds[0].revents & Int16(POLLIN) != 0 else { continue }
@@ -72,7 +79,7 @@ final class AgentServer {
             var uid: uid_t = 0
             var pid: pid_t = 0
             guard nu11_peer_credentials(connection, &uid, &pid) == 0, uid == getuid() else {
-                vault.audit("agent-refused", detail: "a process of uid \(uid) (pid \(pid)) was refused by the unlock agent")
+                try? vault.exclusive { vault.audit("agent-refused", detail: "a process of uid \(uid) (pid \(pid)) was refused by the unlock agent") }
                 continue
             }
             guard let (request, passed) = try? AgentRequest.receive(connection) else { continue }
@@ -96,7 +103,7 @@ final class AgentServer {
 
     /// One command, in this process, with the client's descriptors, folder and environment.
     private func run(_ request: AgentRequest, stdio: [Int32]) -> Int32 {
-        let saved = (0..<3).map { dup($0) }
+        let saved = (Int32(0)..<3).map { dup($0) }
         let home = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         for (i, fd) in stdio.enumerated() { dup2(fd, Int32(i)) }
         apply(environment: request.env.reduce(into: [String: String]()) { env, line in

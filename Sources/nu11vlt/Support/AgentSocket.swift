@@ -71,7 +71,7 @@ enum AgentSocket {
         guard lstat(path, &st) == 0 else { return errno == ENOENT ? .none : .refused("\(path) cannot be read") }
         if (st.st_mode & S_IFMT) != S_IFSOCK { return .refused("\(path) is not a socket") }
         if st.st_uid != getuid() { return .refused("\(path) belongs to another user (uid \(st.st_uid))") }
-        let fd = nu11_unix_connect(path)
+        let fd = nu11_unix_dial(path)
         guard fd >= 0 else { return errno == ECONNREFUSED ? .stale : .refused("\(path): \(String(cString: strerror(errno)))") }
         var uid: uid_t = 0
         var pid: pid_t = 0
@@ -155,7 +155,7 @@ enum AgentWire {
         var bytes = [UInt8](repeating: 0, count: 4)
         var got = 0
         while got < 4 {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress.map { $0 + got }, 4 - got) }
+            let n = bytes.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress.map { $0 + got }, 4 - got) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { return nil }
             got += n

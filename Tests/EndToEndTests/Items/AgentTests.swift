@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TestSupport
 import Testing
 
 /// Issue 58: `nu11vlt unlock` — one PIN for the command line, an agent on an AF_UNIX socket.
@@ -151,5 +152,57 @@ struct AgentTests {
         #expect(!Self.alive(pid), "the agent still runs after lock.idle")
         let after = try cli.run(["list"])
         #expect(after.stderr.contains("no terminal to ask for the PIN"), "\(after.stderr)")
+    }
+}
+
+extension AgentTests {
+    @Test("logind over D-Bus: another session's Lock is ignored; this session's Lock ends it; so does PrepareForSleep")
+    func sessionLockAndSleep() throws {
+        let daemon = try #require(PhotoFixtures.tool("dbus-daemon"), "dbus-daemon is not installed")
+        let gdbus = try #require(PhotoFixtures.tool("gdbus"), "gdbus is not installed")
+        let cli = try CLI()
+        try cli.initVault()
+        // A private bus standing in for the system bus.
+        let address = "unix:path=\(cli.root)/bus"
+        let bus = try Program.start(daemon, ["--session", "--nofork", "--address=\(address)"])
+        defer { bus.terminate() }
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: cli.root + "/bus") { usleep(20_000) }
+        cli.environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
+        cli.environment["XDG_SESSION_ID"] = "3"
+        func emit(_ path: String, _ signal: String, _ args: [String] = []) throws {
+            let r = try cli.spawn(gdbus, ["emit", "--system", "--object-path", path, "--signal", signal] + args)
+            #expect(r.code == 0, "gdbus: \(r.stderr)")
+        }
+        var pid = try Self.unlock(cli)
+        usleep(300_000)  // subscribed
+        try emit("/org/freedesktop/login1/session/_34", "org.freedesktop.login1.Session.Lock")
+        try emit("/org/freedesktop/login1", "org.freedesktop.login1.Manager.PrepareForSleep", ["false"])
+        usleep(2_500_000)
+        #expect(Self.alive(pid), "another session's lock, or waking, ended the agent")
+        try emit("/org/freedesktop/login1/session/_33", "org.freedesktop.login1.Session.Lock")
+        for _ in 0..<40 where Self.alive(pid) { usleep(100_000) }
+        #expect(!Self.alive(pid), "the agent still runs after this session's Lock")
+        kill(pid, SIGKILL)
+
+        pid = try Self.unlock(cli)
+        defer { kill(pid, SIGKILL) }
+        usleep(300_000)
+        try emit("/org/freedesktop/login1", "org.freedesktop.login1.Manager.PrepareForSleep", ["true"])
+        for _ in 0..<40 where Self.alive(pid) { usleep(100_000) }
+        #expect(!Self.alive(pid), "the agent still runs after PrepareForSleep(true)")
+    }
+
+    @Test("through the agent, the only socket calls are AF_UNIX (strace)")
+    func onlyUnixSockets() throws {
+        let strace = try #require(PhotoFixtures.tool("/usr/bin/strace"), "strace is not installed")
+        let cli = try CLI()
+        try cli.initVault()
+        let pid = try Self.unlock(cli)
+        defer { kill(pid, SIGKILL) }
+        let r = try cli.spawn(strace, ["-f", "-qq", "-e", "trace=socket,connect", "-o", cli.root + "/trace", CLI.binary, "list"])
+        #expect(r.code == 0, "\(r.stderr)")
+        let calls = try String(contentsOfFile: cli.root + "/trace", encoding: .utf8).split(separator: "\n")
+            .filter { ($0.contains("socket(") || $0.contains("connect(")) && !$0.contains("resumed") }
+        #expect(!calls.isEmpty && calls.allSatisfy { $0.contains("AF_UNIX") }, "\(calls)")
     }
 }
