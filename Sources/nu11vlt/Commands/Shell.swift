@@ -134,7 +134,7 @@ enum ShellProcess {
         }
         var cArgs = ([exe] + words).map { strdup($0) } + [nil]
         defer { for p in cArgs { free(p) } }
-        fflush(stdout)
+        fflush(nil)
         let old = signal(SIGINT, SIG_IGN)
         defer { signal(SIGINT, old) }
         var pid: Int32 = 0

@@ -55,7 +55,7 @@ enum AgentClient {
         do {
             try request.send(fd, fds: [0, 1, 2])
         } catch {
-            Output.note("nu11vlt: warning: not using the unlock agent: \(Output.escaped(Remedies.line(error))); asking for the PIN")
+            Output.note("nu11vlt: warning: not using the unlock agent: \(Output.escaped((error as? Nu11Error)?.message ?? "\(error)")); asking for the PIN")
             return nil
         }
         guard let code = AgentWire.readCode(fd) else {

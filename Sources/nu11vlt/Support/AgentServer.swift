@@ -111,7 +111,7 @@ final class AgentServer {
             env[String(line[..<eq])] = String(line[line.index(after: eq)...])
         })
         defer {
-            fflush(stdout)
+            fflush(nil)
             for (i, fd) in saved.enumerated() where fd >= 0 {
                 dup2(fd, Int32(i))
                 close(fd)

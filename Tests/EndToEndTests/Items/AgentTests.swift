@@ -99,6 +99,8 @@ struct AgentTests {
         let pid = try Self.unlock(cli)
         defer { kill(pid, SIGKILL) }
         let socket = try Self.socket(cli)
+        let modes = [Self.socketFolder(cli), socket].map { (try? FileManager.default.attributesOfItem(atPath: $0)[.posixPermissions] as? Int) ?? -1 }
+        #expect(modes == [0o700, 0o600], "folder and socket modes: \(modes.map { String($0, radix: 8) })")
         // For this test only: the folders and the socket reachable by uid 65534, so that the
         // agent's own check is what stands in its way.
         for dir in [cli.root, cli.root + "/run", Self.socketFolder(cli)] { chmod(dir, 0o711) }
