@@ -132,13 +132,22 @@ long nu11_recv_with_fds(int sock, void *buf, size_t len, int *fds, int *nfds) {
 }
 
 int nu11_spawn_self(const char *path, char *const argv[], const int *fds, int nfds, int new_session, int *pid_out) {
+    if (nfds < 0 || nfds > 16) return EINVAL;
+    /* fds[i] becomes descriptor i of the child. Each is first copied above every target (so
+     * no dup2 overwrites a source a later one needs, and none is a dup2 onto itself, which
+     * would keep close-on-exec set). */
+    int high[16];
+    for (int i = 0; i < nfds; i++) {
+        high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64);
+        if (high[i] < 0) {
+            int e = errno;
+            for (int j = 0; j < i; j++) close(high[j]);
+            return e;
+        }
+    }
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    /* fds[i] becomes descriptor i of the child; a descriptor already in place is kept
-     * (dup2 onto itself would leave close-on-exec set). */
-    for (int i = 0; i < nfds; i++) {
-        if (fds[i] != i) posix_spawn_file_actions_adddup2(&actions, fds[i], i);
-    }
+    for (int i = 0; i < nfds; i++) posix_spawn_file_actions_adddup2(&actions, high[i], i);
     posix_spawn_file_actions_addclosefrom_np(&actions, nfds);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
@@ -157,6 +166,7 @@ int nu11_spawn_self(const char *path, char *const argv[], const int *fds, int nf
     posix_spawnattr_setflags(&attr, flags);
     pid_t pid;
     int rc = posix_spawn(&pid, path, &actions, &attr, argv, environ);
+    for (int i = 0; i < nfds; i++) close(high[i]);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     if (rc == 0) *pid_out = pid;

@@ -52,7 +52,7 @@ struct AgentSocketTests {
         #expect(FileManager.default.contents(atPath: socket) == Data("not a socket".utf8))
     }
 
-    @Test("a folder open to others, or a socket served by another user's process: not used, nothing sent")
+    @Test("a folder of another user, or a socket served by another user's process: not used, nothing sent")
     func foreignSocket() throws {
         let setpriv = try #require(PhotoFixtures.tool("setpriv"), "setpriv is not installed")
         let cli = try CLI()
@@ -61,11 +61,12 @@ struct AgentSocketTests {
         defer { kill(pid, SIGKILL) }
         let folder = AgentTests.socketFolder(cli)
         let socket = try AgentTests.socket(cli)
-        // The folder open to other users: refused before connecting.
-        chmod(folder, 0o755)
+        // The folder of another user: refused before connecting. (A folder merely open to
+        // others is made private again by every command's start, for its plaintext spool.)
+        chown(folder, 65534, 65534)
         var r = try cli.run(["list"])
-        #expect(r.stderr.contains("is open to other users") && r.stderr.contains(Self.noTerminal), "\(r.stderr)")
-        chmod(folder, 0o700)
+        #expect(r.stderr.contains("belongs to another user (uid 65534)") && r.stderr.contains(Self.noTerminal), "\(r.stderr)")
+        chown(folder, 0, 0)
         #expect(try cli.run(["lock"]).code == 0)
 
         // A fake agent run by uid 65534, its socket file then given to us (as a hostile
