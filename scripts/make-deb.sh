@@ -108,6 +108,7 @@ Architecture: $ARCH
 Maintainer: The Nu11VLT authors <maintainers@nu11vlt.org>
 Installed-Size: $(du -sk "$PKG/usr" | cut -f1)
 Depends: $DEPENDS
+Recommends: xdg-utils
 Section: utils
 Priority: optional
 Description: zero-network encrypted vault for photos and notes

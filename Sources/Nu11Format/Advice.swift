@@ -46,6 +46,7 @@ public enum Advice: Sendable, Equatable, CustomStringConvertible {
     case otherVaultsPIN
     case exportPassword
     case typeRecoveryPhrase
+    case uncommonPIN
     case typeTPMRecoveryKey
     case tpmLockoutRecoveryKey
     case tpmLockoutOwnedElsewhere
@@ -108,6 +109,7 @@ public enum Advice: Sendable, Equatable, CustomStringConvertible {
         case .unlockWithBackupPIN: "unlock with the backup PIN"
         case .otherVaultsPIN: "unlock with that vault's PIN"
         case .exportPassword: "try again with the password used for the export"
+        case .uncommonPIN: "choose another: 6 or more digits without a pattern, or a passphrase of a few random words"
         case .typeRecoveryPhrase: "type the phrase shown when this vault was made (8 groups of 4 letters); dashes and spaces do not matter"
         case .typeTPMRecoveryKey: "type the recovery key shown when the TPM was enrolled (8 groups of 4 letters); dashes and spaces do not matter"
         case .tpmLockoutRecoveryKey: "type the recovery key of the vault that was bound to this TPM; if it was set by another program, that program's owner must clear it"

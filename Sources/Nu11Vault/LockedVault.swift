@@ -292,6 +292,9 @@ public struct LockedVault: Sendable {
                     lateNotice = "the Skeleton check-in could not be recorded in the TPM (\(Vault.describe(error))): its deadline on the TPM's clock did not move"
                 }
             }
+            // Under the primary PIN only, like the settings notice: the owner learns that
+            // someone (or a slip) tried wrong PINs since the last unlock.
+            let failedBefore = unlocked.keys.role == .primary ? state.failures : 0
             state.failures = 0
             state.lockedUntil = 0
             if unlocked.keys.role == .primary {
@@ -316,6 +319,10 @@ public struct LockedVault: Sendable {
             }
             let vault = Vault(location: location, keyStore: keyStore, index: index, unlocked: unlocked, lock: lock,
                               state: state, settings: settings, now: now, clock: clock)
+            if failedBefore > 0 {
+                let what = failedBefore == 1 ? "1 wrong PIN was" : "\(failedBefore) wrong PINs were"
+                vault.pendingNotices.append(Notice(message: "\(what) typed since the last unlock (the audit log says when)"))
+            }
             if let lateNotice { vault.pendingNotices.append(Notice(message: lateNotice)) }
             if let settingsNotice { vault.pendingNotices.append(Notice(message: settingsNotice)) }
             vault.profiles.loadRecovery()

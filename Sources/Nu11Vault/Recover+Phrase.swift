@@ -20,6 +20,17 @@ struct RecoveryPhraseKeys {
     private(set) var recordIsThePhrases = false
     /// Why `recovery.n11r` was not used, when it was not.
     private(set) var recordProblem: String?
+    /// The group of a one-letter slip (or two neighbours swapped) that makes the phrase the one
+    /// `recovery.n11r` names, when one does.
+    private(set) var typoGroup: Int?
+
+    /// The wrong-phrase error, with the group of a likely typo when one was found.
+    var wrongPhrase: Nu11Error {
+        guard let typoGroup else { return RecoverySeal.wrongPhrase }
+        return Nu11Error(.authenticationFailed,
+                         "the recovery phrase does not open this vault's recovery data: probably a typo in group \(typoGroup) (one letter, or two swapped)",
+                         remedy: .advice(.typeRecoveryPhrase))
+    }
 
     init(phrase: SecretBytes, vaultID: ItemID, record: RecoveryRecord?, recordPresent: Bool) throws {
         self.vaultID = vaultID
@@ -36,6 +47,9 @@ struct RecoveryPhraseKeys {
         }
         guard record.publicKey == publicKey else {
             recordProblem = "was made for another phrase (an old copy put back, or a stranger's)"
+            typoGroup = RecoveryKey.typoGroup(phrase) { candidate in
+                (try? RecoverySeal.publicKey(phrase: candidate, vaultID: vaultID)) == record.publicKey
+            }
             return
         }
         recordIsThePhrases = true
@@ -87,8 +101,9 @@ extension LockedVault {
         if report.unrecovered.isEmpty && report.notCovered == 0 {
             if keys.recordIsThePhrases { return }
             // recovery.n11r of this vault, for another phrase: the phrase opens nothing at all.
-            if recordParsed && keys.recordProblem?.hasPrefix("was made for another phrase") == true { throw RecoverySeal.wrongPhrase }
+            if recordParsed && keys.recordProblem?.hasPrefix("was made for another phrase") == true { throw keys.wrongPhrase }
         }
+        if keys.typoGroup != nil && !report.unrecovered.isEmpty { throw keys.wrongPhrase }
         throw nothingRecovered(report, phraseKnownRight: keys.recordIsThePhrases)
     }
 }

@@ -82,6 +82,39 @@ public enum Strength {
         return "warning: this PIN is weak (about \(Int(estimate)) bits): whoever copies the vault and its key store can try every candidate offline in \(offlineTime(bits: estimate, parameters: parameters)) on one core; a passphrase of 5 or more random words takes centuries"
     }
 
+    /// The PINs and passwords a thief tries first (the most common 4- and 6-digit PINs in
+    /// published studies of leaked PINs, and the top passwords), and every PIN of one digit
+    /// repeated or of digits counting up or down. Refused as a new PIN: the TPM's limit or the
+    /// delay after wrong PINs gives a guesser only a few tries, and these are those tries.
+    static let triedFirst: Set<String> = [
+        "1212", "1004", "2000", "6969", "1122", "1313", "2001", "1010", "2580", "0852", "1984", "1990",
+        "121212", "123123", "112233", "159753", "123321", "696969", "147258", "789456", "102030", "131313",
+        "password", "passwort", "qwerty", "qwertz", "azerty", "letmein", "iloveyou", "abc123",
+    ]
+
+    /// Refuses a new PIN a thief tries first (the front ends ask this of every new PIN; the
+    /// library's own floor is the length, `LockedVault.validateNewPIN`).
+    public static func refuseCommonPIN(_ pin: SecretBytes) throws {
+        guard isCommonPIN(pin) else { return }
+        throw Nu11Error(.invalidArgument, "that PIN is one of the first a thief tries (a common PIN, one digit repeated or digits in a row); nothing was changed",
+                        remedy: .advice(.uncommonPIN))
+    }
+
+    /// Whether a new PIN is one a thief tries first (`triedFirst`).
+    public static func isCommonPIN(_ pin: SecretBytes) -> Bool {
+        pin.withUnsafeBytes { isCommonPIN(String(decoding: $0, as: UTF8.self)) }
+    }
+
+    /// The same, for text typed into a field (the app judges as it is typed).
+    public static func isCommonPIN(_ typed: String) -> Bool {
+        let text = typed.lowercased()
+        if triedFirst.contains(text) { return true }
+        let digits = Array(text.utf8)
+        guard digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.count <= 10 else { return false }
+        let steps = Set(zip(digits.dropFirst(), digits).map { (Int($0) - Int($1) + 10) % 10 })
+        return steps.count == 1 && [0, 1, 9].contains(steps.first ?? 0)  // 1111, 1234 (7890), 4321
+    }
+
     /// Archive passwords leave the machine: below this they are refused.
     public static let archiveFloor = 45.0
 

@@ -75,6 +75,8 @@ final class CreateScreen {
             setText(strength, "At least 4 characters")
         } else if first.count < LockedVault.minimumPINLength {
             setText(strength, "Too short: at least \(LockedVault.minimumPINLength) characters")
+        } else if Strength.isCommonPIN(first) {
+            setText(strength, "That PIN is one of the first a thief tries (a common PIN, one digit repeated or digits in a row): choose another")
         } else {
             let bits = Strength.bits(first)
             let verdict = bits < 30 ? "Weak" : bits < Strength.archiveFloor ? "Fair" : "Strong"

@@ -101,6 +101,7 @@ final class Session: Sendable {
         queue.async { [self] in
             let result = Result { () throws -> String in
                 try LockedVault.validateNewPIN(pin)
+                try Strength.refuseCommonPIN(pin)
                 let phrase = RecoveryKey.generate()
                 var settings = Settings()
                 settings.allowBackups = allowBackups

@@ -120,6 +120,7 @@ final class SettingsPane {
                                      confirm: true) { [unowned self] pin in
             run("The \(what) PIN is set") { vault in
                 try LockedVault.validateNewPIN(pin)
+                try Strength.refuseCommonPIN(pin)
                 backup ? try vault.profiles.setBackupPIN(pin) : try vault.profiles.setDuressPIN(pin)
             }
         }
@@ -131,7 +132,10 @@ final class SettingsPane {
         screen.transfers.askPassword("Change the PIN", "The new PIN (or passphrase) replaces the one you unlocked with. "
                                      + "The keys are rotated too, so an old copy of the key store opens nothing added after.",
                                      confirm: true) { [unowned self] pin in
-            run("The PIN is changed") { vault in try vault.profiles.changePIN(new: pin) }
+            run("The PIN is changed") { vault in
+                try Strength.refuseCommonPIN(pin)
+                try vault.profiles.changePIN(new: pin)
+            }
         }
     }
 

@@ -113,6 +113,7 @@ enum Words {
         case .unlockWithBackupPIN: "lock, then unlock with the backup PIN"
         case .otherVaultsPIN: "open the vault these items came from"
         case .exportPassword: "try again with the password the archive was made with"
+        case .uncommonPIN: "choose another: 6 or more digits without a pattern, or a passphrase of a few random words"
         case .typeRecoveryPhrase: "type the recovery phrase shown when the vault was made (8 groups of 4 letters)"
         case .typeTPMRecoveryKey: "type the recovery key shown when the security chip was set up (8 groups of 4 letters)"
         case .tpmLockoutRecoveryKey: "type the recovery key of the vault that set up this security chip; if another program set it, ask its owner"

@@ -15,17 +15,26 @@ struct Nu11vlt: ParsableCommand {
             Nothing ever touches the network.
 
             Exit codes: 0 success, 1 other failure, 3 wrong PIN, 4 not found, 5 damaged or \
-            tampered data, 6 vault busy or locked out, 7 unsupported version or cost, 64 bad \
+            tampered data, 6 vault busy or locked out, 7 unsupported version or cost, 8 bound to \
+            another key store, 9 the TPM (absent, failing, another machine's, changed PCRs), 64 bad \
             usage or input, 74 I/O error (e.g. disk full).
 
             \(Nu11Release.name) \(Nu11Release.version), \(Nu11Release.license).
             """,
         version: Nu11Release.version,  // the VERSION file, stamped at build time
-        subcommands: [Init.self, Status.self, Import.self, List.self, Export.self, View.self, Album.self,
-                      Delete.self, Note.self, Fade.self, Sweep.self, WipeCommand.self, SettingsCommand.self, Pin.self,
-                      Skeleton.self, Checkin.self, ArchiveCommand.self, Check.self, Thumbnail.self, Thumbnails.self, Rekey.self, LogCommand.self, TPMCommand.self,
-                      RecoveryCommand.self, Recover.self, Backup.self, FIDO2Command.self, Shell.self, Unlock.self, Lock.self,
-                      AgentServe.self])
+        // Grouped in --help as a user looks for them; each command lives in Commands/<name>.swift.
+        // `agent-serve` (hidden) is started by `unlock`.
+        subcommands: [AgentServe.self],
+        groupedSubcommands: [
+            CommandGroup(name: "Items", subcommands: [Import.self, List.self, Export.self, View.self, Thumbnail.self, Delete.self,
+                                                      Album.self, Note.self, Fade.self]),
+            CommandGroup(name: "Session", subcommands: [Init.self, Status.self, Shell.self, Unlock.self, Lock.self, SettingsCommand.self,
+                                                        LogCommand.self]),
+            CommandGroup(name: "Keys and credentials", subcommands: [Pin.self, Rekey.self, RecoveryCommand.self, Recover.self,
+                                                                     TPMCommand.self, FIDO2Command.self, Skeleton.self, Checkin.self]),
+            CommandGroup(name: "Care and backups", subcommands: [Check.self, Thumbnails.self, Sweep.self, Backup.self,
+                                                                 ArchiveCommand.self, WipeCommand.self]),
+        ])
 
     static func main() {
         Hygiene.apply()
@@ -49,7 +58,8 @@ struct Nu11vlt: ParsableCommand {
             let code = exitCode(for: error)
             if code == .success { exit(withError: error) }  // --help, --version
             // Usage errors: one line with a hint, not a screenful of usage.
-            let text = message(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
+            let text = Arguments.negativeNumber(in: message(for: error))
+                ?? message(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
             Failure.printError(text.contains("(hint:") ? text : "\(text) (hint: see `nu11vlt help` or add --help to the command)")
             Foundation.exit(code.rawValue)
         }

@@ -924,13 +924,16 @@ def first_run():
         type_text("12")
         wait_for(lambda: any("Too short" in t for t in texts()), "the too-short verdict", 15)
         type_text("34")
-        wait_for(lambda: any(t.startswith("Weak") for t in texts()), "the weak verdict for 1234", 15)
+        # Issue 58: a PIN a thief tries first is refused as it is typed, not only judged weak.
+        wait_for(lambda: any("first a thief tries" in t for t in texts()), "1234 refused as a common PIN", 15)
+        type_text("71")
+        wait_for(lambda: any(t.startswith("Weak") for t in texts()), "the weak verdict for 123471", 15)
         click(find("Repeat PIN", "password text"))
-        type_text("1235")
+        type_text("123472")
         wait_for(lambda: any("do not match" in t for t in texts()), "the mismatch said", 15)
         assert not enabled(find("Create vault", "push button")), "Create vault is live while the two differ"
         key("BackSpace")
-        type_text("4")
+        type_text("1")
         # Issue 56: whether the vault folder may be backed up is asked, with the trade-off, and
         # nothing is chosen for the person.
         wait_for(lambda: any("Choose whether to back up" in t for t in texts()), "the backup question asked", 15)
@@ -988,7 +991,7 @@ def first_run():
         app.wait(timeout=30)
     # The CLI opens what the app made, with the PIN typed in the app; the phrase is nowhere on disk.
     r = subprocess.run([CLI, "status", "--vault", vault, "--keystore", keystore, "--pin-stdin"],
-                       input="1234\n", capture_output=True, text=True)
+                       input="123471\n", capture_output=True, text=True)
     assert r.returncode != 0, "the PIN changed in the app still opens the vault"
     r = subprocess.run([CLI, "status", "--vault", vault, "--keystore", keystore, "--pin-stdin"],
                        input=FIRST_PIN + "\n", capture_output=True, text=True)

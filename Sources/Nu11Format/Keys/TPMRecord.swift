@@ -195,25 +195,69 @@ public enum RecoveryKey {
         }
     }
 
-    /// Parses what a person typed: case, spaces and dashes do not matter.
-    public static func parse(_ typed: SecretBytes) throws -> SecretBytes {
+    /// What a parsed text stands for: the vault's recovery phrase, or a TPM's recovery key
+    /// (the same kind of secret; the error names the one the user was asked for).
+    public enum Use: Sendable { case phrase, tpmKey }
+
+    /// Parses what a person typed: case, spaces and dashes do not matter. A letter no phrase
+    /// has is named with its group; a wrong count says how many letters there were.
+    public static func parse(_ typed: SecretBytes, as use: Use = .phrase) throws -> SecretBytes {
         var nibbles: [UInt8] = []
         defer { secureZero(&nibbles) }
-        let valid = typed.withUnsafeBytes { raw -> Bool in
+        var stray: Character?
+        var strayAt = 0
+        typed.withUnsafeBytes { raw in
             for byte in raw {
                 let c = Character(Unicode.Scalar(byte)).lowercased().first ?? " "
                 if c == " " || c == "-" || c == "\n" || c == "\r" || c == "\t" { continue }
-                guard let i = alphabet.firstIndex(of: c) else { return false }
+                guard let i = alphabet.firstIndex(of: c) else {
+                    if stray == nil { (stray, strayAt) = (c, nibbles.count) }
+                    nibbles.append(0)
+                    continue
+                }
                 nibbles.append(UInt8(i))
             }
-            return nibbles.count == 32
         }
-        guard valid else {
-            throw Nu11Error(.invalidArgument, "that is not a recovery key (32 letters in 8 groups of 4, from c b d e f g h i j k l n r t u v)",
-                            remedy: .advice(.typeTPMRecoveryKey))
+        let what = use == .phrase ? "recovery phrase" : "recovery key"
+        let advice: Advice = use == .phrase ? .typeRecoveryPhrase : .typeTPMRecoveryKey
+        if let stray {
+            // Only a letter or digit is shown: it is one of 32, not the secret.
+            let shown = stray.isASCII && (stray.isLetter || stray.isNumber) ? "'\(stray)'" : "a character"
+            throw Nu11Error(.invalidArgument, "that is not a \(what): group \(strayAt / 4 + 1) has \(shown), which no \(what) has (its letters are c b d e f g h i j k l n r t u v)",
+                            remedy: .advice(advice))
+        }
+        guard nibbles.count == 32 else {
+            throw Nu11Error(.invalidArgument, "that is not a \(what): it has \(nibbles.count) letter\(nibbles.count == 1 ? "" : "s"), a \(what) has 32 (8 groups of 4, from c b d e f g h i j k l n r t u v)",
+                            remedy: .advice(advice))
         }
         var bytes = (0..<16).map { nibbles[2 * $0] << 4 | nibbles[2 * $0 + 1] }
         return SecretBytes(consuming: &bytes)
+    }
+
+    /// The group (1…8) of a likely typo: the one letter changed, or two neighbours swapped,
+    /// that turns `typed` into the secret `matches` accepts; nil when no single slip does.
+    /// (At most 32 × 15 + 31 candidates; each is one cheap check.)
+    public static func typoGroup(_ typed: SecretBytes, matches: (SecretBytes) -> Bool) -> Int? {
+        var nibbles = typed.withUnsafeBytes { raw in (0..<32).map { i in (raw[i / 2] >> (i % 2 == 0 ? 4 : 0)) & 0x0F } }
+        defer { secureZero(&nibbles) }
+        func candidate() -> SecretBytes {
+            var bytes = (0..<16).map { nibbles[2 * $0] << 4 | nibbles[2 * $0 + 1] }
+            return SecretBytes(consuming: &bytes)
+        }
+        for position in 0..<32 {
+            let kept = nibbles[position]
+            for value in UInt8(0)..<16 where value != kept {
+                nibbles[position] = value
+                if matches(candidate()) { return position / 4 + 1 }
+            }
+            nibbles[position] = kept
+        }
+        for position in 0..<31 where nibbles[position] != nibbles[position + 1] {
+            nibbles.swapAt(position, position + 1)
+            defer { nibbles.swapAt(position, position + 1) }
+            if matches(candidate()) { return position / 4 + 1 }
+        }
+        return nil
     }
 
     static func wrappingKey(_ key: SecretBytes, deviceKey: SecretBytes) -> SecretBytes {

@@ -68,10 +68,15 @@ public final class AtomicFileWriter {
             }
         }
         cleanupSlot = nu11_cleanup_register(temporaryPath)
-        do {
-            fd = try POSIX.openFile(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
-        } catch {
+        let tempPath = temporaryPath
+        fd = SystemIO.retrying { open(tempPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+        guard fd >= 0 else {
+            let code = errno
             nu11_cleanup_unregister(cleanupSlot)
+            // The temp file's random name means nothing to the user: the folder is named.
+            var error = POSIX.error("create a file in", dir, code: code)
+            if !error.diskFull { error.message = "\(dir): cannot create a file in this folder: \(String(cString: strerror(code)))" }
+            done = true  // nothing left for `deinit` to close or unlink
             throw error
         }
         guard fchmod(fd, 0o600) == 0, !plaintext || nu11_lock(fd) == 0 else {

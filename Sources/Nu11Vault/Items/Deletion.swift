@@ -13,12 +13,23 @@ extension Items {
     /// Secure mode (`secure: true`, or the `deletion.mode` setting) first overwrites the file
     /// in place with random bytes and fsyncs it, then destroys the key, then unlinks and
     /// checks the file is gone. See docs/THREAT-MODEL.md for what an overwrite cannot promise.
-    public func delete(_ refs: [ItemRef], secure: Bool? = nil) throws {
+    /// A Live Photo goes whole: deleting a still deletes its motion too (deleting the motion
+    /// alone leaves the still, a photo of its own). Returns every item deleted, in order.
+    @discardableResult
+    public func delete(_ refs: [ItemRef], secure: Bool? = nil) throws -> [ItemID] {
         var seen = Set<ItemID>()
-        let rows = try refs.map { try row($0) }.filter { seen.insert($0.id).inserted }
+        var rows: [ItemRow] = []
+        for row in try refs.map({ try row($0) }) where seen.insert(row.id).inserted {
+            rows.append(row)
+            guard row.kind == .file, let motion = try? ItemMetadata.open(row, key: metadataKey(row.domain)).motion,
+                  !seen.contains(motion), let video = try? self.row(ItemRef(motion)) else { continue }
+            seen.insert(motion)
+            rows.append(video)
+        }
         let mode = secure ?? (settings.deletionMode == .secure)
         try delete(rows: rows, secure: mode)
         audit("delete", count: rows.count, items: rows.map(\.id), detail: mode ? "secure" : "standard")
+        return rows.map(\.id)
     }
 
     func delete(rows: [ItemRow], secure: Bool) throws {

@@ -117,18 +117,45 @@ public struct ExportReport: Sendable {
 extension Items {
     /// The items a selection names: in capture-date order for an album, a date range or all,
     /// in the order given for IDs. Files only (a note is exported as a note).
+    /// A Live Photo travels whole: a still's motion comes right after it, even when the
+    /// selection did not name it (its capture date can fall outside a range, or only the
+    /// still's ID was given).
     public func select(_ selection: ExportSelection) throws -> [ItemSummary] {
+        let chosen: [ItemSummary]
         switch selection {
         case .items(let refs):
             var seen = Set<ItemID>()
-            return try refs.map { try item($0) }.filter { seen.insert($0.id).inserted }
+            chosen = try refs.map { try item($0) }.filter { seen.insert($0.id).inserted }
         case .album(let name):
-            return try list(album: name, limit: Int.max, kind: .file, order: .taken).items
+            chosen = try list(album: name, limit: Int.max, kind: .file, order: .taken).items
         case .taken(let from, let to):
-            return try list(limit: Int.max, kind: .file, taken: (from, to)).items
+            chosen = try list(limit: Int.max, kind: .file, taken: (from, to)).items
         case .all:
-            return try list(limit: Int.max, kind: .file, order: .taken).items
+            chosen = try list(limit: Int.max, kind: .file, order: .taken).items
         }
+        return try withMotions(chosen)
+    }
+
+    /// `items` with each Live Photo still's motion right after it (once, and only while the
+    /// motion is there to be read).
+    public func withMotions(_ items: [ItemSummary]) throws -> [ItemSummary] {
+        var placed = Set(items.map(\.id))
+        var out: [ItemSummary] = []
+        out.reserveCapacity(items.count)
+        let named = Set(items.map(\.id))
+        for item in items {
+            // A motion the selection named itself is placed after its still when that is there.
+            if named.contains(item.id), out.contains(where: { $0.id == item.id }) { continue }
+            out.append(item)
+            guard let motion = item.motion else { continue }
+            if named.contains(motion) {
+                if let own = items.first(where: { $0.id == motion }), !out.contains(where: { $0.id == motion }) { out.append(own) }
+                continue
+            }
+            guard placed.insert(motion).inserted, let video = try? self.item(ItemRef(motion)) else { continue }
+            out.append(video)
+        }
+        return out
     }
 
     /// Runs a plan: each item to its own file, all or nothing per file (never replacing one

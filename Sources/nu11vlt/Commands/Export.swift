@@ -97,11 +97,32 @@ struct Export: ParsableCommand {
                 line?.update(bytes: done)
             }
             line?.finish()
+            let item = try vault.items.item(id)
+            let motion = try exportMotion(of: item, vault: vault, strip: strip)
             if json.json {
-                let item = try vault.items.item(id)
-                try Output.json(Results.Exported(id: item.id.hex, name: item.name, bytes: bytes, output: output, strippedLocation: strip))
+                try Output.json(Results.Exported(id: item.id.hex, name: item.name, bytes: bytes, output: output, strippedLocation: strip,
+                                                 motion: motion))
             }
         }
+    }
+
+    /// A Live Photo's still exported to a file takes its motion along, beside it under the
+    /// same name with the motion's extension (`trip.heic` → `trip.mov`); a file already there
+    /// is never replaced without --force (the still is written; the motion is named, not lost).
+    private func exportMotion(of item: ItemSummary, vault: Vault, strip: Bool) throws -> String? {
+        guard let motionID = item.motion, let video = try? vault.items.item(ItemRef(motionID)) else { return nil }
+        let ext = (video.name as NSString).pathExtension
+        let base = (output as NSString).deletingPathExtension
+        var path = base + "." + (ext.isEmpty ? "mov" : ext)
+        if path == output { path = base + " (motion)." + (ext.isEmpty ? "mov" : ext) }
+        if FileManager.default.fileExists(atPath: path) && !force {
+            throw Nu11Error(.alreadyExists, "\(output) was written, but not the Live Photo's motion: \(path) already exists",
+                            remedy: .frontEnd("export \(video.id.hex) -o ANOTHER_FILE, or export both into a folder: export \(item.id.hex) -o DIR"),
+                            item: path)
+        }
+        _ = try vault.items.export(ItemRef(motionID), toFile: path, overwrite: force, stripLocation: strip) { _, _ in }
+        if !json.json { Output.note("nu11vlt: the Live Photo's motion went beside it: \(Output.escaped(path))") }
+        return path
     }
 
     private var selection: ExportSelection {

@@ -45,11 +45,23 @@ enum Output {
     static func json(_ value: some Encodable) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var c = encoder.singleValueContainer()
+            try c.encode(Output.isoTime(date))
+        }
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
-    /// Human output shows local time, to the minute (JSON keeps UTC, ISO 8601).
+    /// A time for scripts: ISO 8601 in local time with its offset (`2026-11-21T19:25:57+01:00`;
+    /// `Z` where local time is UTC). One convention for every command's JSON and machine lines.
+    static func isoTime(_ date: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.timeZone = TimeZone.current
+        f.formatOptions = [.withInternetDateTime]
+        return f.string(from: date)
+    }
+
+    /// Human output shows local time, to the minute (JSON the same local time, ISO 8601 with its offset).
     static var localTime: DateFormatter {
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")

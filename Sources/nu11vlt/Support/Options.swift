@@ -216,6 +216,17 @@ enum Arguments {
         }
         return nil
     }
+
+    /// ArgumentParser reads `--limit -3` as an option `-3` and says "Missing value": this
+    /// says what was wrong instead (no option takes a negative number).
+    static func negativeNumber(in message: String, arguments: [String] = CommandLine.arguments) -> String? {
+        guard message.hasPrefix("Missing value for '") else { return nil }
+        let option = message.dropFirst("Missing value for '".count).prefix { $0 != " " && $0 != "'" }
+        guard let at = arguments.firstIndex(of: String(option)), at + 1 < arguments.count else { return nil }
+        let next = arguments[at + 1]
+        guard next.count > 1, next.hasPrefix("-"), next.dropFirst().allSatisfy({ $0.isNumber || $0 == "." }) else { return nil }
+        return "\(option) takes 0 or more, not \(next) (hint: e.g. \(option) 10)"
+    }
 }
 
 extension ItemRef {

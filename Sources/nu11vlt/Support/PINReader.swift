@@ -5,6 +5,7 @@ import Glibc
 #endif
 import Foundation
 import Nu11Format
+import Nu11Vault
 
 /// Reads PINs and passphrases: from the terminal with echo off, or for scripts from a file
 /// descriptor or stdin. Never from argv or the environment. The bytes go straight into
@@ -49,11 +50,13 @@ enum PINReader {
     }
 
     /// Asks twice on a terminal (new PINs); reads once from a descriptor.
-    static func readNew(prompt: String, from source: Source) throws -> SecretBytes {
+    /// `isPIN`: a PIN a thief tries first is refused (an archive password has its own floor).
+    static func readNew(prompt: String, from source: Source, isPIN: Bool = true) throws -> SecretBytes {
         let first = try read(prompt: prompt, from: source)
         guard first.count >= 4 else {
             throw Nu11Error(.invalidArgument, "the PIN or passphrase is too short", remedy: .longerPIN)
         }
+        if isPIN { try Strength.refuseCommonPIN(first) }
         if case .terminal = source {
             let second = try read(prompt: "Repeat to confirm: ", from: source)
             guard first.constantTimeEquals(second) else {

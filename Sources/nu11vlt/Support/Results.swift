@@ -17,6 +17,20 @@ enum Results {
         var bytes: UInt64
         var output: String
         var strippedLocation: Bool
+        /// A Live Photo's motion, written beside it (null otherwise).
+        var motion: String?
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(name, forKey: .name)
+            try c.encode(bytes, forKey: .bytes)
+            try c.encode(output, forKey: .output)
+            try c.encode(strippedLocation, forKey: .strippedLocation)
+            try c.encode(motion, forKey: .motion)  // null, never missing
+        }
+
+        enum CodingKeys: String, CodingKey { case id, name, bytes, output, strippedLocation, motion }
     }
 
     /// `export -o FOLDER --json`: what was written where, and what could not be read.

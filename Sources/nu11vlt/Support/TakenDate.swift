@@ -10,6 +10,13 @@ struct TakenDate: ExpressibleByArgument {
     let end: Date
 
     init?(argument: String) {
+        // `today` and `yesterday`: the whole local day.
+        if let back = ["today": 0, "yesterday": -1][argument.lowercased()],
+           let day = Calendar.current.date(byAdding: .day, value: back, to: Calendar.current.startOfDay(for: Date())) {
+            let next = Calendar.current.date(byAdding: .day, value: 1, to: day) ?? day + 86_400
+            (start, end) = (day, next - 0.001)
+            return
+        }
         let local = DateFormatter()
         local.locale = Locale(identifier: "en_US_POSIX")
         local.timeZone = TimeZone.current
@@ -28,14 +35,22 @@ struct TakenDate: ExpressibleByArgument {
     }
 
     static var defaultCompletionKind: CompletionKind { .default }
+
+    /// For `transform:`: a text that is no date says which forms are.
+    static func parse(_ text: String) throws -> TakenDate {
+        guard let date = TakenDate(argument: text) else {
+            throw ValidationError("not a day or time; give a day (2024-07-31), a local time (2024-07-31T18:30), ISO 8601 with a zone (2024-07-31T18:30:00+02:00), today or yesterday")
+        }
+        return date
+    }
 }
 
 /// `--taken-from` / `--taken-to`, shared by `list` and `export`: either end may be left open;
 /// a reversed range is refused before the PIN.
 struct TakenRangeOptions: ParsableArguments {
-    @Option(name: .customLong("taken-from"), help: ArgumentHelp("Items taken on or after this day or time (2024-07-31, 2024-07-31T18:30); by capture date.", valueName: "date"))
+    @Option(name: .customLong("taken-from"), help: ArgumentHelp("Items taken on or after this day or time (2024-07-31, 2024-07-31T18:30, today, yesterday); by capture date.", valueName: "date"), transform: TakenDate.parse)
     var from: TakenDate?
-    @Option(name: .customLong("taken-to"), help: ArgumentHelp("Items taken on or before this day or time.", valueName: "date"))
+    @Option(name: .customLong("taken-to"), help: ArgumentHelp("Items taken on or before this day or time.", valueName: "date"), transform: TakenDate.parse)
     var to: TakenDate?
 
     var given: Bool { from != nil || to != nil }

@@ -101,5 +101,28 @@ struct VideoTests {
         let motion = try #require(items.first { $0["name"] as? String == "IMG_0001.MOV" })
         #expect(still["motion"] as? String == motion["id"] as? String, "\(still)")
         #expect(motion["motion"] is NSNull && motion["duration"] as? Double == 2.0, "\(motion)")
+
+        // The pair travels together (issue 58): the motion was taken in 2023, the still (no
+        // EXIF) today, so a range of today names only the still — the motion comes along.
+        let stillID = try #require(still["id"] as? String), motionID = try #require(motion["id"] as? String)
+        let out = cli.root + "/today"
+        let ranged = try cli.run(["export", "--taken-from", "today", "-o", out], pinStdin: true)
+        #expect(ranged.code == 0, "\(ranged.stderr)")
+        let written = (try? FileManager.default.contentsOfDirectory(atPath: out))?.sorted() ?? []
+        #expect(written == ["IMG_0001.HEIC", "IMG_0001.MOV"], "a date-range export split the Live Photo: \(written)")
+        // The still alone to a file: the motion beside it, named in --json.
+        let one = try cli.run(["export", stillID, "-o", cli.root + "/trip.heic", "--json"], pinStdin: true)
+        #expect(one.code == 0 && one.out.contains("\"motion\" : \"\(cli.root)/trip.MOV\""), "\(one.out) \(one.stderr)")
+        #expect(FileManager.default.contentsEqual(atPath: cli.root + "/trip.MOV", andPath: roll + "/IMG_0001.MOV"))
+        // Again: the motion's file is there now, and is not replaced; the error says so.
+        let again = try cli.run(["export", stillID, "-o", cli.root + "/trip2.heic"], pinStdin: true)
+        #expect(again.code == 0, "\(again.stderr)")
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: cli.root + "/trip3.MOV"))
+        expectCleanError(try cli.run(["export", stillID, "-o", cli.root + "/trip3.heic"], pinStdin: true), code: 64, mentions: "not the Live Photo's motion")
+        #expect(try String(contentsOfFile: cli.root + "/trip3.MOV", encoding: .utf8) == "mine")
+        // Deleting the still deletes the motion too, and says so.
+        let deleted = try cli.run(["delete", String(stillID.prefix(8))], pinStdin: true)
+        #expect(deleted.code == 0 && deleted.out.contains(stillID) && deleted.out.contains(motionID), "\(deleted.out) \(deleted.stderr)")
+        #expect(try cli.listJSON().isEmpty, "the motion outlived its still")
     }
 }

@@ -23,7 +23,7 @@ struct FirstRunTests {
 
     @Test("a weak PIN gets a warning that says what an offline guesser needs; a strong passphrase none")
     func weakPIN() throws {
-        for (pin, warned) in [("1234", true), ("20481", true), ("password1", true), ("correct horse", true),
+        for (pin, warned) in [("7306", true), ("20481", true), ("password1", true), ("correct horse", true),
                               ("violet quartz tulip orbit canyon", false), ("k7#Rq!v9Zp@2mW", false)] {
             let cli = try CLI(pin: pin)
             let r = try cli.run(["init", "--kdf-memory", "19", "--kdf-iterations", "2"], pinStdin: true)

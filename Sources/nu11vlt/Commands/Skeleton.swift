@@ -4,72 +4,6 @@ import Foundation
 import Nu11Format
 import Nu11Vault
 
-struct NewPINOption: ParsableArguments {
-    @Option(name: .customLong("new-pin-fd"),
-            help: ArgumentHelp("Read the new PIN from this file descriptor (one line; may be the current PIN's descriptor, next line).",
-                               valueName: "m"))
-    var newPinFD: Int32?
-
-    func read(_ prompt: String) throws -> SecretBytes {
-        try PINReader.readNew(prompt: prompt, from: newPinFD.map { .fd($0) } ?? .terminal)
-    }
-}
-
-extension Pin {
-    struct SetBackup: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "set-backup",
-            abstract: "Set the backup PIN, which opens a separate, complete vault.",
-            discussion: """
-                Needs the primary PIN. The backup PIN opens the Backup domain as a vault of its own \
-                (photos, albums, notes, fade) where nothing of the primary vault is visible. Setting \
-                it again replaces the backup vault (its items are destroyed) and clears the duress PIN.
-                """)
-        @OptionGroup var location: LocationOptions
-        @OptionGroup var pin: PINOptions
-        @OptionGroup var newPIN: NewPINOption
-        @Flag(name: .long, help: "Replace a backup vault that holds items without asking (its items are destroyed).")
-        var replace = false
-        @OptionGroup var output: JSONOption
-
-        func run() throws {
-            try Failure.run {
-                let vault = try openVault(location, pin, prompt: "Primary PIN or passphrase: ")
-                let held = try vault.profiles.backupVaultItemCount()
-                if held > 0 && !replace {
-                    try Confirm.typed("replace", question: "The backup vault holds \(held) item(s); a new backup PIN destroys them.",
-                                      offTerminal: Nu11Error(.invalidArgument, "the backup vault holds \(held) item(s), which a new backup PIN destroys; nothing was changed",
-                                                             remedy: .frontEnd("pass --replace to destroy them and set the new backup PIN")),
-                                      notConfirmed: "type replace, or pass --replace")
-                }
-                try vault.profiles.setBackupPIN(try newPIN.read("New backup PIN or passphrase: "))
-                if output.json { return try Output.json(Results.PINChange(changed: "backup", keysRotated: false)) }
-                print("backup PIN set")
-            }
-        }
-    }
-
-    struct SetDuress: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "set-duress",
-            abstract: "Set a duress PIN: it silently destroys the primary vault, then opens the backup vault.",
-            discussion: "Run it with the backup PIN as the current PIN. Off by default.")
-        @OptionGroup var location: LocationOptions
-        @OptionGroup var pin: PINOptions
-        @OptionGroup var newPIN: NewPINOption
-        @OptionGroup var output: JSONOption
-
-        func run() throws {
-            try Failure.run {
-                let vault = try openVault(location, pin, prompt: "Backup PIN or passphrase: ")
-                try vault.profiles.setDuressPIN(try newPIN.read("New duress PIN: "))
-                if output.json { return try Output.json(Results.PINChange(changed: "duress", keysRotated: false)) }
-                print("duress PIN set")
-            }
-        }
-    }
-}
-
 struct Skeleton: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "skeleton",
@@ -158,24 +92,6 @@ struct Skeleton: ParsableCommand {
                 }
                 print("Skeleton Switch disarmed")
             }
-        }
-    }
-}
-
-struct Checkin: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "checkin", abstract: "Check in with the primary PIN (resets the Skeleton Switch).")
-    @OptionGroup var location: LocationOptions
-    @OptionGroup var pin: PINOptions
-    @OptionGroup var output: JSONOption
-
-    func run() throws {
-        try Failure.run {
-            let vault = try openVault(location, pin)
-            if output.json {
-                vault.lock()
-                return try Output.json(location.locked.skeletonStatus().json)
-            }
-            print("checked in")
         }
     }
 }

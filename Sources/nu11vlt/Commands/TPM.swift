@@ -5,83 +5,6 @@ import Nu11Format
 import Nu11Storage
 import Nu11Vault
 
-/// `--tpm-pcrs 7` or `0,7`: the PCRs (SHA-256 bank) the TPM objects are bound to.
-struct PCROption: ParsableArguments {
-    @Option(name: .customLong("tpm-pcrs"),
-            help: ArgumentHelp("Also bind the TPM objects to these PCRs (e.g. 7, the Secure Boot policy; comma-separated, 0–23). Off by default: a firmware or Secure Boot change then locks the TPM path until you use the recovery key.",
-                               valueName: "list"))
-    var pcrs: String?
-
-    func validate() throws { _ = try mask() }
-
-    func mask() throws -> UInt32 {
-        guard let pcrs else { return 0 }
-        var mask: UInt32 = 0
-        for part in pcrs.split(separator: ",") {
-            guard let n = Int(part.trimmingCharacters(in: .whitespaces)), (0...23).contains(n) else {
-                throw ValidationError("--tpm-pcrs takes PCR numbers 0–23 separated by commas, e.g. 7 or 0,7 (got '\(part)')")
-            }
-            mask |= 1 << UInt32(n)
-        }
-        guard mask != 0 else { throw ValidationError("--tpm-pcrs names no PCR") }
-        return mask
-    }
-}
-
-/// The other PINs that must keep working through a change that re-seals every slot.
-struct OtherPINsOption: ParsableArguments {
-    @Option(name: .customLong("other-pins-fd"),
-            help: ArgumentHelp("Read the other PINs that must keep working (backup, duress) from this descriptor, one per line, an empty line or the end for none.",
-                               valueName: "k"))
-    var otherPinsFD: Int32?
-
-    func validate() throws {
-        if let fd = otherPinsFD, fd < 0 { throw ValidationError("--other-pins-fd must be a file descriptor number") }
-    }
-
-    func read(_ change: String) throws -> [SecretBytes] {
-        try readOtherPINs(fd: otherPinsFD, why: "\(change) re-seals every PIN of this key store.",
-                          refusal: "\(change.lowercased()) re-seals every PIN of this key store, and there is no terminal to ask for the others; nothing was changed")
-    }
-}
-
-enum RecoveryKeyText {
-    /// The TPM's recovery key alone (`tpm enroll` of a vault whose phrase is separate).
-    static func show(_ key: SecretBytes, json: Bool) {
-        let text = RecoveryKey.text(key)
-        let lines = """
-
-            Recovery key (shown only now — write it down and keep it away from this machine):
-
-                \(text)
-
-            With it and your primary PIN the vault opens on another machine, after a TPM reset or a
-            motherboard change: `nu11vlt tpm recover`. Without it, losing this TPM loses the vault.
-            """
-        if json { Output.note(lines) } else { print(lines) }
-    }
-
-    /// The vault's recovery phrase (`init`, `recovery setup`); with a TPM it is the TPM's
-    /// recovery key too.
-    static func showPhrase(_ phrase: SecretBytes, tpm: Bool, json: Bool) {
-        let text = RecoveryKey.text(phrase)
-        let lines = """
-
-            Recovery phrase (shown only now — write it down on paper and keep it away from this machine):
-
-                \(text)
-
-            With it and a copy of the vault folder alone, `nu11vlt recover` rebuilds the key store
-            (a new PIN) on any machine — after a dead disk, a lost key store or a forgotten PIN.\(tpm ? """
-
-            It is also the TPM's recovery key (`nu11vlt tpm recover`).
-            """ : "")
-            Whoever has it and the vault folder has your primary vault: treat it like the vault itself.
-            """
-        if json { Output.note(lines) } else { print(lines) }
-    }
-}
-
 struct TPMCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tpm",
@@ -112,7 +35,7 @@ struct TPMCommand: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let typed = try PINReader.read(prompt: "Recovery key: ", from: recoveryKeyFD.map { .fd($0) } ?? .terminal)
-                try KeyStore.releaseLockout(recoveryKey: try RecoveryKey.parse(typed))
+                try KeyStore.releaseLockout(recoveryKey: try RecoveryKey.parse(typed, as: .tpmKey))
                 print("the TPM's lockout authorization is empty again: anyone who can use the TPM can now reset its wrong-PIN count")
             }
         }
@@ -207,7 +130,7 @@ struct TPMCommand: ParsableCommand {
         func run() throws {
             try Failure.run {
                 let typed = try PINReader.read(prompt: "Recovery key: ", from: recoveryKeyFD.map { .fd($0) } ?? .terminal)
-                let key = try RecoveryKey.parse(typed)
+                let key = try RecoveryKey.parse(typed, as: .tpmKey)
                 let secret = try pin.read(prompt: "Primary PIN or passphrase: ")
                 let result = try location.locked.recoverTPM(recoveryKey: key, pin: secret, onWait: waiting)
                 // Clearing the count is best effort (the TPM refuses lockout commands for a while

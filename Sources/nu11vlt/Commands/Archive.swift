@@ -69,7 +69,7 @@ struct ArchiveCommand: ParsableCommand {
 
         func archivePassword(parameters: KDFParameters) throws -> SecretBytes {
             guard generatePassword else {
-                return try ArchiveCommand.checkedPassword(try PINReader.readNew(prompt: "Archive password: ", from: password.source),
+                return try ArchiveCommand.checkedPassword(try PINReader.readNew(prompt: "Archive password: ", from: password.source, isPIN: false),
                                                           parameters: parameters)
             }
             let generated = Strength.generatePassphrase()

@@ -1,7 +1,64 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
 import Foundation
 import Nu11Format
 import Nu11Vault
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the vault and key store paths, the KDF cost and (after unlock) item and album counts.",
+        discussion: """
+            Without --unlock no PIN is asked and counts are not shown. With half a vault here (a \
+            moved vault folder or key store), --search DIR looks under DIR for the other half by \
+            the vault ID both halves carry. A vault folder found there (one only) is recorded in the \
+            key store, and commands that are not given --vault (or NU11VLT_VAULT) use it from then on; \
+            nothing else is changed.
+            """)
+
+    @OptionGroup var location: LocationOptions
+    @OptionGroup var pin: PINOptions
+    @Flag(name: .long, help: "Ask for the PIN to show item and album counts.")
+    var unlock = false
+    @Option(name: .long, help: ArgumentHelp("Find the missing half of this vault (a moved vault folder or key store) under this folder.",
+                                            valueName: "dir"), completion: .directory)
+    var search: String?
+    @OptionGroup var output: JSONOption
+
+    func run() throws {
+        try Failure.run {
+            if let search { return try searchOtherHalf(in: search) }
+            var info = try location.locked.info()
+            if unlock || pin.pinFD != nil || pin.pinStdin || ShellSession.vault != nil {
+                info = try openVault(location, pin).status()
+            } else if info.initialized {
+                try runGate(location)
+            }
+            let half = location.locked.halfVaultError
+            if output.json {
+                try Output.json(info.json)
+                if let half { throw half }
+                return
+            }
+            let state = half != nil ? "  (incomplete: see below)" : info.initialized ? "" : "  (not initialised; run `nu11vlt init`)"
+            print("vault      \(info.vaultPath)\(state)")
+            print("key store  \(info.keyStorePath)")
+            if let half { throw half }
+            if let t = info.kdfIterations, let m = info.kdfMemoryMiB { print("Argon2id   \(t) passes, \(m) MiB") }
+            if let items = info.items, let albums = info.albums {
+                print("items      \(items)")
+                print("albums     \(albums)")
+            }
+            if let fading = info.fadeItems { print("fading     \(fading)") }
+            if info.initialized, let backup = try? location.locked.backupInfo() {
+                print(BackupLines.folder(backup))
+                print(BackupLines.changed(backup))
+                print(BackupLines.phrase(backup))
+            }
+            print("decoders   \(DecoderSandbox.summary)")
+        }
+    }
+}
 
 /// `status --search DIR`: finds the missing half of a vault by the vault ID both halves carry.
 /// A vault folder found there (one only) is recorded in the key store (docs/FORMAT.md §4.4c),
@@ -54,16 +111,5 @@ extension Status {
         if let vault { words += ["--vault", ShellWord.quoted(vault)] }
         if let keyStore { words += ["--keystore", ShellWord.quoted(keyStore)] }
         return words.joined(separator: " ")
-    }
-}
-
-/// A path as one word of a POSIX shell command line: as it is when it holds only characters no
-/// shell treats specially, else in single quotes (a quote inside as '\''). Control characters
-/// are shown escaped (such a path cannot be pasted; it never reaches the terminal raw).
-enum ShellWord {
-    static func quoted(_ text: String) -> String {
-        let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+:@%,=")
-        if !text.isEmpty, text.allSatisfy({ plain.contains($0) }) { return text }
-        return "'" + Output.escaped(text).replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
