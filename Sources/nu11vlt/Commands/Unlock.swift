@@ -34,7 +34,7 @@ struct Unlock: ParsableCommand {
                 throw Nu11Error(.invalidArgument, "the unlock agent opens the vault with the PIN, not a security key", remedy: .frontEnd("leave out --security-key"))
             }
             let loc = location.location
-            let socket = try AgentSocket.path(for: loc)
+            _ = try AgentSocket.path(for: loc)  // a path too long for a socket is said before the PIN
             _ = try AgentSocket.makeFolder()
             if case .agent(let fd, let pid) = AgentSocket.probe(loc) {
                 close(fd)
@@ -66,7 +66,6 @@ struct Unlock: ParsableCommand {
                 Trade-off, as with ssh-agent: meanwhile any program running as your user can use this vault \
                 through it. Deleting and PIN or key changes still ask for the PIN. `nu11vlt lock` ends it.
                 """)
-            _ = socket
         }
     }
 
