@@ -121,6 +121,10 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "CNu11Sys", exclude: ["mutants.txt"]),
+        // The unlock agent's watch on logind (suspend, screen lock) over D-Bus: GIO's GDBus
+        // (Debian libglib2.0-dev; libvips links GLib already), behind a small C face.
+        .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        .target(name: "CNu11Session", dependencies: ["CGio"]),
         // The release's version, stamped from the VERSION file at build time (one place).
         .executableTarget(name: "nu11vlt-version-stamp", path: "Sources/nu11vlt-version-stamp"),
         .plugin(name: "VersionStamp", capability: .buildTool(), dependencies: ["nu11vlt-version-stamp"]),
@@ -131,6 +135,7 @@ let package = Package(
                 "Nu11Vault",
                 "Nu11Media",
                 "CNu11Sys",
+                "CNu11Session",
                 "Nu11Release",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),

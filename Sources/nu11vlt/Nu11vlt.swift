@@ -23,11 +23,14 @@ struct Nu11vlt: ParsableCommand {
             """,
         version: Nu11Release.version,  // the VERSION file, stamped at build time
         // Grouped in --help as a user looks for them; each command lives in Commands/<name>.swift.
+        // `agent-serve` (hidden) is started by `unlock`.
+        subcommands: [AgentServe.self],
         groupedSubcommands: [
             CommandGroup(name: "Items", subcommands: [Import.self, List.self, Export.self, View.self, Thumbnail.self, Delete.self,
                                                       Album.self, Note.self, Fade.self]),
             CommandGroup(name: "Sharing", subcommands: [ShareCommand.self, IdentityCommand.self]),
-            CommandGroup(name: "Session", subcommands: [Init.self, Status.self, Shell.self, SettingsCommand.self, LogCommand.self]),
+            CommandGroup(name: "Session", subcommands: [Init.self, Status.self, Shell.self, Unlock.self, Lock.self, SettingsCommand.self,
+                                                        LogCommand.self]),
             CommandGroup(name: "Keys and credentials", subcommands: [Pin.self, Rekey.self, RecoveryCommand.self, Recover.self,
                                                                      TPMCommand.self, FIDO2Command.self, Skeleton.self, Checkin.self]),
             CommandGroup(name: "Care and backups", subcommands: [Check.self, Thumbnails.self, Sweep.self, Backup.self,
@@ -44,6 +47,8 @@ struct Nu11vlt: ParsableCommand {
             Failure.printError(unknown)
             Foundation.exit(64)
         }
+        // With `nu11vlt unlock`'s agent running for this vault, the command runs there.
+        if let code = AgentClient.run(Array(CommandLine.arguments.dropFirst())) { Foundation.exit(code) }
         do {
             var command = try parseAsRoot()
             try command.run()

@@ -64,4 +64,31 @@ int nu11_landlock_abi(void);
 /// memfd_create without close-on-exec (so a child can open /proc/self/fd/N); -1 on error.
 int nu11_memfd(const char *name);
 
+/* The unlock agent (agent.c): AF_UNIX stream sockets only. */
+#define NU11_MAX_PASSED_FDS 4
+/// The longest socket path an AF_UNIX address holds.
+int nu11_unix_path_max(void);
+/// A listening socket at `path`, mode 0600 from its creation; -1 with errno set.
+int nu11_unix_listen(const char *path);
+/// A connection to `path`; -1 with errno set.
+int nu11_unix_dial(const char *path);
+/// The next connection (close-on-exec); -1 with errno set.
+int nu11_unix_accept(int listener);
+/// The connected peer's user and process (SO_PEERCRED, as the kernel recorded them): 0 or -1.
+int nu11_peer_credentials(int fd, uid_t *uid, pid_t *pid);
+/// Sends `len` bytes with up to NU11_MAX_PASSED_FDS descriptors (SCM_RIGHTS): 0 or -1.
+int nu11_send_with_fds(int sock, const void *buf, size_t len, const int *fds, int nfds);
+/// Receives up to `len` bytes and the descriptors passed with them (close-on-exec) in `fds`
+/// (*nfds of them); the byte count, 0 at the end, -1 with errno set.
+long nu11_recv_with_fds(int sock, void *buf, size_t len, int *fds, int *nfds);
+/// Starts `path` (our own binary) with this environment, default signal handling, `fds[i]`
+/// as its descriptor i and no other; in a new session when `new_session`. 0 or an errno value.
+int nu11_spawn_self(const char *path, char *const argv[], const int *fds, int nfds, int new_session, int *pid_out);
+/// Blocks SIGTERM, SIGINT and SIGHUP in this thread (and the threads it starts later) and
+/// returns a signalfd that becomes readable when one arrives; -1 on error.
+int nu11_block_termination_signals(void);
+/// How long this machine has been suspended since it booted (CLOCK_BOOTTIME minus
+/// CLOCK_MONOTONIC), in seconds: it grows across a suspend.
+double nu11_seconds_suspended(void);
+
 #endif

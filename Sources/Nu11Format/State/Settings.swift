@@ -66,7 +66,7 @@ public struct Settings: Sendable, Equatable {
                    allowed: "0, or 1 … 3650"),
         Definition(key: "log.max_kib", summary: "size bound of each vault's audit log; older entries become a checkpoint",
                    allowed: "64 … 65536"),
-        Definition(key: "lock.idle", summary: "the desktop app and the interactive shell lock after this long without input (0 = never)",
+        Definition(key: "lock.idle", summary: "the desktop app, the interactive shell and the unlock agent lock after this long without use (0 = never)",
                    allowed: "0, or 10s … 24h (e.g. 30s, 5m, 1h)"),
     ]
 

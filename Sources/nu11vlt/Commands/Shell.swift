@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import ArgumentParser
+import CNu11Sys
 import Foundation
 import Nu11Format
 import Nu11Vault
@@ -10,13 +11,16 @@ enum ShellSession {
     nonisolated(unsafe) static var vault: Vault?
     nonisolated(unsafe) static var location: VaultLocation?
 
-    /// Commands that work inside the shell: those that open the vault with its PIN and nothing
-    /// else. Commands that need the PIN itself, a fresh unlock, or no vault at all run outside.
+    /// Commands that run in the shell's process, on its unlocked vault. Every other command
+    /// (those that need the PIN itself, a fresh unlock, or no vault at all) runs as its own
+    /// `nu11vlt` process, which asks for what it needs.
     static let allowed: [any ParsableCommand.Type] = [
         Import.self, List.self, Export.self, Delete.self, View.self, Album.self, Album.Create.self, Album.Rename.self,
         Album.ListAlbums.self, Album.DeleteAlbum.self, Album.Move.self, Note.self, Note.Add.self, Note.ListNotes.self,
         Note.Show.self, Note.Edit.self, Note.DeleteNote.self, LogCommand.self, Thumbnail.self, Thumbnails.self,
         IdentityCommand.self, ShareCommand.self,
+        Fade.self, Fade.Set.self, SettingsCommand.self, SettingsCommand.ListSettings.self, SettingsCommand.Get.self,
+        SettingsCommand.SetSetting.self, Status.self, Check.self,
     ]
 
     /// The session's vault for `location`, or nil outside a shell.
@@ -34,10 +38,13 @@ struct Shell: ParsableCommand {
         commandName: "shell",
         abstract: "Unlock once, then run commands at a nu11vlt> prompt (Ctrl-D ends; locked after lock.idle).",
         discussion: """
-            Commands are typed without `nu11vlt`: list, export ID… -o DIR, import, delete, album, note, log, view, \
-            thumbnail(s), identity, share. The history (↑/↓) stays in memory and never reaches disk. After lock.idle without input \
-            (a setting, 5 min by default; 0 = never) the vault is locked and the shell ends. Other nu11vlt commands \
-            and the desktop app can use the vault while the shell is open.
+            Commands are typed without `nu11vlt`: every command runs; import, list, export, delete, view, album, \
+            note, log, fade, settings, status, check, thumbnail(s), identity and share on the unlocked vault, the others (pin, \
+            rekey, recovery, tpm, fido2, wipe…) as their own process, which asks for the PIN again. `~` and \
+            `~/…` name your home folder; Tab completes commands, item IDs and paths. The history (↑/↓) stays \
+            in memory and never reaches disk. After lock.idle without input (a setting, 5 min by default; \
+            0 = never) the vault is locked and the shell ends. Other nu11vlt commands and the desktop app can \
+            use the vault while the shell is open.
             """)
 
     @OptionGroup var location: LocationOptions
@@ -54,13 +61,17 @@ struct Shell: ParsableCommand {
             vault.releaseLockBetweenOperations()
             ShellSession.vault = vault
             ShellSession.location = location.location
+            // Commands typed here (and those it starts as processes) name this vault when they
+            // are given no --vault or --keystore: the paths, never a secret.
+            setenv("NU11VLT_VAULT", location.location.vaultRoot, 1)
+            setenv("NU11VLT_KEYSTORE", location.location.keyStoreRoot, 1)
             defer {
                 ShellSession.vault = nil
                 vault.lock()
             }
             let idle = vault.settings.lockIdle
             Output.note("nu11vlt: unlocked; type commands without `nu11vlt` (`help` lists them); Ctrl-D locks and leaves")
-            let editor = LineEditor(prompt: "nu11vlt> ")
+            let editor = LineEditor(prompt: "nu11vlt> ", complete: ShellCompletion.candidates)
             while true {
                 switch editor.read(idle: idle) {
                 case .end:
@@ -81,7 +92,7 @@ struct Shell: ParsableCommand {
                         return
                     }
                     if first == "help" && words.count == 1 {
-                        print("commands: import, list, export, delete, view, album, note, log, thumbnail, thumbnails; exit (or Ctrl-D) locks and leaves; add --help to a command for its options")
+                        print("commands: every nu11vlt command (\(ShellCompletion.commands.joined(separator: ", "))); exit (or Ctrl-D) locks and leaves; add --help to a command for its options")
                         continue
                     }
                     Self.runOne(first == "nu11vlt" ? Array(words.dropFirst()) : words)
@@ -100,30 +111,40 @@ struct Shell: ParsableCommand {
             Failure.printError(unknown)
             return
         }
-        do {
-            var command = try Nu11vlt.parseAsRoot(words)
-            guard ShellSession.allowed.contains(where: { $0 == type(of: command) }) else {
-                let name = words.first ?? ""
-                Failure.printError("`\(name)` does not run inside the shell (hint: run `nu11vlt \(name)` in another terminal, or leave the shell with Ctrl-D)")
-                return
-            }
-            // Under the vault's lock, as the app's operations are: the session first follows
-            // what another process changed (a rotation, a new PIN or recovery phrase), so it
-            // never seals under retired keys or to a replaced phrase.
-            if let vault = ShellSession.vault {
-                try vault.exclusive { try command.run() }
-            } else {
-                try command.run()
-            }
-        } catch is ExitCode {
-            // Failure.run printed the one-line error.
-        } catch {
-            if Nu11vlt.exitCode(for: error) == .success {
-                print(Nu11vlt.fullMessage(for: error))
-                return
-            }
-            let text = Nu11vlt.message(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
-            Failure.printError(text.contains("(hint:") ? text : "\(text) (hint: add --help to the command)")
+        guard let command = try? Nu11vlt.parseAsRoot(words) else {
+            _ = CommandRunner.execute(words, hint: "add --help to the command")  // prints the usage error
+            return
         }
+        if type(of: command) == Shell.self {
+            Failure.printError("the shell is open already (hint: type the command itself)")
+        } else if ShellSession.allowed.contains(where: { $0 == type(of: command) }) {
+            _ = CommandRunner.execute(words, hint: "add --help to the command")
+        } else {
+            ShellProcess.run(words)
+        }
+    }
+}
+
+/// A command the shell does not run in its own process: `nu11vlt WORDS…` as a child on the
+/// same terminal (it asks for its PIN itself); Ctrl-C goes to it, not to the shell.
+enum ShellProcess {
+    static func run(_ words: [String]) {
+        guard let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            Failure.printError("cannot find the nu11vlt program (hint: run `nu11vlt \(words.first ?? "")` in another terminal)")
+            return
+        }
+        var cArgs = ([exe] + words).map { strdup($0) } + [nil]
+        defer { for p in cArgs { free(p) } }
+        fflush(nil)
+        let old = signal(SIGINT, SIG_IGN)
+        defer { signal(SIGINT, old) }
+        var pid: Int32 = 0
+        let rc = nu11_spawn_self(exe, &cArgs, [0, 1, 2], 3, 0, &pid)
+        guard rc == 0 else {
+            Failure.printError("cannot start nu11vlt \(words.first ?? ""): \(String(cString: strerror(rc))) (hint: run it in another terminal)")
+            return
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }
 }

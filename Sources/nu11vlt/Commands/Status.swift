@@ -29,7 +29,7 @@ struct Status: ParsableCommand {
         try Failure.run {
             if let search { return try searchOtherHalf(in: search) }
             var info = try location.locked.info()
-            if unlock || pin.pinFD != nil || pin.pinStdin {
+            if unlock || pin.pinFD != nil || pin.pinStdin || ShellSession.vault != nil {
                 info = try openVault(location, pin).status()
             } else if info.initialized {
                 try runGate(location)

@@ -17,8 +17,13 @@ final class LineEditor {
     private(set) var history: [String] = []
     private let terminal = isatty(0) == 1
     private var pending: [UInt8] = []
+    /// The words that may replace the line's last word (Tab).
+    private let complete: (String) -> [String]
 
-    init(prompt: String) { self.prompt = prompt }
+    init(prompt: String, complete: @escaping (String) -> [String] = { _ in [] }) {
+        self.prompt = prompt
+        self.complete = complete
+    }
 
     func read(idle: Double) -> Read {
         terminal ? readAtTerminal(idle: idle) : readPlain(idle: idle)
@@ -114,9 +119,12 @@ final class LineEditor {
                     line = index == history.count ? draft : Array(history[index].utf8)
                     redraw()
                 }
+            case 0x09:  // Tab: complete the last word; a second choice lists them
+                line = completed(line)
+                redraw()
             default:
-                if byte >= 0x20 || byte == 0x09 {
-                    line.append(byte == 0x09 ? 0x20 : byte)
+                if byte >= 0x20 {
+                    line.append(byte)
                     redraw()
                 }
             }
@@ -124,6 +132,24 @@ final class LineEditor {
     }
 
     private func write(_ text: String) { Output.stderr(text) }
+
+    /// The line with its last word completed as far as the candidates agree; with several,
+    /// they are listed above a new prompt.
+    private func completed(_ line: [UInt8]) -> [UInt8] {
+        let text = String(decoding: line, as: UTF8.self)
+        let choices = complete(text)
+        guard !choices.isEmpty else { return line }
+        let cut = text.lastIndex(of: " ").map { text.index(after: $0) } ?? text.startIndex
+        let typed = String(text[cut...])
+        var word = choices.count == 1 ? choices[0] : ShellCompletion.commonPrefix(choices)
+        if word.count <= typed.count && choices.count > 1 {
+            write("\r\n" + choices.prefix(60).joined(separator: "  ") + (choices.count > 60 ? "  …" : "") + "\r\n")
+            return line
+        }
+        word = word.replacingOccurrences(of: " ", with: "\\ ")
+        if choices.count == 1 && !word.hasSuffix("/") { word += " " }
+        return Array((String(text[..<cut]) + word).utf8)
+    }
 }
 
 /// Splits a shell line into words: spaces separate, '…' and "…" quote, \ escapes one character.
@@ -134,7 +160,14 @@ enum ShellWords {
         var inWord = false
         var quote: Character?
         var escaped = false
+        var tilde = false  // the word began with an unquoted ~
+        func finish() {
+            if tilde && (word == "~" || word.hasPrefix("~/")) { word = expandTilde(word) }
+            words.append(word)
+            tilde = false
+        }
         for ch in line {
+            if !inWord && quote == nil && !escaped && ch == "~" { tilde = true }
             if escaped {
                 word.append(ch)
                 escaped = false
@@ -148,7 +181,7 @@ enum ShellWords {
             case "\\": escaped = true; inWord = true
             case "'", "\"": quote = ch; inWord = true
             case " ", "\t":
-                if inWord { words.append(word) }
+                if inWord { finish() }
                 word = ""
                 inWord = false
             default: word.append(ch); inWord = true
@@ -157,7 +190,14 @@ enum ShellWords {
         if quote != nil || escaped {
             throw Nu11Error(.invalidArgument, "the line ends inside a quote or after a backslash", remedy: .frontEnd("close the quote"))
         }
-        if inWord { words.append(word) }
+        if inWord { finish() }
         return words
+    }
+
+    /// `~` and `~/…` as the home folder ($HOME), as a shell expands them.
+    static func expandTilde(_ word: String) -> String {
+        guard word == "~" || word.hasPrefix("~/") else { return word }
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        return home + word.dropFirst()
     }
 }

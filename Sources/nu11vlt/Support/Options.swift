@@ -182,8 +182,10 @@ func openVaultKeepingPIN(_ location: LocationOptions, _ pin: PINOptions) throws 
     return (vault, typed)
 }
 
-/// The gate alone, for commands that need no PIN.
+/// The gate alone, for commands that need no PIN. Inside `nu11vlt shell` or the unlock agent
+/// the session holds the vault's lock while a command runs and ran the gate when it unlocked.
 func runGate(_ location: LocationOptions) throws {
+    if try ShellSession.current(for: location.location) != nil { return }
     printGate(try location.locked.sweep(onWait: waiting))
 }
 

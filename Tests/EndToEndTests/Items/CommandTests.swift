@@ -7,7 +7,7 @@ struct CommandTests {
     static let commands: [[String]] = [
         [], ["init"], ["status"], ["import"], ["list"], ["export"], ["view"], ["delete"],
         ["album"], ["album", "create"], ["album", "rename"], ["album", "list"], ["album", "delete"], ["album", "move"],
-        ["pin"], ["pin", "change"],
+        ["pin"], ["pin", "change"], ["shell"], ["unlock"], ["lock"],
     ]
 
     @Test("--help works on every command")

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
+import CNu11Session
+import CNu11Sys
+import Foundation
+import Nu11Format
+import Nu11Vault
+
+/// The unlock agent's loop: one connection at a time, each checked with SO_PEERCRED (our
+/// user only; another is refused and the refusal goes to the vault's audit log); a command
+/// runs in this process on the unlocked vault, as `nu11vlt shell` runs it, with the client's
+/// stdin, stdout, stderr, folder and environment. Ends on `nu11vlt lock`, after lock.idle
+/// without a command, when logind says the machine goes to sleep or the session was locked
+/// (D-Bus), after a suspend (seen on waking), on SIGTERM/SIGINT/SIGHUP, or when the vault was locked; then the keys are dropped (zeroed) and the socket removed.
+final class AgentServer {
+    let vault: Vault
+    let location: VaultLocation
+    let listener: Int32
+    let socketPath: String
+    let signals: Int32
+    private var socketInode: ino_t = 0
+    private let ownEnvironment = ProcessInfo.processInfo.environment
+
+    init(vault: Vault, location: VaultLocation, listener: Int32, socketPath: String, signals: Int32) {
+        self.vault = vault
+        self.location = location
+        self.listener = listener
+        self.socketPath = socketPath
+        self.signals = signals
+        var st = stat()
+        if lstat(socketPath, &st) == 0 { socketInode = st.st_ino }
+    }
+
+    /// Binds the socket of `location`, replacing a stale one (nobody listening) only.
+    static func listen(at path: String) throws -> Int32 {
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFSOCK, st.st_uid == getuid() else {
+                throw Nu11Error(.invalidArgument, "\(path) is in the way and is not a socket of yours", remedy: .frontEnd("remove it, then unlock again"))
+            }
+            let probe = nu11_unix_dial(path)
+            if probe >= 0 {
+                close(probe)
+                throw Nu11Error(.alreadyExists, "an unlock agent already holds this vault", remedy: .frontEnd("`nu11vlt lock` ends it"))
+            }
+            unlink(path)  // stale: its agent ended without removing it (killed)
+        }
+        let fd = nu11_unix_listen(path)
+        guard fd >= 0 else {
+            throw Nu11Error(.io, "cannot listen on \(path): \(String(cString: strerror(errno)))", remedy: .frontEnd("check XDG_RUNTIME_DIR"))
+        }
+        return fd
+    }
+
+    func serve() {
+        vault.releaseLockBetweenOperations()
+        ShellSession.vault = vault
+        ShellSession.location = location
+        defer { finish() }
+        let idle = vault.settings.lockIdle
+        var deadline = idle > 0 ? Date().addingTimeInterval(idle) : Date.distantFuture
+        let suspended = nu11_seconds_suspended()
+        // logind's PrepareForSleep and this session's Lock (D-Bus), where there is a system bus.
+        let watching = nu11_session_watch_start() == 0
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { return }
+            var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: signals, events: Int16(POLLIN), revents: 0)]
+            // Wakes every 2 s at most, to notice a suspend: the machine slept, the agent ends.
+            let r = poll(&fds, 2, Int32(min(left * 1000, 2000)) + 1)
+            if nu11_seconds_suspended() - suspended > 1 { return }
+            if watching && nu11_session_watch_fired() != 0 { return }
+            if r < 0 && errno != EINTR { return }
+            if fds[1].revents != 0 { return }
+            guard r > 0, fds[0].revents & Int16(POLLIN) != 0 else { continue }
+            let connection = nu11_unix_accept(listener)
+            guard connection >= 0 else { continue }
+            defer { close(connection) }
+            var uid: uid_t = 0
+            var pid: pid_t = 0
+            guard nu11_peer_credentials(connection, &uid, &pid) == 0, uid == getuid() else {
+                try? vault.exclusive { vault.audit("agent-refused", detail: "a process of uid \(uid) (pid \(pid)) was refused by the unlock agent") }
+                continue
+            }
+            guard let (request, passed) = try? AgentRequest.receive(connection) else { continue }
+            defer { for f in passed { close(f) } }
+            switch request.op {
+            case .lock:
+                AgentWire.sendCode(connection, 0)
+                return
+            case .run:
+                guard passed.count == 3 else {
+                    AgentWire.sendCode(connection, 64)
+                    continue
+                }
+                let code = run(request, stdio: passed)
+                AgentWire.sendCode(connection, code)
+                if vault.isLocked { return }
+                deadline = idle > 0 ? Date().addingTimeInterval(idle) : Date.distantFuture
+            }
+        }
+    }
+
+    /// One command, in this process, with the client's descriptors, folder and environment.
+    private func run(_ request: AgentRequest, stdio: [Int32]) -> Int32 {
+        let saved = (Int32(0)..<3).map { dup($0) }
+        let home = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        for (i, fd) in stdio.enumerated() { dup2(fd, Int32(i)) }
+        apply(environment: request.env.reduce(into: [String: String]()) { env, line in
+            guard let eq = line.firstIndex(of: "=") else { return }
+            env[String(line[..<eq])] = String(line[line.index(after: eq)...])
+        })
+        defer {
+            fflush(nil)
+            for (i, fd) in saved.enumerated() where fd >= 0 {
+                dup2(fd, Int32(i))
+                close(fd)
+            }
+            apply(environment: ownEnvironment)
+            if home >= 0 {
+                _ = fchdir(home)
+                close(home)
+            }
+        }
+        guard chdir(request.cwd) == 0 else {
+            Failure.printError("the unlock agent cannot enter the folder \(request.cwd) (hint: run the command from a folder you can enter)")
+            return 74
+        }
+        return CommandRunner.execute(request.argv, hint: "see `nu11vlt help` or add --help to the command")
+    }
+
+    private func apply(environment: [String: String]) {
+        let current = ProcessInfo.processInfo.environment
+        for key in current.keys where environment[key] == nil { unsetenv(key) }
+        for (key, value) in environment where current[key] != value { setenv(key, value, 1) }
+    }
+
+    private func finish() {
+        ShellSession.vault = nil
+        vault.lock()
+        var st = stat()
+        // Only our own socket: a later agent may have bound the name again.
+        if lstat(socketPath, &st) == 0 && st.st_ino == socketInode { unlink(socketPath) }
+        close(listener)
+    }
+}
