@@ -12,10 +12,10 @@ import TestSupport
 @Suite("backup markers, read by tar and lsattr on ext4")
 struct BackupMarkersTests {
     /// A folder on a disk file system with attributes (never tmpfs), removed by the caller.
-    static func diskFolder() throws -> String? {
+    static func diskFolder(_ cli: CLI) throws -> String? {
         for base in ["/var/tmp", Repo.path(".build-h"), Repo.path(".build")] {
-            var fs = statfs()
-            guard statfs(base, &fs) == 0, fs.f_type == 0xEF53 else { continue }  // EXT2/3/4_SUPER_MAGIC
+            let type = try cli.spawn("/usr/bin/stat", ["-f", "-c", "%T", base])
+            guard type.code == 0, type.out.hasPrefix("ext") else { continue }
             let path = base + "/n11-markers-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             return path
@@ -25,12 +25,12 @@ struct BackupMarkersTests {
 
     @Test("tar --exclude-caches of the folders' parent keeps no key-store file (and, backups off, no vault file); lsattr shows nodump on both; after backup enable the vault folder is in the tar and loses nodump")
     func tarAndLsattr() throws {
-        guard let parent = try Self.diskFolder() else {
+        let cli = try CLI()
+        guard let parent = try Self.diskFolder(cli) else {
             Issue.record("no ext4 folder to test nodump on (tmpfs has no attributes)")
             return
         }
         defer { try? FileManager.default.removeItem(atPath: parent) }
-        let cli = try CLI()
         cli.environment["NU11VLT_VAULT"] = parent + "/vault"
         cli.environment["NU11VLT_KEYSTORE"] = parent + "/keystore"
         try cli.initVault()
