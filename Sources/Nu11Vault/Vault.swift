@@ -239,8 +239,11 @@ public final class Vault {
     func isVisible(_ row: ItemRow) -> Bool {
         guard visibleDomains.contains(row.domain) else { return false }
         guard row.domain == .fade else { return true }
-        // A fade item whose deadline passed in this session is gone from listings at once.
-        if let entry = state.fade.first(where: { $0.id == row.id }), entry.deadline <= now { return false }
+        // A fade item whose deadline passed in this session is gone from listings at once; so
+        // is one the schedule does not name (the device state put back from before it): the
+        // read-time check (`Items.checkFade`) counts it expired, so no listing, bulk export or
+        // archive may show it either (issue 57).
+        guard let entry = state.fade.first(where: { $0.id == row.id }), entry.deadline > now else { return false }
         return (try? ItemMetadata.open(row, key: metadataKey(.fade))) != nil
     }
 

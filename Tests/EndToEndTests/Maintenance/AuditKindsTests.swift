@@ -63,7 +63,8 @@ struct AuditKindsTests {
     }
 
     func entries(_ cli: CLI, pin: String) throws -> (kinds: Set<String>, text: String) {
-        let r = try cli.with(pin, ["log", "--json"])
+        // Through `run`, so a clock moved ahead (faketime) applies to it too.
+        let r = try cli.run(["log", "--json", "--pin-stdin"], stdin: Data((pin + "\n").utf8))
         #expect(r.code == 0, "log: \(r.stderr)")
         let all = ((try? JSONSerialization.jsonObject(with: r.stdout) as? [String: Any])?["entries"] as? [[String: Any]]) ?? []
         return (Set(all.compactMap { $0["event"] as? String }), r.out)
@@ -150,7 +151,7 @@ struct AuditKindsTests {
         #expect(stale.isEmpty, "madeElsewhere names kinds the sources no longer write: \(stale.sorted())")
         #expect(!made.text.contains(m), "a decrypted log entry carries a name, title or path: \(made.text.split(separator: "\n").filter { $0.contains(m) })")
         #expect(!damaged.text.contains(m))
-        let backupLog = try cli.with(m + "-backup-pin", ["log", "--json"])
+        let backupLog = try cli.run(["log", "--json", "--pin-stdin"], stdin: Data((m + "-backup-pin\n").utf8))
         #expect(backupLog.code == 0 && !backupLog.out.contains(m), "\(backupLog.stderr)")
         let scan = try cli.spawn("/bin/grep", ["-rlaF", m, cli.keystore])
         #expect(scan.out.isEmpty && scan.code == 1, "a name reached the key store's files: \(scan.out)")
