@@ -65,7 +65,7 @@ extension Items {
         }
         var afterRow: ItemRow?
         if let after {
-            guard let row = try index.item(after), isVisible(row) else {
+            guard let row = try index.item(after), isListed(row) else {
                 throw Nu11Error(.notFound, "no item \(after) to continue after", remedy: .advice(.idFromPreviousPage))
             }
             afterRow = row
