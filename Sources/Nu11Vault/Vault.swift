@@ -210,7 +210,7 @@ public final class Vault {
     public func status() throws -> VaultInfo {
         var info = try LockedVault(location, clock: clock).info()
         let main = try index.count(domains: [mainDomain])
-        let fading = try index.items(domains: [.fade], limit: Int.max).filter(isVisible).count
+        let fading = try index.items(domains: [.fade], limit: Int.max).filter(isListed).count
         info.items = main.items + fading
         info.albums = main.albums
         info.fadeItems = fading
@@ -244,19 +244,29 @@ public final class Vault {
         return (try? ItemMetadata.open(row, key: metadataKey(.fade))) != nil
     }
 
-    /// Up to `limit` visible rows after `afterSeq`.
+    /// Whether a row is shown by listings, bulk exports and archives: a visible row, and for a
+    /// Fade row one the sealed schedule names. A Fade row the schedule does not name (the
+    /// device state put back from before it) is expired to the read-time check
+    /// (`Items.checkFade`), which destroys it when it is named by its ID; no listing may show
+    /// it meanwhile (issue 57).
+    func isListed(_ row: ItemRow) -> Bool {
+        guard isVisible(row) else { return false }
+        return row.domain != .fade || state.fade.contains { $0.id == row.id }
+    }
+
+    /// Up to `limit` listed rows (`isListed`) after `afterSeq`.
     func visibleRows(kind: ItemKind?, album: ItemID?? = .none, afterSeq: Int64, limit: Int) throws -> [ItemRow] {
         if limit == Int.max {
             // Every row: one pass, sorted here (cheaper than SQLite sorting pages of rows).
             return try index.items(domains: visibleDomains, kind: kind, album: album, afterSeq: afterSeq, limit: nil)
-                .filter(isVisible).sorted { $0.seq < $1.seq }
+                .filter(isListed).sorted { $0.seq < $1.seq }
         }
         let batchSize = limit > 4096 ? 4096 : 256
         var out: [ItemRow] = []
         var cursor = afterSeq
         while out.count < limit {
             let batch = try index.items(domains: visibleDomains, kind: kind, album: album, afterSeq: cursor, limit: batchSize)
-            for row in batch where isVisible(row) {
+            for row in batch where isListed(row) {
                 out.append(row)
                 if out.count == limit { break }
             }

@@ -46,6 +46,7 @@ extension VaultFeature {
     func domainKey(_ domain: Domain) throws -> SecretBytes { try vault.domainKey(domain) }
     func metadataKey(_ domain: Domain) throws -> SecretBytes { try vault.metadataKey(domain) }
     func isVisible(_ row: ItemRow) -> Bool { vault.isVisible(row) }
+    func isListed(_ row: ItemRow) -> Bool { vault.isListed(row) }
     func visibleRows(kind: ItemKind?, album: ItemID?? = .none, afterSeq: Int64, limit: Int) throws -> [ItemRow] {
         try vault.visibleRows(kind: kind, album: album, afterSeq: afterSeq, limit: limit)
     }

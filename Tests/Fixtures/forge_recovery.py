@@ -7,7 +7,12 @@ its own main key, put first (`--prepend`) or as the only set.
 Usage: forge_recovery.py recovery.n11r [--prepend]     (rewrites the file in place)
        forge_recovery.py --meta-opens index.sqlite ID    (exit 0 when the row's meta opens under 0xAA…)
        forge_recovery.py --plant-meta index.sqlite ID NAME  (the row's meta replaced by one of the
-                                                          attacker's, named NAME, sealed under 0xAA…)"""
+                                                          attacker's, named NAME, sealed under 0xAA…)
+       forge_recovery.py recovery.n11r --own-key        (this vault's ID kept; the public key is the
+                                                          attacker's (private key ATTACKER), one set of
+                                                          the attacker's keys sealed to it and bound under them)
+       forge_recovery.py --seal-opens VAULT ID           (exit 0 when item ID's recovery seal opens with
+                                                          the attacker's private key; prints opens/does-not-open)"""
 import os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -18,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat  # noqa: E402
 
 MAIN, ARCHIVE = b"\xaa" * 32, b"\xcc" * 32
+ATTACKER = X25519PrivateKey.from_private_bytes(b"\x11" * 32)
 
 
 def main():
@@ -41,8 +47,20 @@ def main():
         db.execute("UPDATE item SET meta = ? WHERE id = ?", (meta, item))
         db.commit()
         return 0
-    path, prepend = sys.argv[1], "--prepend" in sys.argv
+    if sys.argv[1] == "--seal-opens":
+        vault, item = sys.argv[2], sys.argv[3]
+        vault_id = open(os.path.join(vault, "recovery.n11r"), "rb").read()[8:24]
+        row = sc.index_query(vault, "SELECT seal FROM recovery WHERE id = ?", item)
+        ok = False
+        if row and row[0]:
+            ok = any(sc.seal_open(ATTACKER, bytes(row[0]), b"nu11vlt recovery item v1" + vault_id + bytes.fromhex(item) + bytes([k]))
+                     is not None for k in range(256))
+        print("opens" if ok else "does-not-open")
+        return 0 if ok else 1
+    path, prepend, own = sys.argv[1], "--prepend" in sys.argv, "--own-key" in sys.argv
     r = open(path, "rb").read()
+    if own:
+        r = r[:24] + ATTACKER.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw) + r[56:]
     clear, pub = r[8:56], r[24:56]
     payload = bytes([1]) + MAIN + bytes(32) + ARCHIVE + bytes(8) + bytes(23)
     eph = X25519PrivateKey.generate()

@@ -231,6 +231,32 @@ struct ForwardChainTests {
         #expect(try store.forward(from: other) != nil, "another chain's record was removed")
         #expect(try ProtectedFiles.list(root + "/ks/forward").count == 1)
     }
+
+    /// Issue 57: whatever order the folder lists the links in — a link listed before its
+    /// successor included, which a single pass over the listing would leave behind — the
+    /// whole chain goes. The links are written in every order (tmpfs lists newest first; other
+    /// file systems by a hash of the names, new keys each time), so some listing puts a
+    /// predecessor first.
+    @Test("every order of writing (and listing) a chain's links: all removed, never a link left before its successor")
+    func everyListingOrder() throws {
+        let root = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]
+        var predecessorListedFirst = 0
+        for (n, order) in orders.enumerated() {
+            let (store, _) = try KeyStore.create(root: root + "/ks\(n)", pin: pin("1111"), parameters: .floor)
+            var keys = [DomainKeys.generate(role: .backup, created: 1)]
+            for created in 2...4 { keys.append(keys[created - 2].rotated(created: UInt64(created))) }
+            for i in order { try store.writeForward(from: keys[i], to: keys[i + 1]) }
+            let listed = try ProtectedFiles.list(root + "/ks\(n)/forward").map { String($0.dropLast(5)) }
+            let position = { (k: DomainKeys) in listed.firstIndex(of: ForwardRecord.tag(of: k)) ?? -1 }
+            if (0..<2).contains(where: { position(keys[$0]) < position(keys[$0 + 1]) }) { predecessorListedFirst += 1 }
+            try store.removeForwards(leadingTo: keys[3])
+            let left = try ProtectedFiles.list(root + "/ks\(n)/forward")
+            #expect(left.isEmpty, "written in the order \(order), listed as \(listed): \(left.count) link(s) left")
+        }
+        #expect(predecessorListedFirst > 0, "no listing put a predecessor first: the test proves nothing")
+    }
 }
 
 @Suite("the preview cache")

@@ -18,6 +18,7 @@ extension Items {
     public func fadeDeadline(_ ref: ItemRef) throws -> Date? {
         let row = try row(ref)
         guard row.domain == .fade else { return nil }
+        try checkFade(row)  // never nil ("permanent") for a Fade item its schedule does not name
         return state.fade.first { $0.id == row.id }.map { Date(timeIntervalSince1970: $0.deadline) }
     }
 

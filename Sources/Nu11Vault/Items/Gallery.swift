@@ -48,7 +48,7 @@ extension Items {
         } else {
             for row in try index.items(domains: visibleDomains, afterSeq: 0, limit: nil) { full[row.id] = row }
         }
-        let toOpen = missing.compactMap { i in full[rows[i].id].map { (at: i, row: $0) } }.filter { isVisible($0.row) }
+        let toOpen = missing.compactMap { i in full[rows[i].id].map { (at: i, row: $0) } }.filter { isListed($0.row) }
         var keys: [Domain: SecretBytes] = [:]
         for domain in Set(toOpen.map(\.row.domain)) { keys[domain] = try metadataKey(domain) }
         let opened = try ItemMetadata.listingFacts(toOpen.map(\.row), keys: keys)
@@ -76,11 +76,11 @@ extension Items {
         let names = try vault.albums.albumNames()
         var out: [ItemSummary] = []
         for id in ids {
-            guard let row = try index.item(id), isVisible(row) else { continue }
+            guard let row = try index.item(id), isListed(row) else { continue }
             let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
             var item = summary(row: row, meta: meta, albumName: row.album.flatMap { names[$0] })
             // A Live Photo's motion counts only while it is there to be played.
-            if let motion = item.motion, try index.item(motion).map(isVisible) != true { item.motion = nil }
+            if let motion = item.motion, try index.item(motion).map(isListed) != true { item.motion = nil }
             out.append(item)
         }
         return out

@@ -65,7 +65,7 @@ extension Items {
         }
         var afterRow: ItemRow?
         if let after {
-            guard let row = try index.item(after), isVisible(row) else {
+            guard let row = try index.item(after), isListed(row) else {
                 throw Nu11Error(.notFound, "no item \(after) to continue after", remedy: .advice(.idFromPreviousPage))
             }
             afterRow = row
@@ -113,9 +113,11 @@ extension Items {
         return ItemPage(items: page, next: rows.count > limit ? page.last?.id : nil)
     }
 
-    /// One item's summary.
+    /// One item's summary. The read-time fade check comes first (issue 57: the app's viewer
+    /// showed the name of a Fade item its schedule does not name).
     public func item(_ ref: ItemRef) throws -> ItemSummary {
         let row = try row(ref)
+        try checkFade(row)
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         return summary(row: row, meta: meta, albumName: try row.album.flatMap { try vault.albums.albumNames()[$0] })
     }

@@ -63,12 +63,16 @@ enum PowerLossModel {
         var dirtyNames = Set<String>()  // folders with changes not yet durable
         var placed = Set<String>()      // final names this command renamed into place
         var unlinked = Set<String>()    // names this command unlinked, not yet durably gone
+        var movedAway = Set<String>()   // old names of cross-folder moves, not yet durably gone
         func sqliteSidecar(_ p: String) -> Bool { ["-wal", "-shm", "-journal"].contains { p.hasSuffix($0) } }
         var violations: [Violation] = []
         let line = try? Regex(#"^\d+\s+(\w+)\((.*)\)\s+=\s+(\d+)"#)
         func commitCheck(_ n: Int, _ what: String) {
             for name in placed.sorted() where dirtyNames.contains(parent(name)) {
                 violations.append(Violation(call: n, text: "\(what): \(name) was renamed into place but its folder was not synced"))
+            }
+            for name in movedAway.sorted() where dirtyNames.contains(parent(name)) {
+                violations.append(Violation(call: n, text: "\(what): \(name) was moved to another folder but its own folder was not synced (the old name can come back)"))
             }
             for pack in dirtyContent.sorted() where pack.hasSuffix(".n11p") {
                 violations.append(Violation(call: n, text: "\(what): key pack \(pack) was changed in place but not synced"))
@@ -90,12 +94,14 @@ enum PowerLossModel {
                     placed = placed.filter { parent($0) != p }
                 }
                 unlinked = unlinked.filter { parent($0) != p }
+                movedAway = movedAway.filter { parent($0) != p }
                 if p.hasSuffix("-wal") { commitCheck(n, "at the index commit") }
             case "syncfs":
                 dirtyContent.removeAll()
                 dirtyNames.removeAll()
                 placed.removeAll()
                 unlinked.removeAll()
+                movedAway.removeAll()
             case "rename", "renameat", "renameat2":
                 let paths = quoted(args)
                 guard paths.count == 2, paths[1].hasPrefix(scope) else { continue }
@@ -106,6 +112,10 @@ enum PowerLossModel {
                 dirtyNames.insert(parent(paths[0]))
                 dirtyNames.insert(parent(paths[1]))
                 placed.insert(paths[1])
+                // A move between folders changes two folders: the old name is gone only once
+                // ITS folder is synced too (syncing the destination alone can leave both names).
+                if parent(paths[0]) != parent(paths[1]) && paths[0].hasPrefix(scope) { movedAway.insert(paths[0]) }
+                movedAway.remove(paths[1])
             case "unlink", "unlinkat":
                 if let p = quoted(args).first, p.hasPrefix(scope) {
                     if dirtyContent.remove(p) != nil && !sqliteSidecar(p) {
@@ -154,6 +164,7 @@ struct DurabilityTests {
         for n in 0..<260 { _ = cli.file("many/f\(n).txt", Array("file \(n)".utf8)) }
         let existing = try cli.importIDs([cli.file("old.jpg", [5])])[0]
         let doomed = try cli.importIDs([cli.file("doomed.jpg", Array(repeating: 6, count: 70_000))])[0]
+        let movable = try cli.importIDs([cli.file("movable.jpg", [8, 8])])[0]
         // A photo whose thumbnail is missing (as imported before thumbnails), for the backfill.
         try PhotoFixtures.run(cli, "convert", ["-size", "320x240", "plasma:fractal", "-quality", "85", cli.root + "/p.jpg"])
         let photo = try cli.importIDs([cli.root + "/p.jpg"])[0]
@@ -179,6 +190,9 @@ struct DurabilityTests {
             ("import-stdin", "exec \"$0\" import - --name s.jpg \(pin) < a.jpg"),
             ("note-add", "printf body | \"$0\" note add --title t \(pin)"),
             ("album", "exec \"$0\" album create Trip \(pin)"),
+            // Moves between folders: Photos → the album's folder, and back (both folders synced).
+            ("album-move", "exec \"$0\" album move --to Trip \(movable) \(pin)"),
+            ("album-move-back", "exec \"$0\" album move --photos \(movable) \(pin)"),
             ("delete", "exec \"$0\" delete \(existing) \(pin)"),
             ("delete-secure", "exec \"$0\" delete --secure \(doomed) \(pin)"),
             ("delete-secure-photo", "exec \"$0\" delete --secure \(photo) \(pin)"),   // its thumbnail, made by thumbnails --missing
@@ -216,6 +230,17 @@ struct DurabilityTests {
         #expect(PowerLossModel.check(trace: laterChange, scope: scope).isEmpty)
         let laterRename = laterChange + "\n1 rename(\"/v/d/.u\", \"/v/d/g\") = 0"
         #expect(PowerLossModel.check(trace: laterRename, scope: scope).contains { $0.text.contains("/v/d/g") })
+        // A move between folders: both folders synced is durable; the destination alone is not.
+        let move = """
+            1 rename("/v/a/x.n11", "/v/b/x.n11") = 0
+            1 fsync(4</v/b>) = 0
+            1 fsync(5</v/a>) = 0
+            1 fsync(6</v/index.sqlite-wal>) = 0
+            """
+        #expect(PowerLossModel.check(trace: move, scope: scope).isEmpty, "\(PowerLossModel.check(trace: move, scope: scope))")
+        let destinationOnly = move.replacingOccurrences(of: "1 fsync(5</v/a>) = 0\n", with: "")
+        #expect(PowerLossModel.check(trace: destinationOnly, scope: scope).contains { $0.text.contains("/v/a/x.n11") && $0.text.contains("moved") },
+                "a move whose source folder was never synced passed: \(PowerLossModel.check(trace: destinationOnly, scope: scope))")
         let renameFirst = good.replacingOccurrences(of: "1 fsync(3</v/d/.t>) = 0\n", with: "")
         #expect(PowerLossModel.check(trace: renameFirst, scope: scope).contains { $0.text.contains("before its content") })
         // Calls split by another process (strace -f on a busy machine) count where they return.
