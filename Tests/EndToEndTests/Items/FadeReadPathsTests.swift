@@ -21,6 +21,8 @@ struct FadeReadPathsTests {
         "recovery": "credentials", "recover": "rebuilds a key store", "backup": "markers", "fido2": "credentials",
         "status": "counts only", "rekey": "re-wraps keys (rekey --content re-encrypts, checked in FadeNotesTests)",
         "check": "verifies files (names no item's name)", "help": "help",
+        "identity": "prints the vault's own age recipients (no item)", "unlock": "starts the agent, which runs the commands tried here",
+        "lock": "ends the agent",
     ]
 
     struct Setup {
@@ -29,6 +31,9 @@ struct FadeReadPathsTests {
         let noteID: String
         let marker: String
         let snapshot: String
+        /// An age recipient and the key file that opens what is shared to it (age-keygen's).
+        let recipient: String
+        let ageKey: String
     }
 
     /// A vault with a kept photo, a Fade photo and a Fade note, whose schedule is then put back
@@ -52,7 +57,11 @@ struct FadeReadPathsTests {
         let snapshot = cli.root + "/snapshot"
         try FileManager.default.createDirectory(atPath: snapshot, withIntermediateDirectories: true)
         #expect(try cli.spawn("/bin/cp", ["-a", cli.vault, cli.keystore, snapshot]).code == 0)
-        return Setup(cli: cli, fadeID: fadeID, noteID: noteID, marker: marker, snapshot: snapshot)
+        let ageKey = cli.root + "/age-key.txt"
+        let keygen = try cli.spawn("/usr/bin/age-keygen", ["-o", ageKey])
+        let recipient = try #require(keygen.stderr.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) },
+                                     "age-keygen: \(keygen.stderr)")
+        return Setup(cli: cli, fadeID: fadeID, noteID: noteID, marker: marker, snapshot: snapshot, recipient: recipient, ageKey: ageKey)
     }
 
     func restore(_ s: Setup) throws {
@@ -96,6 +105,10 @@ struct FadeReadPathsTests {
                  output: { s in s.cli.root + "/a.nu11vlt" }),
         ReadPath(name: "note list", args: { _ in ["note", "list", "--json"] }),
         ReadPath(name: "note show", args: { s in ["note", "show", s.noteID] }, namesTheItem: true),
+        ReadPath(name: "share ID", args: { s in ["share", "--to", s.recipient, s.fadeID, "-o", s.cli.root + "/one.age"] },
+                 namesTheItem: true, output: { s in s.cli.root + "/one.age" }),
+        ReadPath(name: "share --taken-from", args: { s in ["share", "--to", s.recipient, "--taken-from", "2000-01-01", "-o", s.cli.root + "/dated.age"] },
+                 output: { s in s.cli.root + "/dated.age" }),
         ReadPath(name: "shell", args: { _ in ["shell"] }, input: "list\nthumbnail {ID} -o -\nexport {ID} -o -\nnote list\n"),
     ] }
 
@@ -162,5 +175,15 @@ struct FadeReadPathsTests {
             let inspect = try s.cli.run(["archive", "inspect", file])
             #expect(inspect.out.contains("items      1\n"), "the archive holds more than the kept photo: \(inspect.out) \(inspect.stderr)")
         }
+        // A share is encrypted: what it holds is read with the recipient's key, as its receiver would.
+        try restore(s)
+        let share = s.cli.root + "/dated.age"
+        let made = try s.cli.run(["share", "--to", s.recipient, "--taken-from", "2000-01-01", "-o", share], pinStdin: true)
+        #expect(made.code == 0, "\(made.stderr)")
+        let listing = try s.cli.spawn("/bin/sh", ["-c", "/usr/bin/age -d -i \"$0\" \"$1\" | tar -t", s.ageKey, share])
+        #expect(listing.code == 0 && listing.out.contains("keep.jpg"), "the share does not hold the kept photo: \(listing.out) \(listing.stderr)")
+        #expect(!listing.out.contains(s.marker), "the share holds the expired item: \(listing.out)")
+        let plain = try s.cli.spawn("/bin/sh", ["-c", "/usr/bin/age -d -i \"$0\" \"$1\"", s.ageKey, share])
+        #expect(plain.stdout.range(of: Data(fadeBytes.prefix(4096))) == nil, "the share holds the expired photo's content")
     }
 }

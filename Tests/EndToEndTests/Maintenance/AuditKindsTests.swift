@@ -26,6 +26,7 @@ struct AuditKindsTests {
         "rekey finished": "a rotation cut short (RotationKillTests)",
         "sidecars written": "an index made before sidecars (IndexRebuildTests)",
         "log re-keyed": "an archive key rotation's log move (ArchiveKeyRotationTests)",
+        "agent-refused": "a process of another user at the unlock agent's socket (AgentTests)",
     ]
 
     /// Every audit event kind named in the sources: `audit("…"`, `event: "…"` and the
@@ -109,6 +110,14 @@ struct AuditKindsTests {
         ok(try cli.run(["settings", "set", "fade.default", "2h"], pinStdin: true), "settings set")
         ok(try cli.run(["archive", "export", "--secure", "-o", outs + "/\(m).nu11vlt", "--album", m + "-album"], pinStdin: true), "archive export")
         ok(try cli.run(["archive", "import", outs + "/\(m).nu11vlt"], pinStdin: true), "archive import")
+        // A share to the vault's own classical recipient, its item deleted, then the share imported.
+        let me = try cli.run(["identity", "--classical"], pinStdin: true)
+        ok(me, "identity")
+        let shared = try cli.importIDs([cli.file(m + "-shared.bin", Array((m + " shared").utf8))])[0]
+        ok(try cli.run(["share", "--to", me.out.trimmingCharacters(in: .whitespacesAndNewlines), shared, "-o", outs + "/\(m).age"],
+                       pinStdin: true), "share")
+        ok(try cli.run(["delete", shared], pinStdin: true), "delete the shared item")
+        ok(try cli.run(["import", outs + "/\(m).age"], pinStdin: true), "share import")
         ok(try cli.run(["delete", ids[1]], pinStdin: true), "delete")
         ok(try cli.run(["check"], pinStdin: true), "check")
         ok(try cli.run(["check", "--repair"], pinStdin: true), "check --repair")
