@@ -39,14 +39,15 @@ struct VideoFrameLimitTests {
         return out
     }
 
-    /// A WebM whose track says `width` x `height`: PixelWidth (B0) and PixelHeight (BA) as
-    /// 2-byte unsigned integers (size byte 0x82), rewritten in place.
+    /// A WebM whose track says `width` x `height`: PixelWidth (B0) and PixelHeight (BA),
+    /// unsigned integers of 1 or 2 bytes (size byte 0x81 or 0x82), rewritten in place (the
+    /// new values fit in one byte; a 2-byte field keeps a leading zero).
     static func announcingWebM(_ webm: [UInt8], from: (Int, Int), width: Int, height: Int) throws -> [UInt8] {
         var out = webm
         for (id, old, new) in [(UInt8(0xB0), from.0, width), (UInt8(0xBA), from.1, height)] {
-            let pattern: [UInt8] = [id, 0x82, UInt8(old >> 8), UInt8(old & 0xFF)]
-            let at = try #require((0...(out.count - 4)).first { Array(out[$0..<($0 + 4)]) == pattern }, "no \(id) element")
-            out[at + 2] = UInt8(new >> 8); out[at + 3] = UInt8(new & 0xFF)
+            let pattern: [UInt8] = old > 0xFF ? [id, 0x82, UInt8(old >> 8), UInt8(old & 0xFF)] : [id, 0x81, UInt8(old)]
+            let at = try #require((0...(out.count - pattern.count)).first { Array(out[$0..<($0 + pattern.count)]) == pattern }, "no \(id) element")
+            if old > 0xFF { out[at + 2] = 0; out[at + 3] = UInt8(new) } else { out[at + 2] = UInt8(new) }
         }
         return out
     }
