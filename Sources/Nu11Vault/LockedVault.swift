@@ -120,7 +120,7 @@ public struct LockedVault: Sendable {
         if let recoveryPhrase, let id = try index.vaultID() {
             let record = try RecoveryRecord.make(vaultID: id, publicKey: RecoverySeal.publicKey(phrase: recoveryPhrase, vaultID: id),
                                                  keys: [unlocked.keys])
-            try ProtectedFiles.writeAtomically(record.encoded(), to: location.vaultRoot + "/recovery.n11r")
+            try ProtectedFiles.replaceShredding(record.encoded(), at: location.vaultRoot + "/recovery.n11r")
             unlocked = try Profiles.commitRecovery(store, unlocked: unlocked, vaultID: id, publicKey: record.publicKey)
         }
         try Vault.applyBackupExclusion(location, settings: settings)

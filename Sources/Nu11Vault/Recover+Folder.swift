@@ -75,7 +75,7 @@ extension LockedVault {
             // The new index, the recovery data, then the key store (a failure before leaves no
             // key store, and every seal still opens with the phrase for the next try).
             _ = try setAsideIndex(vaultID: vaultID)
-            try ProtectedFiles.writeAtomically(renewed, to: location.vaultRoot + "/recovery.n11r")
+            try ProtectedFiles.replaceShredding(renewed, at: location.vaultRoot + "/recovery.n11r")
             if ProtectedFiles.kind(location.keyStoreRoot) == .directory { _ = rmdir(location.keyStoreRoot) }  // an empty folder only
             try ProtectedFiles.move(temp, to: location.keyStoreRoot)
         } catch {

@@ -104,10 +104,12 @@ public final class ChunkedPushDecryptor<AEAD: ChunkAEAD> {
 /// Push-style streaming encryption: plaintext is fed in pieces; sealed bytes go to `output`
 /// (the 56-byte header first). A full 16 KiB chunk is sealed as soon as it is complete — a
 /// full chunk is never final — and `finish` seals the short (possibly empty) final chunk.
+/// The pending chunk lives in one fixed buffer, zeroed whole after each chunk is sealed
+/// (the last one too) and when the encryptor is freed.
 public final class ChunkedPushEncryptor<AEAD: ChunkAEAD> {
     private let keys: MessageKeys<AEAD>
     private var header: [UInt8]?
-    private var buffer: [UInt8] = []
+    let pending = PlainScratch(capacity: ChunkedScheme.chunkSize, label: "ChunkedPushEncryptor.pending")
     private var index: UInt64 = 0
     public private(set) var plaintextLength: UInt64 = 0
 
@@ -117,18 +119,30 @@ public final class ChunkedPushEncryptor<AEAD: ChunkAEAD> {
         header = salt + keys.commitment
     }
 
-    deinit { secureZero(&buffer) }
-
     public func feed(_ bytes: some Collection<UInt8>, output: ([UInt8]) throws -> Void) throws {
         if let h = header {
             header = nil
             try output(h)
         }
-        buffer.append(contentsOf: bytes)
         plaintextLength += UInt64(bytes.count)
-        while buffer.count >= ChunkedScheme.chunkSize {
-            try output(seal(buffer[0..<ChunkedScheme.chunkSize]))
-            buffer.removeFirst(ChunkedScheme.chunkSize)
+        let done: Void? = try bytes.withContiguousStorageIfAvailable { try take(UnsafeRawBufferPointer($0), output: output) }
+        if done == nil {
+            var copy = Array(bytes)
+            defer { secureZero(&copy) }
+            try copy.withUnsafeBytes { try take($0, output: output) }
+        }
+    }
+
+    private func take(_ source: UnsafeRawBufferPointer, output: ([UInt8]) throws -> Void) throws {
+        var at = 0
+        while at < source.count {
+            at += pending.append(UnsafeRawBufferPointer(rebasing: source[at...]))
+            if pending.count == ChunkedScheme.chunkSize {
+                // A full chunk is never final: sealed as soon as it is complete.
+                let sealed = try seal(pending.used)
+                pending.wipe("after a chunk")
+                try output(sealed)
+            }
         }
     }
 
@@ -137,15 +151,15 @@ public final class ChunkedPushEncryptor<AEAD: ChunkAEAD> {
             header = nil
             try output(h)
         }
-        try output(seal(buffer[...]))
-        secureZero(&buffer)
-        buffer.removeAll()
+        let sealed = try seal(pending.used)
+        pending.wipe("after the final chunk")
+        try output(sealed)
     }
 
-    private func seal(_ plain: ArraySlice<UInt8>) throws -> [UInt8] {
+    private func seal(_ plain: UnsafeRawBufferPointer) throws -> [UInt8] {
         guard index < ChunkedScheme.maxChunks else { throw Nu11Error(.invalidArgument, "message exceeds 2^38 chunks") }
         var out = [UInt8]()
-        try Array(plain).withUnsafeBytes { try keys.seal($0, index: index, appendingTo: &out) }
+        try keys.seal(plain, index: index, appendingTo: &out)
         index += 1
         return out
     }

@@ -8,6 +8,10 @@ import Foundation
 /// Opening checks the commitment and then authenticates the message length by decrypting
 /// the final chunk — before anything is computed relative to the end, as the spec asks.
 /// A range that touches a forged chunk fails; other ranges still read.
+///
+/// Plaintext is held in fixed buffers, never grown: the final chunk (kept from the opening,
+/// zeroed when the reader is freed) and each read's chunk scratch (zeroed whole at the end of
+/// the read) (`PlainScratch`). The range read is the caller's.
 public final class ChunkedRandomAccessReader<AEAD: ChunkAEAD, Source: RandomAccessSource> {
     private let source: Source
     private let keys: MessageKeys<AEAD>
@@ -15,7 +19,11 @@ public final class ChunkedRandomAccessReader<AEAD: ChunkAEAD, Source: RandomAcce
     private let fullChunkCount: UInt64
     /// The authenticated plaintext length.
     public let plaintextLength: UInt64
-    private var finalPlaintext: [UInt8]
+    let finalPlaintext: PlainScratch
+    /// A test seam: passed to every plaintext buffer of this reader (`PlainScratch.witness`).
+    var plaintextWitness: ((String, String, UnsafeRawBufferPointer) -> Void)? {
+        didSet { finalPlaintext.witness = plaintextWitness }
+    }
 
     public convenience init(source: Source, key: SecretBytes, context: [UInt8]) throws {
         var header = [UInt8](repeating: 0, count: ChunkedScheme.headerByteCount)
@@ -54,14 +62,9 @@ public final class ChunkedRandomAccessReader<AEAD: ChunkAEAD, Source: RandomAcce
         }
         fullChunkCount = full
         plaintextLength = full * UInt64(ChunkedScheme.chunkSize) + remainder - UInt64(AEAD.tagByteCount)
-        var final = [UInt8]()
+        finalPlaintext = PlainScratch(capacity: ChunkedScheme.chunkSize, label: "ChunkedRandomAccessReader.finalPlaintext")
         try Self.decryptChunk(source: source, keys: keys, bodyOffset: bodyOffset, index: full,
-                              encryptedLength: Int(remainder), into: &final)
-        finalPlaintext = final
-    }
-
-    deinit {
-        secureZero(&finalPlaintext)
+                              encryptedLength: Int(remainder), into: finalPlaintext)
     }
 
     /// Up to `count` bytes starting at plaintext `offset`. A range reaching past the end
@@ -75,40 +78,48 @@ public final class ChunkedRandomAccessReader<AEAD: ChunkAEAD, Source: RandomAcce
         var result = [UInt8]()
         result.reserveCapacity(Int(end - offset))
         var position = offset
-        var chunk = [UInt8]()
-        defer { secureZero(&chunk) }
+        let scratch = PlainScratch(capacity: ChunkedScheme.chunkSize, label: "ChunkedRandomAccessReader.scratch")
+        scratch.witness = plaintextWitness
+        defer { scratch.wipe("after a read") }
         let size = UInt64(ChunkedScheme.chunkSize)
         while position < end {
             let index = position / size
             let within = Int(position % size)
-            chunk.removeAll(keepingCapacity: true)
+            let chunk: PlainScratch
             if index == fullChunkCount {
-                chunk.append(contentsOf: finalPlaintext)
+                chunk = finalPlaintext
             } else {
                 try Self.decryptChunk(source: source, keys: keys, bodyOffset: bodyOffset, index: index,
-                                      encryptedLength: ChunkedScheme.encryptedChunkSize(AEAD.self), into: &chunk)
+                                      encryptedLength: ChunkedScheme.encryptedChunkSize(AEAD.self), into: scratch)
+                chunk = scratch
             }
             let take = min(chunk.count - within, Int(end - position))
-            result.append(contentsOf: chunk[within..<(within + take)])
+            result.append(contentsOf: chunk.used[within..<(within + take)])
             position += UInt64(take)
         }
         return result
     }
 
     private static func decryptChunk(source: Source, keys: MessageKeys<AEAD>, bodyOffset: UInt64, index: UInt64,
-                                     encryptedLength: Int, into output: inout [UInt8]) throws {
+                                     encryptedLength: Int, into output: PlainScratch) throws {
         var sealed = [UInt8](repeating: 0, count: encryptedLength)
         let offset = bodyOffset + index * UInt64(ChunkedScheme.encryptedChunkSize(AEAD.self))
         let n = try sealed.withUnsafeMutableBytes { try source.read(at: offset, into: $0) }
         guard n == encryptedLength else {
             throw Nu11Error(.truncated, "chunk \(index) is cut short", remedy: .advice(.changedWhileReading))
         }
-        do {
-            try sealed.withUnsafeBytes { raw in
-                try keys.open(raw, index: index, appendingTo: &output)
-            }
-        } catch {
+        output.wipe("before a chunk")
+        guard encryptedLength >= AEAD.tagByteCount, encryptedLength - AEAD.tagByteCount <= output.bytes.count else {
             throw ChunkedScheme.chunkFailed(index)
         }
+        do {
+            try sealed.withUnsafeBytes { raw in
+                try keys.open(raw, index: index, into: UnsafeMutableRawBufferPointer(rebasing: output.bytes[0..<(encryptedLength - AEAD.tagByteCount)]))
+            }
+        } catch {
+            output.wipe("after a failed chunk")
+            throw ChunkedScheme.chunkFailed(index)
+        }
+        output.count = encryptedLength - AEAD.tagByteCount
     }
 }

@@ -65,6 +65,12 @@ struct MessageKeys<AEAD: ChunkAEAD> {
         }
     }
 
+    /// Opens chunk `index` into exactly `ciphertext.count - tag` bytes of `output`, or throws.
+    func open(_ ciphertext: UnsafeRawBufferPointer, index: UInt64, into output: UnsafeMutableRawBufferPointer) throws {
+        guard ciphertext.count >= AEAD.tagByteCount, output.count == ciphertext.count - AEAD.tagByteCount else { throw ChunkedScheme.shortChunk() }
+        try cache.cipher(AEAD.algorithm, key).open(ciphertext, nonce: nonce(index), into: output)
+    }
+
     /// The keys of a message from its 56-byte header (salt ‖ commitment), refusing a header
     /// whose commitment does not match: the one check every reader makes.
     init(header: some Collection<UInt8>, inputKey: SecretBytes, context: [UInt8]) throws {

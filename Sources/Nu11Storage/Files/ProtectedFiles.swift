@@ -138,6 +138,34 @@ public enum ProtectedFiles {
     /// `sync`, the caller syncs a whole batch at once.
     public static func overwrite(_ path: String, sync: Bool = true) throws {
         let fd = try POSIX.openFile(path, O_WRONLY | O_NOFOLLOW)
+        try overwrite(fd: fd, path, sync: sync)
+    }
+
+    /// Replaces `path` with `bytes` like `writeAtomically`, then overwrites the replaced
+    /// file's own bytes with random ones and syncs them: the old version of a file that holds
+    /// secrets (recovery.n11r: domain keys sealed to the recovery phrase) is not left on the
+    /// disk after the rename unlinks it. The old file is reached through a descriptor opened
+    /// before the rename, so the replacement stays atomic; a crash between the two leaves the
+    /// new file in place and the old blocks unlinked but not overwritten. (On SSDs and
+    /// copy-on-write file systems the overwrite may land elsewhere; see docs/THREAT-MODEL.md.)
+    public static func replaceShredding(_ bytes: [UInt8], at path: String) throws {
+        let old = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if old < 0 && errno != ENOENT { throw POSIX.error("open", path) }
+        var info = stat()
+        let regular = old >= 0 && fstat(old, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        if old >= 0 && !regular { close(old) }
+        do {
+            try writeAtomically(bytes, to: path)
+        } catch {
+            if regular { close(old) }
+            throw error
+        }
+        // The new file is in place: an error now took effect (the caller may report it as such).
+        if regular { try POSIX.afterEffect { try overwrite(fd: old, path, sync: true) } }
+    }
+
+    /// Overwrites the file open as `fd` with random bytes (syncs if asked) and closes `fd`.
+    private static func overwrite(fd: Int32, _ path: String, sync: Bool) throws {
         do {
             let size = try POSIX.fileSize(fd, path)
             var stream = FileDescriptorStream(fd: fd, label: path)

@@ -106,7 +106,7 @@ extension Profiles {
             throw Nu11Error(.internalError, "the vault has no vault ID")
         }
         let record = try RecoveryRecord.make(vaultID: id, publicKey: publicKey, keys: keys)
-        try ProtectedFiles.writeAtomically(record.encoded(), to: recoveryPath)
+        try ProtectedFiles.replaceShredding(record.encoded(), at: recoveryPath)
     }
 
     /// During a rotation (step 1): the recovery data holds the new keys and the old ones,
