@@ -7,6 +7,8 @@ import Nu11Vault
 
 /// Notes: a list and an editor (`GtkTextView`), in memory only — never a temp file. Edits are
 /// sealed into the vault a second after typing stops, when another note is chosen, and on lock.
+/// "New note" (in the header) puts the focus in the new note's title at once, so what is typed
+/// next is its title; with no note yet the pane says so (an AdwStatusPage).
 @MainActor
 final class NotesPane {
     unowned let screen: MainScreen
@@ -24,10 +26,16 @@ final class NotesPane {
     private var loadingText = false
 
     private let listScroll: Widget
+    /// The list beside (or above) the editor; `root` shows it, or the empty state.
+    private let panes: Widget
+    private let emptyState: Widget
+    /// A new note is being sealed (its ID is not known yet); `typedMeanwhile`: the user typed in it.
+    private var creating = false
+    private var typedMeanwhile = false
 
     /// On a narrow window (a phone) the list sits above the editor, not beside it.
     func setNarrow(_ narrow: Bool) {
-        gtk_orientable_set_orientation(op(root), narrow ? GTK_ORIENTATION_VERTICAL : GTK_ORIENTATION_HORIZONTAL)
+        gtk_orientable_set_orientation(op(panes), narrow ? GTK_ORIENTATION_VERTICAL : GTK_ORIENTATION_HORIZONTAL)
         gtk_widget_set_size_request(listScroll, narrow ? -1 : 220, narrow ? 140 : -1)
     }
 
@@ -52,9 +60,18 @@ final class NotesPane {
         n11g_set_label(status, "Note status")
         let left = box(true, spacing: 6, [listScroll])
         let editor = box(true, spacing: 6, [titleEntry, textScroll, status])
-        root = box(false, spacing: 12, [left, editor])
-        margins(root, 8)
-        append(left, button("New note", name: "New note") { [unowned self] in self.newNote() })
+        panes = box(false, spacing: 12, [left, editor])
+        margins(panes, 8)
+        emptyState = must(adw_status_page_new())
+        adw_status_page_set_icon_name(op(emptyState), "text-x-generic-symbolic")
+        adw_status_page_set_title(op(emptyState), "No Notes")
+        adw_status_page_set_description(op(emptyState), "Notes are sealed in the vault like your photos. Start one with New note, the button at the top left.")
+        n11g_set_label(emptyState, "No notes")
+        gtk_widget_set_vexpand(emptyState, 1)
+        gtk_widget_set_visible(emptyState, 0)
+        // One of the two is visible (not a stack: its hidden page would still count as
+        // visible to a screen reader).
+        root = box(true, spacing: 0, [panes, emptyState])
         on1(raw(list), "row-activated") { [unowned self] row in
             guard let entry = self.rows.first(where: { raw($0.row) == row }) else { return }
             self.open(entry.id)
@@ -63,6 +80,11 @@ final class NotesPane {
         on(UnsafeMutableRawPointer(buffer), "changed") { [unowned self] in self.edited() }
         on(raw(titleEntry), "changed") { [unowned self] in self.edited() }
         setEditable(false)
+    }
+
+    private func showEmptyState(_ empty: Bool) {
+        gtk_widget_set_visible(panes, empty ? 0 : 1)
+        gtk_widget_set_visible(emptyState, empty ? 1 : 0)
     }
 
     private func setEditable(_ on: Bool) {
@@ -82,6 +104,7 @@ final class NotesPane {
 
     private func show(_ notes: [NoteSummary]) {
         self.notes = notes
+        showEmptyState(notes.isEmpty && !creating && currentID == nil)
         while let child = gtk_widget_get_first_child(list) { gtk_list_box_remove(op(list), child) }
         rows = []
         for note in notes {
@@ -94,24 +117,57 @@ final class NotesPane {
             n11g_set_label(row, note.title)
             gtk_list_box_append(op(list), row)
             rows.append((row, note.id))
+            if note.id == currentID { gtk_list_box_select_row(op(list), typed(row)) }
         }
     }
 
-    private func newNote() {
+    /// A new, empty note: the editor is cleared and the title entry takes the focus at once
+    /// (what is typed next is the title, even before the vault has sealed the note); the note
+    /// is "Note N" until a title is typed.
+    func newNote() {
+        guard !creating else {
+            gtk_widget_grab_focus(titleEntry)
+            return
+        }
         saveNow()
+        creating = true
+        typedMeanwhile = false
+        currentID = nil
+        loadingText = true
+        gtk_editable_set_text(op(titleEntry), "")
+        gtk_text_buffer_set_text(gtk_text_view_get_buffer(typed(text)), "", 0)
+        loadingText = false
+        dirty = false
         let title = "Note \(notes.count + 1)"
+        gtk_entry_set_placeholder_text(typed(titleEntry), title)
+        setEditable(true)
+        showEmptyState(false)
+        gtk_widget_grab_focus(titleEntry)
+        setText(status, "New note")
         screen.app.session.run({ vault in try vault.notes.addNote(title: title, body: []) }) { [weak self] result in
-            guard let self else { return }
+            guard let self, creating else { return }
+            creating = false
             switch result {
             case .success(let note):
+                currentID = note.id
+                if typedMeanwhile {
+                    // Sealed by the autosave, as any edit.
+                    dirty = true
+                    lastEdit = App.monotonic()
+                } else {
+                    setText(status, "Saved")
+                }
                 reload()
-                open(note.id)
-            case .failure(let error): screen.app.tell("The note cannot be created", describe(error))
+            case .failure(let error):
+                setEditable(false)
+                screen.app.tell("The note cannot be created", describe(error))
+                reload()
             }
         }
     }
 
     private func open(_ id: ItemID) {
+        guard !creating else { return }
         saveNow()
         screen.app.session.run({ vault -> (NoteSummary?, SecretBytes) in
             let note = try vault.notes.list().first { $0.id == id }
@@ -141,7 +197,13 @@ final class NotesPane {
     }
 
     private func edited() {
-        guard !loadingText, currentID != nil else { return }
+        guard !loadingText else { return }
+        if creating {
+            typedMeanwhile = true
+            setText(status, "Editing…")
+            return
+        }
+        guard currentID != nil else { return }
         dirty = true
         lastEdit = App.monotonic()
         setText(status, "Editing…")
@@ -176,6 +238,8 @@ final class NotesPane {
                 if currentID == id { currentID = note.id }  // a sealed edit is a new item
                 setText(status, "Saved")
                 if let i = rows.firstIndex(where: { $0.id == id }) { rows[i].id = note.id }
+                // A new title: the list says it too.
+                if !title.isEmpty, notes.first(where: { $0.id == id })?.title != title { reload() }
             case .failure(let error):
                 setText(status, "Not saved: " + describe(error))
             }
@@ -184,6 +248,7 @@ final class NotesPane {
 
     func tearDown() {
         saveNow()
+        creating = false
         currentID = nil
         loadingText = true
         gtk_text_buffer_set_text(gtk_text_view_get_buffer(typed(text)), "", 0)
