@@ -31,6 +31,7 @@ final class FilterBar {
         menu = must(gtk_menu_button_new())
         gtk_menu_button_set_label(op(menu), "Filters")
         n11g_set_label(menu, "Filters")
+        if let toggle = gtk_widget_get_first_child(menu) { n11g_set_label(toggle, "Filters") }
         gtk_widget_set_tooltip_text(menu, "Kind, album, location, dates")
         let popover = must(gtk_popover_new())
         let kindRow = box(false, spacing: 0)

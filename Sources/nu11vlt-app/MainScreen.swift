@@ -253,6 +253,8 @@ final class MainScreen {
         let headCount = FirstScreen.count(windowWidth: window.map { gtk_widget_get_width($0) } ?? 1024,
                                           windowHeight: window.map { gtk_widget_get_height($0) } ?? 720)
         let scale = Int(window.map { gtk_widget_get_scale_factor($0) } ?? 1)
+        // A refresh makes the first screen only of the items it does not show yet (the new ones).
+        let known: Set<ItemID> = quiet ? Set(gallery.summaries.keys) : []
         app.session.run({ vault -> ([(id: ItemID, date: Date)], [ItemSummary]?, FirstScreen) in
             let album: String? = if case .album(let name) = section { name } else { nil }
             let start = Timings.enabled ? App.monotonic() : 0
@@ -265,7 +267,7 @@ final class MainScreen {
             let scope: LibraryFilter.Scope = section == .photos ? .media : section == .files ? .files : .everything
             let dated = try filter.entries(vault, album: album, scope: scope).map { (id: $0.id, date: $0.date) }
             if Timings.enabled { Timings.report("list-ids", (App.monotonic() - start) * 1000) }
-            let head = try FirstScreen(vault: vault, ids: dated.prefix(headCount).map(\.id)[...], scale: scale)
+            let head = try FirstScreen(vault: vault, ids: dated.prefix(headCount).map(\.id).filter { !known.contains($0) }[...], scale: scale)
             if Timings.enabled { Timings.report("list-head", (App.monotonic() - start) * 1000) }
             return (dated, nil, head)
         }) { [weak self] result in

@@ -6,9 +6,10 @@ import Glibc
 /// this one has it unlocked: inotify on the vault's folder, where the index lives
 /// (`index.sqlite` and its `-wal`/`-journal`: every import, delete, album move and note edit
 /// writes there). The main loop waits on the inotify descriptor like on any other event
-/// source (a GLib watch, no timer and no thread): when the index changes, `changed` runs once
-/// the writes have paused for `settle` milliseconds, so a folder import of many groups costs
-/// a few refreshes, not one per write. The app's own writes come here too; the refresh they
+/// source (a GLib watch, no timer and no thread): when the index changes, `changed` runs
+/// `settle` milliseconds after the first write, whatever follows meanwhile (the writer holds the
+/// vault's lock until its commit is done, and the refresh waits for that lock), so a burst of
+/// writes costs one refresh, and a long import one every `settle` at most. The app's own writes come here too; the refresh they
 /// cause finds nothing new and changes nothing on screen (`MainScreen.followVault`).
 @MainActor
 final class VaultWatcher {
@@ -17,8 +18,8 @@ final class VaultWatcher {
     private var watch: UInt32 = 0
     private var timer: UInt32 = 0
     private let changed: MainAction
-    /// How long the index must stay quiet before the refresh (a group commit writes several times).
-    static let settle: UInt32 = 120
+    /// How long after the first write the refresh starts (a commit writes several times at once).
+    static let settle: UInt32 = 40
     /// The files whose change is a change of what the vault holds.
     nonisolated static let watched = "index.sqlite"
 
@@ -94,7 +95,7 @@ final class VaultWatcher {
     }
 
     private func schedule() {
-        if timer != 0 { g_source_remove(timer) }
+        guard timer == 0 else { return }
         timer = every(milliseconds: Self.settle) { [weak self] in
             self?.timer = 0
             self?.changed()

@@ -130,6 +130,9 @@ final class Viewer {
         gtk_menu_button_set_icon_name(op(menu), "view-more-symbolic")
         gtk_widget_set_tooltip_text(menu, "More actions")
         n11g_set_label(menu, "More actions")
+        // GTK 4.8's menu button is a group around a toggle button: the toggle is what a screen
+        // reader presses, so it carries the name too.
+        if let toggle = gtk_widget_get_first_child(menu) { n11g_set_label(toggle, "More actions") }
         let popover = must(gtk_popover_new())
         let entries: [Widget] = [("Zoom Out", "Zoom out", "zoom-out"), ("Zoom In", "Zoom in", "zoom-in"), ("Full Size", "Full size", "zoom"),
                                  ("Full Screen", "Full screen", "fullscreen"), ("Export…", "Export item", "export"),

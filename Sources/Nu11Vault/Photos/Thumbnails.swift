@@ -115,6 +115,7 @@ extension Photos {
             throw Nu11Error(.notFound, "item \(row.id) has no thumbnail", remedy: .makeThumbnails, item: row.id.hex)
         }
         let key = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
+        vault.thumbnailFilesOpened += 1
         do {
             let sealed = try ProtectedFiles.read(path, limit: ThumbnailEnvelope.maxBytes + 4096)
             return try ThumbnailEnvelope.open(sealed, expected: N11Header(kind: row.kind, domain: row.domain, itemID: row.id),

@@ -58,8 +58,16 @@ struct ThumbnailCacheTests {
         #expect(vault.previewCache.get(CachedPart(id: item.id, part: .preview)) == nil)
         // Scale 2 (320 device pixels): the preview, and from the same read the grid size, so the
         // sealed file is not needed again for either.
+        // The two sizes one after the other (how a tile read them before): two decryptions.
         vault.previewCache.removeAll()
+        var opened = vault.thumbnailFilesOpened
+        _ = try vault.photos.thumbnail(item.ref, size: .grid)
+        _ = try vault.photos.thumbnail(item.ref, size: .preview)
+        #expect(vault.thumbnailFilesOpened == opened + 2)
+        vault.previewCache.removeAll()
+        opened = vault.thumbnailFilesOpened
         let large = try vault.photos.tileThumbnail(item.ref, need: 320)
+        #expect(vault.thumbnailFilesOpened == opened + 1, "a tile's two sizes took \(vault.thumbnailFilesOpened - opened) decryptions")
         #expect(min(large.width, large.height) > 192)
         try FileManager.default.removeItem(atPath: t.location.thumbnailPath(item.id))
         #expect(try vault.photos.thumbnail(item.ref, size: .grid) == small, "the grid size was not kept from the tile's read")
