@@ -276,6 +276,7 @@ final class MainScreen {
             case .success(let (dated, summaries, head)):
                 guard self.section == section, filter == (section == .fade ? LibraryFilter() : gallery.filters.filter) else { return }
                 if quiet, summaries == nil, dated.map(\.id) == gallery.ids { return reloadAlbums() }
+                if quiet && Timings.enabled { reportPainted() }
                 if let start = gallery.firstScreen.started { Timings.report("listed", (App.monotonic() - start) * 1000) }
                 reloadAlbums()
                 if let summaries {
@@ -286,6 +287,17 @@ final class MainScreen {
                 if let start = gallery.firstScreen.started { Timings.report("shown", (App.monotonic() - start) * 1000) }
             case .failure(let error): app.tell("The vault cannot be listed", describe(error))
             }
+        }
+    }
+
+    /// `--timings`: when the first frame after a refresh was painted (monotonic clock; the GUI
+    /// test compares it with the moment the command line's import ended).
+    private func reportPainted() {
+        guard let clock = gtk_widget_get_frame_clock(gallery.grid).map(UnsafeMutableRawPointer.init) else { return }
+        var handler: UInt = 0
+        handler = on(clock, "after-paint") {
+            Timings.report("refresh-painted-at", App.monotonic() * 1000)
+            g_signal_handler_disconnect(clock, gulong(handler))
         }
     }
 

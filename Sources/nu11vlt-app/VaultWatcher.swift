@@ -72,7 +72,11 @@ final class VaultWatcher {
             guard n > 0 else { break }
             relevant = relevant || Self.namesIndex(buffer[0 ..< n])
         }
-        if relevant { schedule() }
+        if relevant {
+            // `--timings`: when the change was seen (monotonic clock, for the GUI test).
+            Timings.report("vault-changed-at", App.monotonic() * 1000)
+            schedule()
+        }
         return true
     }
 
