@@ -47,9 +47,9 @@ final class FilterBar {
             kindButtons.append((b, kind))
         }
         kinds = kindButtons
-        albumList = must(gtk_list_box_new())
+        // One choice of several (radio buttons): "Any album", then each album.
+        albumList = box(true, spacing: 2)
         n11g_set_label(albumList, "Album filter")
-        gtk_widget_add_css_class(albumList, "boxed-list")
         albumBox = box(true, spacing: 4, [label("Album", style: "heading"), albumList])
         gtk_widget_set_halign(albumBox, GTK_ALIGN_FILL)
         location = must(gtk_check_button_new_with_label("Has a location"))
@@ -76,31 +76,30 @@ final class FilterBar {
         on(raw(location), "toggled") { [unowned self] in self.read() }
         on(raw(from), "changed") { [unowned self] in self.read() }
         on(raw(to), "changed") { [unowned self] in self.read() }
-        on1(raw(albumList), "row-activated") { [unowned self] row in
-            guard let entry = self.albumRows.first(where: { raw($0.row) == row }) else { return }
-            self.filter.album = entry.name
-            self.markAlbum()
-            self.changed()
-        }
         setAlbums([])
     }
 
     /// The albums the album filter offers (`showAlbums`: false in an album's own section).
     func setAlbums(_ names: [String], showAlbums: Bool = true) {
         gtk_widget_set_visible(albumBox, showAlbums && !names.isEmpty ? 1 : 0)
-        while let child = gtk_widget_get_first_child(albumList) { gtk_list_box_remove(op(albumList), child) }
+        while let child = gtk_widget_get_first_child(albumList) { gtk_box_remove(typed(albumList), child) }
         albumRows = []
+        writing = true
         for name in [nil] + names.map(Optional.some) {
-            let row = must(gtk_list_box_row_new())
             let text = name.map { "In album \($0)" } ?? "Any album"
-            let content = label(text)
-            gtk_widget_set_halign(content, GTK_ALIGN_START)
-            margins(content, 6)
-            gtk_list_box_row_set_child(typed(row), content)
+            let row = must(gtk_check_button_new_with_label(text))
             n11g_set_label(row, text)
-            gtk_list_box_append(op(albumList), row)
+            if let first = albumRows.first { gtk_check_button_set_group(typed(row), typed(first.row)) }
+            append(albumList, row)
             albumRows.append((row, name))
+            on(raw(row), "toggled") { [unowned self] in
+                guard !self.writing, gtk_check_button_get_active(typed(row)) != 0, self.filter.album != name else { return }
+                self.filter.album = name
+                self.markAlbum()
+                self.changed()
+            }
         }
+        writing = false
         if let album = filter.album, !names.contains(album) {
             filter.album = nil
             changed()
@@ -109,7 +108,10 @@ final class FilterBar {
     }
 
     private func markAlbum() {
-        for (row, name) in albumRows where name == filter.album { gtk_list_box_select_row(op(albumList), typed(row)) }
+        let wasWriting = writing
+        writing = true
+        for (row, name) in albumRows where name == filter.album { gtk_check_button_set_active(typed(row), 1) }
+        writing = wasWriting
         gtk_menu_button_set_label(op(menu), filter.isEmpty || filter == LibraryFilter(text: filter.text) ? "Filters" : "Filters •")
     }
 
