@@ -3,9 +3,10 @@ import CGtk
 import CNu11Gtk
 import Foundation
 
-/// Above the grid: a search by name, and a Filters menu (kind, album, has location, a date
-/// range) — the `LibraryFilter` the section's listing applies. Narrow enough for a phone: the
-/// entry takes what the Filters button leaves. Every control has an accessible name.
+/// Above the grid: a search by name, and Filters (kind, album, has location, a date range,
+/// shown under the search while the Filters toggle is pressed) — the `LibraryFilter` the
+/// section's listing applies. Narrow enough for a phone: the entry takes what the Filters
+/// button leaves, the albums wrap. Every control has an accessible name and an action.
 @MainActor
 final class FilterBar {
     let root: Widget
@@ -19,6 +20,8 @@ final class FilterBar {
     private let location: Widget
     private let from: Widget
     private let to: Widget
+    /// The filters under the search, shown while "Filters" is pressed.
+    private let panel: Widget
     /// Set while the controls are written from `filter` (their signals then change nothing).
     private var writing = false
     private let changed: MainAction
@@ -28,12 +31,11 @@ final class FilterBar {
         search = must(gtk_search_entry_new())
         n11g_set_label(search, "Search by name")
         gtk_widget_set_hexpand(search, 1)
-        menu = must(gtk_menu_button_new())
-        gtk_menu_button_set_label(op(menu), "Filters")
+        // A toggle that shows the filters under the search (inline, not a popover: they stay
+        // in the window, which a phone's screen and a screen reader both handle best).
+        menu = must(gtk_toggle_button_new_with_label("Filters"))
         n11g_set_label(menu, "Filters")
-        if let toggle = gtk_widget_get_first_child(menu) { n11g_set_label(toggle, "Filters") }
         gtk_widget_set_tooltip_text(menu, "Kind, album, location, dates")
-        let popover = must(gtk_popover_new())
         let kindRow = box(false, spacing: 0)
         gtk_widget_add_css_class(kindRow, "linked")
         var first: Widget?
@@ -47,12 +49,14 @@ final class FilterBar {
             kindButtons.append((b, kind))
         }
         kinds = kindButtons
-        // One choice of several (radio buttons): "Any album", then each album.
-        albumList = box(true, spacing: 2)
+        // One choice of several: "Any album", then each album (toggle buttons in a group; a
+        // flow box wraps them on a narrow window).
+        albumList = must(gtk_flow_box_new())
+        gtk_flow_box_set_selection_mode(op(albumList), GTK_SELECTION_NONE)
+        gtk_flow_box_set_max_children_per_line(op(albumList), 8)
         n11g_set_label(albumList, "Album filter")
-        albumBox = box(true, spacing: 4, [label("Album", style: "heading"), albumList])
-        gtk_widget_set_halign(albumBox, GTK_ALIGN_FILL)
-        location = must(gtk_check_button_new_with_label("Has a location"))
+        albumBox = albumList
+        location = must(gtk_toggle_button_new_with_label("Has a location"))
         n11g_set_label(location, "Has a location")
         from = must(gtk_entry_new())
         to = must(gtk_entry_new())
@@ -61,16 +65,17 @@ final class FilterBar {
             gtk_editable_set_width_chars(op(entry), 11)
             n11g_set_label(entry, name)
         }
-        let dates = box(false, spacing: 6, [label("From"), from, label("to"), to])
-        let content = box(true, spacing: 10, [label("Kind", style: "heading"), kindRow, albumBox, location,
-                                              label("Date", style: "heading"), dates])
-        margins(content, 6)
-        gtk_popover_set_child(typed(popover), content)
-        gtk_menu_button_set_popover(op(menu), popover)
-        root = box(false, spacing: 6, [search, menu])
+        let dates = box(false, spacing: 6, [label("Taken"), from, label("to"), to])
+        let content = box(true, spacing: 6, [box(false, spacing: 6, [kindRow, location]), albumList, dates])
+        panel = content
+        gtk_widget_set_visible(content, 0)
+        root = box(true, spacing: 6, [box(false, spacing: 6, [search, menu]), content])
         margins(root, 6)
         gtk_widget_set_margin_bottom(root, 0)
-        append(content, button("Clear filters") { [unowned self] in self.clear() })
+        append(dates, button("Clear filters") { [unowned self] in self.clear() })
+        on(raw(menu), "toggled") { [unowned self] in
+            gtk_widget_set_visible(self.panel, gtk_toggle_button_get_active(typed(self.menu)))
+        }
         on(raw(search), "search-changed") { [unowned self] in self.read() }
         for (b, _) in kinds { on(raw(b), "toggled") { [unowned self] in self.read() } }
         on(raw(location), "toggled") { [unowned self] in self.read() }
@@ -82,18 +87,20 @@ final class FilterBar {
     /// The albums the album filter offers (`showAlbums`: false in an album's own section).
     func setAlbums(_ names: [String], showAlbums: Bool = true) {
         gtk_widget_set_visible(albumBox, showAlbums && !names.isEmpty ? 1 : 0)
-        while let child = gtk_widget_get_first_child(albumList) { gtk_box_remove(typed(albumList), child) }
+        // The same albums: the same buttons (a screen reader keeps the ones it found).
+        guard albumRows.isEmpty || albumRows.compactMap(\.name) != names else { return markAlbum() }
+        while let child = gtk_widget_get_first_child(albumList) { gtk_flow_box_remove(op(albumList), child) }
         albumRows = []
         writing = true
         for name in [nil] + names.map(Optional.some) {
             let text = name.map { "In album \($0)" } ?? "Any album"
-            let row = must(gtk_check_button_new_with_label(text))
+            let row = must(gtk_toggle_button_new_with_label(text))
             n11g_set_label(row, text)
-            if let first = albumRows.first { gtk_check_button_set_group(typed(row), typed(first.row)) }
-            append(albumList, row)
+            if let first = albumRows.first { gtk_toggle_button_set_group(typed(row), typed(first.row)) }
+            gtk_flow_box_insert(op(albumList), row, -1)
             albumRows.append((row, name))
             on(raw(row), "toggled") { [unowned self] in
-                guard !self.writing, gtk_check_button_get_active(typed(row)) != 0, self.filter.album != name else { return }
+                guard !self.writing, gtk_toggle_button_get_active(typed(row)) != 0, self.filter.album != name else { return }
                 self.filter.album = name
                 self.markAlbum()
                 self.changed()
@@ -110,9 +117,9 @@ final class FilterBar {
     private func markAlbum() {
         let wasWriting = writing
         writing = true
-        for (row, name) in albumRows where name == filter.album { gtk_check_button_set_active(typed(row), 1) }
+        for (row, name) in albumRows where name == filter.album { gtk_toggle_button_set_active(typed(row), 1) }
         writing = wasWriting
-        gtk_menu_button_set_label(op(menu), filter.isEmpty || filter == LibraryFilter(text: filter.text) ? "Filters" : "Filters •")
+        gtk_button_set_label(typed(menu), filter.isEmpty || filter == LibraryFilter(text: filter.text) ? "Filters" : "Filters •")
     }
 
     /// Reads the controls into `filter`; a change reloads the section. A date that is not
@@ -122,7 +129,7 @@ final class FilterBar {
         var new = filter
         new.text = string(gtk_editable_get_text(op(search))).trimmingCharacters(in: .whitespaces)
         new.kind = kinds.first { gtk_toggle_button_get_active(typed($0.button)) != 0 }?.kind ?? .all
-        new.hasLocation = gtk_check_button_get_active(typed(location)) != 0
+        new.hasLocation = gtk_toggle_button_get_active(typed(location)) != 0
         new.from = date(from, current: filter.from)
         new.to = date(to, current: filter.to)
         guard new != filter else { return }
@@ -151,7 +158,7 @@ final class FilterBar {
         gtk_editable_set_text(op(search), "")
         gtk_editable_set_text(op(from), "")
         gtk_editable_set_text(op(to), "")
-        gtk_check_button_set_active(typed(location), 0)
+        gtk_toggle_button_set_active(typed(location), 0)
         if let all = kinds.first { gtk_toggle_button_set_active(typed(all.button), 1) }
         writing = false
         let had = !filter.isEmpty
