@@ -103,6 +103,11 @@ final class NotesPane {
     }
 
     private func show(_ notes: [NoteSummary]) {
+        // The same list: the rows stay (and so do the focus and the selection).
+        if !rows.isEmpty, notes.map(\.id) == self.notes.map(\.id), notes.map(\.title) == self.notes.map(\.title),
+           rows.map(\.id) == notes.map(\.id) {
+            return
+        }
         self.notes = notes
         showEmptyState(notes.isEmpty && !creating && currentID == nil)
         while let child = gtk_widget_get_first_child(list) { gtk_list_box_remove(op(list), child) }
@@ -117,7 +122,6 @@ final class NotesPane {
             n11g_set_label(row, note.title)
             gtk_list_box_append(op(list), row)
             rows.append((row, note.id))
-            if note.id == currentID { gtk_list_box_select_row(op(list), typed(row)) }
         }
     }
 
@@ -126,7 +130,7 @@ final class NotesPane {
     /// is "Note N" until a title is typed.
     func newNote() {
         guard !creating else {
-            gtk_widget_grab_focus(titleEntry)
+            gtk_entry_grab_focus_without_selecting(typed(titleEntry))
             return
         }
         saveNow()
@@ -142,8 +146,9 @@ final class NotesPane {
         gtk_entry_set_placeholder_text(typed(titleEntry), title)
         setEditable(true)
         showEmptyState(false)
-        gtk_widget_grab_focus(titleEntry)
         setText(status, "New note")
+        // Without selecting (a selection would be replaced by the next key typed).
+        gtk_entry_grab_focus_without_selecting(typed(titleEntry))
         screen.app.session.run({ vault in try vault.notes.addNote(title: title, body: []) }) { [weak self] result in
             guard let self, creating else { return }
             creating = false
@@ -197,6 +202,7 @@ final class NotesPane {
     }
 
     private func edited() {
+        if Timings.enabled { Timings.count("note-title-length", string(gtk_editable_get_text(op(titleEntry))).count) }
         guard !loadingText else { return }
         if creating {
             typedMeanwhile = true
@@ -238,8 +244,13 @@ final class NotesPane {
                 if currentID == id { currentID = note.id }  // a sealed edit is a new item
                 setText(status, "Saved")
                 if let i = rows.firstIndex(where: { $0.id == id }) { rows[i].id = note.id }
-                // A new title: the list says it too.
-                if !title.isEmpty, notes.first(where: { $0.id == id })?.title != title { reload() }
+                // A new title: its row says it too (changed in place: the list is not rebuilt
+                // under the typing).
+                if !title.isEmpty, let row = rows.first(where: { $0.id == note.id })?.row,
+                   let child = gtk_list_box_row_get_child(typed(row)) {
+                    setText(child, title)
+                    n11g_set_label(row, title)
+                }
             case .failure(let error):
                 setText(status, "Not saved: " + describe(error))
             }

@@ -306,7 +306,12 @@ def notes(lib):
     assert not [a for a in named("Delete selected", "push button") if showing(a)], "the Notes header offers Delete selected"
     press("New note")
     type_text("Shopping list")  # straight away: no click into the title first
-    wait_for(lambda: entry_text("Note title") == "Shopping list" or None, "the typed title in the title entry", 10)
+    try:
+        wait_for(lambda: entry_text("Note title") == "Shopping list" or None, "the typed title in the title entry", 10)
+    except Timeout:
+        log = open(os.path.join(lib.work, "library-app.log"), errors="replace").read().split("\n")
+        raise AssertionError(f"the title entry holds {entry_text('Note title')!r}; the app: "
+                             + "; ".join(line for line in log if "note-title" in line))
     time.sleep(2.5)  # autosaved a second after typing stops
     listed = lib_notes(lib)
     assert listed == ["Shopping list"], f"the vault holds the notes {listed}, not the one typed"
@@ -438,8 +443,10 @@ def library_check(cli, app, work, shots, pin, step):
         follow_other_process(lib, process.pid)
         sections(lib)
         filters(lib)
-        notes(lib)
         narrow_viewer(lib, wid)
+        subprocess.run(["xdotool", "windowsize", "--sync", wid, "1280", "800"], check=True, capture_output=True)
+        time.sleep(1.0)
+        notes(lib)
         focus_window("^Nu11VLT$")
         key("ctrl+q")
         process.wait(timeout=30)
