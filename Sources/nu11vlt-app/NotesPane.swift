@@ -147,8 +147,14 @@ final class NotesPane {
         setEditable(true)
         showEmptyState(false)
         setText(status, "New note")
-        // Without selecting (a selection would be replaced by the next key typed).
+        // Without selecting (a selection would be replaced by the next key typed); again once
+        // the editor, hidden behind the empty state a moment ago, is laid out (GTK does not give
+        // the focus to a widget that is not mapped yet).
         gtk_entry_grab_focus_without_selecting(typed(titleEntry))
+        onMain { [weak self] in
+            guard let self, creating, gtk_widget_has_focus(titleEntry) == 0 else { return }
+            gtk_entry_grab_focus_without_selecting(typed(titleEntry))
+        }
         screen.app.session.run({ vault in try vault.notes.addNote(title: title, body: []) }) { [weak self] result in
             guard let self, creating else { return }
             creating = false
@@ -202,7 +208,6 @@ final class NotesPane {
     }
 
     private func edited() {
-        if Timings.enabled { Timings.count("note-title-length", string(gtk_editable_get_text(op(titleEntry))).count) }
         guard !loadingText else { return }
         if creating {
             typedMeanwhile = true
