@@ -65,6 +65,9 @@ public final class Vault {
     /// move) opens only what changed: keyed by item, checked against the sealed record's tag,
     /// emptied on lock (`Items.datedItemIDs`).
     var listingCache = ListingCache()
+    /// How many sealed thumbnail files this session has decrypted (for the tests: a tile's
+    /// two sizes come from one).
+    var thumbnailFilesOpened = 0
     /// Whether this session read `listing.n11g` into `listingCache`, and how many entries the
     /// file holds (-1: unknown), so a full listing knows when to write it again.
     var listingFileRead = false

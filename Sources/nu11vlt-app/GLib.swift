@@ -164,6 +164,17 @@ func onKeyValue(_ controller: OpaquePointer?, _ body: @escaping @MainActor (UInt
     connectSignal(raw(controller), "key-pressed", body, handler: unsafeBitCast(handler, to: GCallback.self))
 }
 
+/// A key press with its modifiers (GdkModifierType bits); return true to stop the key there.
+@MainActor
+func onKeyState(_ controller: OpaquePointer?, _ body: @escaping @MainActor (UInt32, UInt32) -> Bool) {
+    let handler: @convention(c) (UnsafeMutableRawPointer?, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?) -> Int32 = { _, key, _, state, data in
+        guard let data else { return 0 }
+        let body = ClosureBox<@MainActor (UInt32, UInt32) -> Bool>.body(data)
+        return MainActor.assumeIsolated { body(key, state) } ? 1 : 0
+    }
+    connectSignal(raw(controller), "key-pressed", body, handler: unsafeBitCast(handler, to: GCallback.self))
+}
+
 /// A swipe: its horizontal velocity (pixels per second).
 @MainActor
 func onSwipe(_ controller: OpaquePointer?, _ body: @escaping @MainActor (Double) -> Void) {

@@ -48,6 +48,8 @@ final class Gallery {
     var loading: Set<ItemID> = []
     private let empty: Widget
     private let stack: Widget
+    /// The search and filters above the grid (`LibraryFilter`).
+    let filters: FilterBar
     /// For `--timings`: from the listing's start to the first full screen of tiles.
     let firstScreen = FirstScreenClock()
     /// Tiles bound since the last pump, waiting for their thumbnails (visible ones go first).
@@ -79,11 +81,12 @@ final class Gallery {
         gtk_scrolled_window_set_child(op(scroller), grid)
         gtk_widget_set_vexpand(scroller, 1)
         gtk_widget_set_hexpand(scroller, 1)
-        empty = label("Nothing here yet. Import photos with the Import button or drop them here.", style: "dim-label", wrap: true)
+        empty = label(Self.emptyText, style: "dim-label", wrap: true)
         stack = gtk_stack_new()
         gtk_stack_add_named(op(stack), scroller, "grid")
         gtk_stack_add_named(op(stack), empty, "empty")
-        root = stack
+        filters = FilterBar { [unowned screen] in screen.reload() }
+        root = box(true, spacing: 0, [filters.root, stack])
         if let adjustment = gtk_scrollable_get_hadjustment(op(grid)) {
             on(UnsafeMutableRawPointer(adjustment), "notify::page-size") { [unowned self] in self.fitColumns() }
         }
@@ -106,6 +109,16 @@ final class Gallery {
             return true
         }
         gtk_widget_add_controller(grid, keys)
+        // Ctrl+A selects the items of the current view, never the section headers and the
+        // empty cells that end their rows (GTK's own select-all would paint those too).
+        let selectAll = controller(gtk_event_controller_key_new())
+        gtk_event_controller_set_propagation_phase(selectAll, GTK_PHASE_CAPTURE)
+        onKeyState(selectAll) { [unowned self] key, state in
+            guard Int32(key) == GDK_KEY_a || Int32(key) == GDK_KEY_A, state & GDK_CONTROL_MASK.rawValue != 0 else { return false }
+            self.selectAllItems()
+            return true
+        }
+        gtk_widget_add_controller(grid, selectAll)
         zoomGestures()
         // A window moved to a screen of another scale: the tiles get pictures of its size.
         on(raw(grid), "notify::scale-factor") { [unowned self] in
@@ -195,7 +208,21 @@ final class Gallery {
         if n11g_cell_model_reset(model, UInt32(cells.count)) != 0 {
             return screen.app.tell("The gallery cannot be shown", "Out of memory: close other programs, then try again.")
         }
+        setText(empty, filters.filter.isEmpty ? Self.emptyText : "No item matches the search and filters.")
         gtk_stack_set_visible_child_name(op(stack), newIDs.isEmpty ? "empty" : "grid")
+    }
+
+    static let emptyText = "Nothing here yet. Import photos with the Import button or drop them here."
+
+    /// Selects every item cell of the view (what the section and its filters show).
+    func selectAllItems() {
+        guard let selected = gtk_bitset_new_empty(), let mask = gtk_bitset_new_range(0, UInt32(cells.count)) else { return }
+        defer {
+            gtk_bitset_unref(selected)
+            gtk_bitset_unref(mask)
+        }
+        for (i, cell) in cells.enumerated() { if case .item = cell { gtk_bitset_add(selected, UInt32(i)) } }
+        _ = gtk_selection_model_set_selection(selection, selected, mask)
     }
 
     /// How many tiles (160 px and their margins) fit across `width`, from 2 to 7.

@@ -4,6 +4,7 @@ import CNu11Gtk
 import Foundation
 import Nu11Format
 import Nu11Vault
+import Synchronization
 
 /// The tiles' thumbnails: decrypted and decoded on the vault's worker, a few at a time.
 ///
@@ -52,13 +53,25 @@ extension Gallery {
         guard loading.count < Self.maxInFlight, !queued.isEmpty else { return }
         let shown = Set(bound.values)
         var next = 0
-        while loading.count < Self.maxInFlight && next < queued.count {
+        var batch: [ItemID] = []
+        while loading.count + batch.count < Self.maxInFlight && next < queued.count {
             let id = queued[next]
             next += 1
-            if shown.contains(id) && textures.get(id) == nil { load(id) }
+            guard shown.contains(id) && textures.get(id) == nil && !loading.contains(id) && !batch.contains(id) else { continue }
+            batch.append(id)
+            if batch.count == Self.batchSize {
+                load(batch)
+                batch = []
+            }
         }
+        if !batch.isEmpty { load(batch) }
         queued.removeFirst(next)
     }
+
+    /// Thumbnails read per worker job: one job takes the vault's file lock (and looks at its
+    /// state files) once for the batch, not once per tile; two jobs in flight keep the worker
+    /// busy while the main loop hands out the previous batch's textures.
+    static let batchSize = 2
 
     /// Whether a bound tile showing `id` lies (at least partly) inside the scrolled window.
     private func isOnScreen(_ id: ItemID) -> Bool {
@@ -86,24 +99,33 @@ extension Gallery {
         return shown > 0 ? shown : nil
     }
 
-    /// Decrypts and decodes a thumbnail on the worker; the texture comes back to the main
-    /// loop, which then sends the next queued one.
-    private func load(_ id: ItemID) {
-        guard !loading.contains(id) else { return }
-        loading.insert(id)
+    /// Decrypts a batch of thumbnails on the worker under one lock, then decodes them on as
+    /// many helpers as there are at once; the textures come back to the main loop, which then
+    /// sends the next queued ones.
+    private func load(_ ids: [ItemID]) {
+        loading.formUnion(ids)
         let scale = Int(gtk_widget_get_scale_factor(grid))
-        screen.app.session.run({ vault -> TextureBox in
+        screen.app.session.run({ vault -> [ItemID: TextureBox] in
             let start = Timings.enabled ? App.monotonic() : 0
-            let texture = TextureBox(try Texture.tile(vault, id, scale: scale))
-            if Timings.enabled { Timings.report("tile", (App.monotonic() - start) * 1000) }
-            return texture
+            // One that cannot be read shows no picture (as before), the others still do.
+            let sources = ids.compactMap { id in (try? Texture.tileSource(vault, id, scale: scale)).map { (id, $0) } }
+            let made = Mutex<[ItemID: TextureBox]>([:])
+            DispatchQueue.concurrentPerform(iterations: sources.count) { i in
+                guard let box = try? TextureBox(sources[i].1.decode()) else { return }
+                made.withLock { $0[sources[i].0] = box }
+            }
+            if Timings.enabled { for _ in ids { Timings.report("tile", (App.monotonic() - start) * 1000 / Double(max(1, ids.count))) } }
+            return made.withLock { $0 }
         }) { [weak self] result in
             guard let self else { return }
-            loading.remove(id)
-            if case .success(let box) = result, let texture = box.texture {
-                textures.set(id, texture)
-                for (item, shown) in bound where shown == id {
-                    if let tile = tiles[item] { gtk_picture_set_paintable(op(tile.picture), texture) }
+            loading.subtract(ids)
+            if case .success(let boxes) = result {
+                for (id, box) in boxes {
+                    guard let texture = box.texture else { continue }
+                    textures.set(id, texture)
+                    for (item, shown) in bound where shown == id {
+                        if let tile = tiles[item] { gtk_picture_set_paintable(op(tile.picture), texture) }
+                    }
                 }
             }
             feed()

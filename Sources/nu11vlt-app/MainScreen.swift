@@ -5,8 +5,10 @@ import Foundation
 import Nu11Format
 import Nu11Vault
 
-/// The unlocked vault: a sidebar of sections (Photos, each album, Notes, Fade, Settings),
-/// the section's content, and a header bar with Import, Export, Delete, Lock.
+/// The unlocked vault: a sidebar of sections (Photos and videos, Files, each album, Notes,
+/// Fade, Settings), the section's content, and a header bar with the section's actions
+/// (Import, Export, Delete for the gallery; New note for the notes) and Lock. What another
+/// process changes in the vault meanwhile shows up by itself (`VaultWatcher`).
 @MainActor
 final class MainScreen {
     unowned let app: App
@@ -23,7 +25,7 @@ final class MainScreen {
     private let progressRow: Widget
     private var albums: [AlbumSummary] = []
     /// What the gallery shows now.
-    enum Section: Equatable { case photos, album(String), fade, notes, settings }
+    enum Section: Equatable { case photos, files, album(String), fade, notes, settings }
     private(set) var section: Section = .photos
     private var sectionRows: [(row: Widget, section: Section)] = []
     /// Sidebar and content side by side, or one at a time when the window is narrow (a phone:
@@ -34,6 +36,12 @@ final class MainScreen {
     private let sectionsButton: Widget
     /// Hidden while folded (the main menu has them too).
     private var wideOnly: [Widget] = []
+    /// The gallery's actions: shown only in a gallery section (not in Notes or Settings).
+    private var galleryOnly: [Widget] = []
+    /// "New note": shown only in Notes.
+    private var newNote: Widget?
+    /// Follows other processes' changes to the vault (nil without inotify).
+    private var watcher: VaultWatcher?
 
     init(app: App) {
         self.app = app
@@ -84,7 +92,13 @@ final class MainScreen {
         let export = app.actions.iconButton("document-save-symbolic", name: "Export selected", action: "export-selected")
         let delete = app.actions.iconButton("user-trash-symbolic", name: "Delete selected", action: "delete-selected")
         wideOnly = [importFolder, export, move, delete, archives]
-        adw_header_bar_pack_start(op(header), app.actions.iconButton("list-add-symbolic", name: "Import", action: "import"))
+        let importButton = app.actions.iconButton("list-add-symbolic", name: "Import", action: "import")
+        galleryOnly = [importButton, importFolder, export, move, delete]
+        let newNote = iconButton("document-new-symbolic", name: "New note") { [unowned self] in self.notes.newNote() }
+        gtk_widget_set_visible(newNote, 0)
+        self.newNote = newNote
+        adw_header_bar_pack_start(op(header), newNote)
+        adw_header_bar_pack_start(op(header), importButton)
         adw_header_bar_pack_start(op(header), importFolder)
         adw_header_bar_pack_start(op(header), export)
         adw_header_bar_pack_start(op(header), move)
@@ -109,6 +123,7 @@ final class MainScreen {
             on(raw(window), "notify::default-width") { [weak self] in self?.fitWidth() }
         }
         fitWidth()
+        watcher = VaultWatcher(folder: app.session.locked.location.vaultRoot) { [weak self] in self?.followVault() }
     }
 
     static let narrowWidth: Int32 = 600
@@ -122,6 +137,7 @@ final class MainScreen {
         if adw_leaflet_get_can_unfold(leaflet) != unfold {
             adw_leaflet_set_can_unfold(leaflet, unfold)
             notes.setNarrow(unfold == 0)
+            viewer.setNarrow(unfold == 0)
         }
         foldChanged()
     }
@@ -133,10 +149,32 @@ final class MainScreen {
         let folded = adw_leaflet_get_folded(leaflet) != 0 || adw_leaflet_get_can_unfold(leaflet) == 0
         let onContent = adw_leaflet_get_visible_child(leaflet) == content
         gtk_widget_set_visible(sectionsButton, folded && onContent ? 1 : 0)
-        for widget in wideOnly { gtk_widget_set_visible(widget, folded ? 0 : 1) }
+        let gallerySection = section != .notes && section != .settings
+        for widget in Set(wideOnly + galleryOnly) {
+            gtk_widget_set_visible(widget, (!folded || !wideOnly.contains(widget)) && (gallerySection || !galleryOnly.contains(widget)) ? 1 : 0)
+        }
+        gtk_widget_set_visible(newNote, section == .notes ? 1 : 0)
+    }
+
+    /// Another process changed the vault (`VaultWatcher`): the section shown is listed again,
+    /// and the screen changes only where the listing did. Not while this app imports (it lists
+    /// after each group itself) nor in the viewer (its item stays until it is left).
+    private func followVault() {
+        guard !transfers.isRunning else { return }
+        switch section {
+        case .notes:
+            notes.reload()
+            reloadAlbums()
+        case .settings: reloadAlbums()
+        default:
+            guard string(gtk_stack_get_visible_child_name(op(content))) == "gallery" else { return reloadAlbums() }
+            reload(quiet: true)
+        }
     }
 
     func tearDown() {
+        watcher?.stop()
+        watcher = nil
         notes.tearDown()
         viewer.tearDown()
         gallery.tearDown()
@@ -167,6 +205,7 @@ final class MainScreen {
             if section == self.section { gtk_list_box_select_row(op(sidebar), typed(row)) }
         }
         add("Photos", .photos, icon: "image-x-generic-symbolic")
+        add("Files", .files, icon: "folder-documents-symbolic")
         for album in albums { add("Album \(album.name)", .album(album.name), icon: "folder-pictures-symbolic") }
         add("Notes", .notes, icon: "text-x-generic-symbolic")
         add("Fade", .fade, icon: "alarm-symbolic")
@@ -177,6 +216,7 @@ final class MainScreen {
         self.section = section
         switch section {
         case .photos: setText(title, "Photos")
+        case .files: setText(title, "Files")
         case .album(let name): setText(title, "Album \(name)")
         case .fade: setText(title, "Fade")
         case .notes: setText(title, "Notes")
@@ -191,20 +231,30 @@ final class MainScreen {
             settings.reload()
         default:
             gtk_stack_set_visible_child_name(op(content), "gallery")
+            gtk_widget_set_visible(gallery.filters.root, section == .fade ? 0 : 1)
+            gallery.filters.setAlbums(albumNames, showAlbums: !isAlbum)
             reload()
         }
+        foldChanged()
     }
+
+    private var isAlbum: Bool { if case .album = section { true } else { false } }
 
     /// Lists the section's items, sorted by capture date (newest first), then the albums: those
     /// are read after the first screen is handed over, so the sidebar never delays it.
     /// `first` runs on the main thread before the items are shown; returning false drops them.
-    func reload(first: (() -> Bool)? = nil) {
+    /// `quiet`: a refresh (another process changed the vault) that leaves the grid alone when
+    /// it lists the same items.
+    func reload(quiet: Bool = false, first: (() -> Bool)? = nil) {
         let section = self.section
+        let filter = section == .fade ? LibraryFilter() : gallery.filters.filter
         gallery.firstScreen.begin()
         let window = app.window
         let headCount = FirstScreen.count(windowWidth: window.map { gtk_widget_get_width($0) } ?? 1024,
                                           windowHeight: window.map { gtk_widget_get_height($0) } ?? 720)
         let scale = Int(window.map { gtk_widget_get_scale_factor($0) } ?? 1)
+        // A refresh makes the first screen only of the items it does not show yet (the new ones).
+        let known: Set<ItemID> = quiet ? Set(gallery.summaries.keys) : []
         app.session.run({ vault -> ([(id: ItemID, date: Date)], [ItemSummary]?, FirstScreen) in
             let album: String? = if case .album(let name) = section { name } else { nil }
             let start = Timings.enabled ? App.monotonic() : 0
@@ -214,15 +264,19 @@ final class MainScreen {
                 let items = try vault.items.list(limit: Int.max, order: .taken).items.filter { $0.fadesAt != nil }
                 return ([], items.reversed(), FirstScreen())
             }
-            let dated = Array(try vault.items.datedItemIDs(album: album).reversed())
+            let scope: LibraryFilter.Scope = section == .photos ? .media : section == .files ? .files : .everything
+            let dated = try filter.entries(vault, album: album, scope: scope).map { (id: $0.id, date: $0.date) }
             if Timings.enabled { Timings.report("list-ids", (App.monotonic() - start) * 1000) }
-            let head = try FirstScreen(vault: vault, ids: dated.prefix(headCount).map(\.id)[...], scale: scale)
+            let head = try FirstScreen(vault: vault, ids: dated.prefix(headCount).map(\.id).filter { !known.contains($0) }[...], scale: scale)
             if Timings.enabled { Timings.report("list-head", (App.monotonic() - start) * 1000) }
             return (dated, nil, head)
         }) { [weak self] result in
             guard let self, first?() ?? true else { return }
             switch result {
             case .success(let (dated, summaries, head)):
+                guard self.section == section, filter == (section == .fade ? LibraryFilter() : gallery.filters.filter) else { return }
+                if quiet, summaries == nil, dated.map(\.id) == gallery.ids { return reloadAlbums() }
+                if quiet && Timings.enabled { reportPainted() }
                 if let start = gallery.firstScreen.started { Timings.report("listed", (App.monotonic() - start) * 1000) }
                 reloadAlbums()
                 if let summaries {
@@ -236,6 +290,17 @@ final class MainScreen {
         }
     }
 
+    /// `--timings`: when the first frame after a refresh was painted (monotonic clock; the GUI
+    /// test compares it with the moment the command line's import ended).
+    private func reportPainted() {
+        guard let clock = gtk_widget_get_frame_clock(gallery.grid).map(UnsafeMutableRawPointer.init) else { return }
+        var handler: UInt = 0
+        handler = on(clock, "after-paint") {
+            Timings.report("refresh-painted-at", App.monotonic() * 1000)
+            g_signal_handler_disconnect(clock, gulong(handler))
+        }
+    }
+
     var albumNames: [String] { albums.map(\.name) }
 
     /// Re-reads the albums for the sidebar (after one is renamed or deleted in the settings).
@@ -245,6 +310,7 @@ final class MainScreen {
             self.albums = albums
             if case .album(let name) = section, !albums.contains(where: { $0.name == name }) { section = .settings }
             rebuildSidebar()
+            gallery.filters.setAlbums(albumNames, showAlbums: !isAlbum)
         }
     }
 
@@ -264,67 +330,6 @@ final class MainScreen {
         gtk_widget_set_visible(progressRow, fraction == nil ? 0 : 1)
         gtk_progress_bar_set_fraction(op(progressBar), fraction ?? 0)
         gtk_progress_bar_set_text(op(progressBar), text)
-    }
-
-    // MARK: delete
-
-    /// Asks before deleting, naming what goes ("Delete “IMG_2041.jpg”?", or the first names and
-    /// how many more).
-    func confirmDelete(_ ids: [ItemID], then: @escaping () -> Void = {}) {
-        guard !ids.isEmpty else { return app.tell("Nothing selected", "Select items in the gallery first.") }
-        // A Live Photo's motion has no tile of its own: its file name is fetched, so the
-        // question names it too (a pairing by name may join files the user did not pair).
-        let motions = gallery.withMotions(ids).filter { !ids.contains($0) }
-        guard !motions.isEmpty else { return askDelete(ids, motions: [], then: then) }
-        app.session.run({ vault in try vault.items.summaries(motions) }) { [weak self] result in
-            switch result {
-            case .success(let found): self?.askDelete(ids, motions: found, then: then)
-            case .failure(let error): self?.app.tell("Delete failed", describe(error))
-            }
-        }
-    }
-
-    /// `motions`: the Live Photo motions still there, which go with their stills.
-    private func askDelete(_ ids: [ItemID], motions: [ItemSummary], then: @escaping () -> Void) {
-        let motionNames = motions.map(\.name)
-        let names = ids.map { gallery.name(of: $0) ?? "an item" }
-        let heading = ids.count == 1 ? "Delete “\(names[0])”?" : "Delete \(ids.count) items?"
-        var what = ""
-        if ids.count > 1 {
-            what = names.prefix(5).map { "“\($0)”" }.joined(separator: ", ")
-                + (ids.count > 5 ? " and \(ids.count - 5) more" : "") + " will be destroyed. "
-        }
-        if !motionNames.isEmpty {
-            what += (motionNames.count == 1 ? "Its Live Photo motion " : "Their Live Photo motions ")
-                + motionNames.prefix(5).map { "“\($0)”" }.joined(separator: ", ")
-                + (motionNames.count > 5 ? " and \(motionNames.count - 5) more" : "") + (motionNames.count == 1 ? " goes too. " : " go too. ")
-        }
-        let all = ids + motions.map(\.id)
-        confirm(heading, what + "Deleted items are destroyed as the “Delete securely” setting says. This cannot be undone.",
-                action: "Delete") { [unowned self] in
-            app.session.run({ vault in try vault.items.delete(all.map(ItemRef.init)) }) { [weak self] result in
-                if case .failure(let error) = result { self?.app.tell("Delete failed", describe(error)) }
-                then()
-                self?.reload()
-            }
-        }
-    }
-
-    /// Moves the selection to an album chosen from the list (or a new one, named), in one
-    /// worker call; says how many moved.
-    func moveToAlbum(_ ids: [ItemID]) {
-        guard !ids.isEmpty else { return app.tell("Nothing selected", "Select items in the gallery first.") }
-        let heading = ids.count == 1 ? "Move “\(gallery.name(of: ids[0]) ?? "the item")” to an album" : "Move \(ids.count) items to an album"
-        let all = gallery.withMotions(ids)
-        transfers.askAlbum(heading, current: nil) { [unowned self] name, create in
-            app.session.run({ vault in
-                if create { _ = try vault.albums.createAlbum(name) }
-                for id in all { try vault.albums.moveItem(ItemRef(id), toAlbum: name) }
-            }) { [weak self] result in
-                if case .failure(let error) = result { self?.app.tell("Move failed", describe(error)) }
-                self?.reload()
-            }
-        }
     }
 
     /// A yes/no dialog; `body` runs on yes.

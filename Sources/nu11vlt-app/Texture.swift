@@ -35,15 +35,12 @@ enum Texture {
         }
     }
 
+    /// Both sizes come from one decryption of the thumbnail file (`Photos.tileThumbnail`).
     static func tileSource(_ vault: Vault, _ id: ItemID, scale: Int) throws -> TileSource {
-        let grid = try vault.photos.thumbnail(ItemRef(id), size: .grid)
         let need = Tile.side * max(1, scale)
-        guard min(grid.width, grid.height) < need,
-              let preview = try? vault.photos.thumbnail(ItemRef(id), size: .preview),
-              min(preview.width, preview.height) > min(grid.width, grid.height) else {
-            return TileSource(bytes: grid.bytes, maxSide: max(grid.width, grid.height, 1))
-        }
-        return TileSource(bytes: preview.bytes, maxSide: tileSide(width: preview.width, height: preview.height, need: need))
+        let thumb = try vault.photos.tileThumbnail(ItemRef(id), need: need)
+        // Scaled (by the helper) until its short side covers the tile, never enlarged.
+        return TileSource(bytes: thumb.bytes, maxSide: tileSide(width: thumb.width, height: thumb.height, need: need))
     }
 
     /// The long side that gives an image of `width` × `height` a short side of `need` (never

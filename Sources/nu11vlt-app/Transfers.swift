@@ -18,6 +18,9 @@ final class Transfers {
 
     func cancel() { cancelled = true }
 
+    /// Whether an import is under way (it lists the section after each group itself).
+    var isRunning: Bool { running }
+
     // MARK: import
 
     func chooseImport() {
@@ -52,21 +55,40 @@ final class Transfers {
     /// Imports through the library's plan, a group at a time: each group is one group
     /// commit (as the command line does it), small enough that tiles scrolling into view
     /// get the worker between groups; a cancel stops before the next group.
+    ///
+    /// The plan walks the dropped or chosen folders on a thread of its own (a phone dump of
+    /// thousands of files takes a while to list), never on the GTK main thread, and not on the
+    /// vault's worker either, whose tiles keep coming meanwhile. The import counts as running
+    /// from the first moment, so a second drop waits its turn.
     func importFiles(_ paths: [String]) {
         guard !running else { return screen.app.tell("An import is running", "Wait for it to finish or cancel it.") }
         let album: String? = if case .album(let name) = screen.section { name } else { nil }
-        let plan: ImportPlan
-        do { plan = try ImportPlan(paths: paths, recursive: true, album: album, groupLimit: Self.groupFiles) } catch {
-            return screen.app.tell("Nothing was imported", describe(error))
-        }
         running = true
-        askAboutDuplicates(plan) { [weak self] plan in
-            guard let self else { return }
-            running = false
-            guard let plan else { return }
-            run(plan)
+        screen.progress(0, "Looking at the files to import")
+        let groupLimit = Self.groupFiles
+        Self.planner.async { [weak self] in
+            let plan = Result { try ImportPlan(paths: paths, recursive: true, album: album, groupLimit: groupLimit) }
+            onMain { [weak self] in
+                guard let self else { return }
+                switch plan {
+                case .failure(let error):
+                    running = false
+                    screen.progress(nil, "")
+                    screen.app.tell("Nothing was imported", describe(error))
+                case .success(let plan):
+                    askAboutDuplicates(plan) { [weak self] plan in
+                        guard let self else { return }
+                        running = false
+                        guard let plan else { return }
+                        run(plan)
+                    }
+                }
+            }
         }
     }
+
+    /// Where import plans are made (folders walked): off the main thread and the vault's worker.
+    private static let planner = DispatchQueue(label: "nu11vlt.import-plan", qos: .userInitiated)
 
     private func run(_ plan: ImportPlan) {
         var groups = plan.groups
@@ -198,7 +220,13 @@ func chooseFiles(_ window: Widget?, _ title: String, action: GtkFileChooserActio
     gtk_file_chooser_set_select_multiple(fc, multiple ? 1 : 0)
     if let name { gtk_file_chooser_set_current_name(fc, name) }
     gtk_native_dialog_set_modal(typed(chooser), 1)
+    // One answer per chooser: GTK's own chooser can emit "response" again when a second
+    // Return reaches it while it hides (a loaded machine), which imported the same files
+    // twice — the second time after the first import's duplicate question was answered.
+    var answered = false
     on1(UnsafeMutableRawPointer(chooser), "response") { response in
+        guard !answered else { return }
+        answered = true
         let code = Int32(truncatingIfNeeded: Int(bitPattern: response))
         var paths: [String] = []
         if code == GTK_RESPONSE_ACCEPT.rawValue, let list = gtk_file_chooser_get_files(fc) {

@@ -11,6 +11,9 @@ import Nu11Vault
 /// past the fit; `+`/`-`/`0`, Ctrl+scroll and a pinch zoom, a drag pans; Left/Right (and a
 /// swipe) step through the items; F11 full screen; `i` or the ⓘ button shows what is known
 /// about the item; icon buttons with tooltips for Export, Delete, Move to album, Fade, Back.
+/// On a narrow window (a phone, under 600 px) the row keeps Back, Previous, Next, Play and
+/// Information and folds the others into its "More actions" menu (GNOME's adaptive header
+/// bar: every action stays one tap away, nothing lies off-screen at 360 px).
 @MainActor
 final class Viewer {
     unowned let screen: MainScreen
@@ -28,13 +31,17 @@ final class Viewer {
     private var generation = 0
     /// viewer.back, .previous, .next, .zoom, .export, .move, .fade, .delete (see `updateActions`).
     private let actions: Actions
+    /// The buttons that fold into `more` on a narrow window, and the menu itself.
+    private var foldable: [Widget] = []
+    private var more: Widget?
+    private let middle: Widget
 
     init(screen: MainScreen) {
         self.screen = screen
         caption = label("", style: "heading")
         badge = label("", style: "caption")
         let bar = box(false, spacing: 6)
-        let middle = box(false, spacing: 0, [image.root, info.root])
+        middle = box(false, spacing: 0, [image.root, info.root])
         // The buttons scroll sideways when the window is narrower than they are (a phone).
         let strip = must(gtk_scrolled_window_new())
         gtk_scrolled_window_set_child(op(strip), bar)
@@ -72,11 +79,18 @@ final class Viewer {
                                      ("view-fullscreen-symbolic", "Full screen", "fullscreen"),
                                      ("document-save-symbolic", "Export item", "export"), ("folder-symbolic", "Move to album", "move"),
                                      ("alarm-symbolic", "Fade item", "fade"), ("dialog-information-symbolic", "Information", "info")] {
-            append(bar, actions.iconButton(icon, name: name, action: action))
+            let b = actions.iconButton(icon, name: name, action: action)
+            append(bar, b)
+            if !Self.kept.contains(action) { foldable.append(b) }
         }
         let delete = actions.iconButton("user-trash-symbolic", name: "Delete item", action: "delete")
         gtk_widget_add_css_class(delete, "destructive-action")
         append(bar, delete)
+        foldable.append(delete)
+        let more = Self.moreMenu(actions)
+        gtk_widget_set_visible(more, 0)
+        append(bar, more)
+        self.more = more
         let keys = controller(gtk_event_controller_key_new())
         onKeyValue(keys) { [unowned self] key in
             switch Int32(key) {
@@ -105,6 +119,43 @@ final class Viewer {
     }
 
     var current: ItemSummary? { items.indices.contains(position) ? items[position] : nil }
+
+    /// What stays in the row on a narrow window; the rest is in "More actions".
+    static let kept: Set<String> = ["back", "previous", "next", "play", "info"]
+
+    /// "More actions": the folded buttons as a menu of labelled buttons bound to the same
+    /// actions (so a disabled action greys its entry too), each named as its icon button is.
+    private static func moreMenu(_ actions: Actions) -> Widget {
+        let menu = must(gtk_menu_button_new())
+        gtk_menu_button_set_icon_name(op(menu), "view-more-symbolic")
+        gtk_widget_set_tooltip_text(menu, "More actions")
+        n11g_set_label(menu, "More actions")
+        // GTK 4.8's menu button is a group around a toggle button: the toggle is what a screen
+        // reader presses, so it carries the name too.
+        if let toggle = gtk_widget_get_first_child(menu) { n11g_set_label(toggle, "More actions") }
+        let popover = must(gtk_popover_new())
+        let entries: [Widget] = [("Zoom Out", "Zoom out", "zoom-out"), ("Zoom In", "Zoom in", "zoom-in"), ("Full Size", "Full size", "zoom"),
+                                 ("Full Screen", "Full screen", "fullscreen"), ("Export…", "Export item", "export"),
+                                 ("Move to Album…", "Move to album", "move"), ("Fade…", "Fade item", "fade"),
+                                 ("Delete…", "Delete item", "delete")].map { text, name, action in
+            let b = actions.button(text, name: name, action: action, style: "flat")
+            if let child = gtk_button_get_child(typed(b)) { gtk_label_set_xalign(op(child), 0) }
+            // The menu closes as its entry runs (a dialog may open over it).
+            on(raw(b), "clicked") { gtk_popover_popdown(typed(popover)) }
+            return b
+        }
+        gtk_popover_set_child(typed(popover), box(true, spacing: 2, entries))
+        gtk_menu_button_set_popover(op(menu), popover)
+        return menu
+    }
+
+    /// A narrow window (under `MainScreen.narrowWidth`): the folded row, and the information
+    /// under the picture rather than beside it.
+    func setNarrow(_ narrow: Bool) {
+        for b in foldable { gtk_widget_set_visible(b, narrow ? 0 : 1) }
+        gtk_widget_set_visible(more, narrow ? 1 : 0)
+        gtk_orientable_set_orientation(op(middle), narrow ? GTK_ORIENTATION_VERTICAL : GTK_ORIENTATION_HORIZONTAL)
+    }
 
     func open(_ items: [ItemSummary], at index: Int) {
         self.items = items

@@ -17,6 +17,12 @@ extension Items {
     /// what a gallery's date headers are made of, from the same single pass. A Live Photo is
     /// one entry: the motion of a still in the same listing is left out (`LivePhotos`).
     public func datedItemIDs(album: String? = nil, kind: ItemKind = .file) throws -> [(id: ItemID, date: Date)] {
+        try libraryEntries(album: album, kind: kind).map { ($0.id, $0.date) }
+    }
+
+    /// The same listing with what each item is (a photo, a video, another file), read in the
+    /// same pass: what the app's Photos and Files sections and its kind filter split by.
+    public func libraryEntries(album: String? = nil, kind: ItemKind = .file) throws -> [LibraryEntry] {
         let filter: ItemID?? = try album.map { .some(try vault.albums.albumID(named: $0)) } ?? .none
         evictExpiredPreviews()
         loadListingFile()
@@ -29,7 +35,7 @@ extension Items {
         let motions = Set(facts.compactMap(\.motion))
         var order = rows.indices.filter { !motions.contains(rows[$0].id) }
         order.sort { facts[$0].date != facts[$1].date ? facts[$0].date < facts[$1].date : rows[$0].seq < rows[$1].seq }
-        return order.map { (rows[$0].id, Date(timeIntervalSince1970: facts[$0].date)) }
+        return order.map { LibraryEntry(id: rows[$0].id, date: Date(timeIntervalSince1970: facts[$0].date), media: facts[$0].media) }
     }
 
     /// The listing facts of `rows`, in their order: from the session's cache where the row
@@ -87,6 +93,22 @@ extension Items {
     }
 }
 
+/// What an item is, as a gallery tells them apart (from its sealed MIME type).
+public enum MediaKind: UInt8, Sendable {
+    case other = 0, image = 1, video = 2
+
+    init(type: String) {
+        self = type.hasPrefix("image/") ? .image : type.hasPrefix("video/") ? .video : .other
+    }
+}
+
+/// An item of a gallery listing: its ID, the date it is sorted by, and what it is.
+public struct LibraryEntry: Sendable, Equatable {
+    public var id: ItemID
+    public var date: Date
+    public var media: MediaKind
+}
+
 extension ItemMetadata {
     /// What a listing needs of an item.
     struct ListingFacts: Sendable, Equatable {
@@ -94,10 +116,12 @@ extension ItemMetadata {
         var date: Double
         /// A Live Photo still's motion.
         var motion: ItemID?
+        /// A photo, a video or another file.
+        var media: MediaKind = .other
     }
 
     /// The listing facts of a sealed record, read without decoding the whole document: the
-    /// record is our own JSON, where `"taken":`, `"created":` and `"motion":` can only occur
+    /// record is our own JSON, where `"taken":`, `"created":`, `"type":` and `"motion":` can only occur
     /// as keys (a quote inside a string is always escaped). Falls back to the full decode
     /// for anything unexpected.
     static func listingFacts(_ row: ItemRow, key: SecretBytes) throws -> ListingFacts {
@@ -113,18 +137,20 @@ extension ItemMetadata {
             guard let hex = string(after: motionKey, in: plain), let id = try? ItemID(hex: hex) else { return try fullFacts(row, key: key) }
             motion = id
         }
+        guard let type = string(after: typeKey, in: plain) else { return try fullFacts(row, key: key) }
+        let media = MediaKind(type: type)
         // taken, else modified, else created: each key absent, null or a number.
         for field in [takenKey, modifiedKey] {
-            if let value = number(after: field, in: plain) { return ListingFacts(date: value, motion: motion) }
+            if let value = number(after: field, in: plain) { return ListingFacts(date: value, motion: motion, media: media) }
             if contains(field, in: plain) && !isNull(after: field, in: plain) { return try fullFacts(row, key: key) }
         }
-        if let created = number(after: createdKey, in: plain) { return ListingFacts(date: created, motion: motion) }
+        if let created = number(after: createdKey, in: plain) { return ListingFacts(date: created, motion: motion, media: media) }
         return try fullFacts(row, key: key)
     }
 
     private static func fullFacts(_ row: ItemRow, key: SecretBytes) throws -> ListingFacts {
         let meta = try open(row, key: key)
-        return ListingFacts(date: meta.sortDate.timeIntervalSince1970, motion: meta.motion)
+        return ListingFacts(date: meta.sortDate.timeIntervalSince1970, motion: meta.motion, media: MediaKind(type: meta.type))
     }
 
     /// `listingFacts` of every row, on every core.
@@ -136,6 +162,7 @@ extension ItemMetadata {
     }
 
     private static let motionKey = Array("\"motion\":".utf8)
+    private static let typeKey = Array("\"type\":".utf8)
 
     /// The JSON string right after `key` when it is plain (no escapes).
     private static func string(after key: [UInt8], in bytes: [UInt8]) -> String? {

@@ -17,9 +17,9 @@ import Nu11Storage
 /// after a rotation, damage) is rebuilt by the next full listing.
 enum ListingFile {
     static let magic = Array("N11G".utf8)
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
     static let header = magic + [version, 0, 0, 0]
-    static let entrySize = 16 + 16 + 1 + 16 + 8 + 1 + 16
+    static let entrySize = 16 + 16 + 1 + 16 + 8 + 1 + 16 + 1
     /// 64 MiB: far more than a million entries.
     static let limit = 64 << 20
     /// A folder import of at least this many items writes their entries into the file at once
@@ -45,6 +45,7 @@ enum ListingFile {
             out += [e.album == nil ? 0 : 1] + (e.album?.bytes ?? [UInt8](repeating: 0, count: 16))
             withUnsafeBytes(of: e.facts.date.bitPattern.littleEndian) { out += $0 }
             out += [e.facts.motion == nil ? 0 : 1] + (e.facts.motion?.bytes ?? [UInt8](repeating: 0, count: 16))
+            out.append(e.facts.media.rawValue)
         }
         return out
     }
@@ -77,7 +78,8 @@ enum ListingFile {
             var bits: UInt64 = 0
             for (i, b) in take(8).enumerated() { bits |= UInt64(b) << (8 * UInt64(i)) }
             let motion = try optionalID()
-            out.append(Entry(id: id, tag: tag, album: album, facts: .init(date: Double(bitPattern: bits), motion: motion)))
+            guard let media = take(1).first.flatMap(MediaKind.init(rawValue:)) else { throw damaged() }
+            out.append(Entry(id: id, tag: tag, album: album, facts: .init(date: Double(bitPattern: bits), motion: motion, media: media)))
         }
         return out
     }

@@ -69,6 +69,34 @@ extension Photos {
         return thumb
     }
 
+    /// A gallery tile's thumbnail, for a tile whose short side is `need` device pixels: the
+    /// grid size when it covers that, else the preview when that is larger (a screen of scale
+    /// 2). Both sizes come from one decryption of the item's thumbnail file, and both are kept
+    /// in the in-memory LRU; the read-time checks come first, as in `thumbnail`.
+    public func tileThumbnail(_ ref: ItemRef, need: Int) throws -> EncodedThumbnail {
+        evictExpiredPreviews()
+        let row = try vault.items.row(ref)
+        try vault.items.checkFade(row)
+        let gridKey = CachedPart(id: row.id, part: .grid), previewKey = CachedPart(id: row.id, part: .preview)
+        func fitting(_ grid: EncodedThumbnail, _ preview: EncodedThumbnail?) -> EncodedThumbnail {
+            guard min(grid.width, grid.height) < need, let preview,
+                  min(preview.width, preview.height) > min(grid.width, grid.height) else { return grid }
+            return preview
+        }
+        if let grid = previewCache.get(gridKey).flatMap(Self.decodeCached) {
+            if min(grid.width, grid.height) >= need { return grid }
+            if let preview = previewCache.get(previewKey).flatMap(Self.decodeCached) { return fitting(grid, preview) }
+        }
+        let images = try openThumbnails(row)
+        guard let grid = EncodedThumbnail(images, size: ThumbnailSize.grid.code) else {
+            throw Nu11Error(.corrupted, "item \(row.id): its thumbnail file lacks the grid size", remedy: .check(reason: nil), item: row.id.hex)
+        }
+        previewCache.set(gridKey, Self.encodeCached(grid))
+        let preview = min(grid.width, grid.height) < need ? EncodedThumbnail(images, size: ThumbnailSize.preview.code) : nil
+        if let preview { previewCache.set(previewKey, Self.encodeCached(preview)) }
+        return fitting(grid, preview)
+    }
+
     /// Writes a thumbnail to a new file (0600, atomically).
     public func exportThumbnail(_ ref: ItemRef, size: ThumbnailSize, toFile path: String, overwrite: Bool = false) throws {
         if !overwrite && FileManager.default.fileExists(atPath: path) {
@@ -87,6 +115,7 @@ extension Photos {
             throw Nu11Error(.notFound, "item \(row.id) has no thumbnail", remedy: .makeThumbnails, item: row.id.hex)
         }
         let key = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
+        vault.thumbnailFilesOpened += 1
         do {
             let sealed = try ProtectedFiles.read(path, limit: ThumbnailEnvelope.maxBytes + 4096)
             return try ThumbnailEnvelope.open(sealed, expected: N11Header(kind: row.kind, domain: row.domain, itemID: row.id),

@@ -2,6 +2,7 @@
 import Foundation
 import Nu11Format
 import Nu11Storage
+import TestSupport
 import Testing
 @testable import Nu11Vault
 
@@ -163,6 +164,38 @@ struct ListingCacheTests {
     }
 
     /// A new session of the same vault (the old one locked, its lock given up).
+    @Test("the listing tells photos, videos and other files apart (the app's sections), from the records, the session cache and the file alike; a version-1 file is rebuilt")
+    func media() throws {
+        let t = try TestVault()
+        var v = try t.vault
+        let png = t.root + "/p.png"
+        try #require(Program.run("/usr/bin/convert", ["-size", "64x48", "gradient:red-white", png]) == 0)
+        let photo = try v.items.importFile(at: png).id
+        let mp4 = t.root + "/clip.mp4"
+        try #require(Program.run("/usr/bin/ffmpeg", ["-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10",
+                                                     "-t", "0.3", "-pix_fmt", "yuv420p", mp4]) == 0)
+        let clip = try v.items.importFile(at: mp4).id
+        let text = try v.items.importFile(at: try t.file("notes.txt", Array("text".utf8))).id
+        func kinds() throws -> [ItemID: MediaKind] {
+            Dictionary(uniqueKeysWithValues: try v.items.libraryEntries().map { ($0.id, $0.media) })
+        }
+        let expected: [ItemID: MediaKind] = [photo: .image, clip: .video, text: .other]
+        #expect(try kinds() == expected, "records opened")
+        #expect(try kinds() == expected, "from the session's cache")
+        v = try Self.reopen(v, t)
+        #expect(try kinds() == expected, "from listing.n11g")
+        #expect(v.listingCache.opened == 0, "the next unlock opened records the file holds")
+        // A file of version 1 (no media byte) is of another version: ignored, then written again.
+        let cache = t.location.keyStoreRoot + "/listing.n11g"
+        var old = try #require(FileManager.default.contents(atPath: cache))
+        old[4] = 1
+        try old.write(to: URL(fileURLWithPath: cache))
+        v = try Self.reopen(v, t)
+        #expect(try kinds() == expected)
+        #expect(v.listingCache.opened == 3)
+        #expect(try #require(FileManager.default.contents(atPath: cache))[4] == ListingFile.version)
+    }
+
     static func reopen(_ v: Vault, _ t: TestVault) throws -> Vault {
         v.lock()
         t.close()

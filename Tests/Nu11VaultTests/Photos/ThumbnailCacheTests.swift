@@ -46,4 +46,32 @@ struct ThumbnailCacheTests {
         vault.lock()
         #expect(vault.previewCache.count == 0)
     }
+
+    @Test("a tile's thumbnail reads both sizes in one pass: the grid size when it covers the tile, else the preview, both then in memory")
+    func tileOnePass() throws {
+        let t = try TestVault()
+        let vault = try t.vault
+        let item = try vault.items.importFile(at: try jpeg(t, "s.jpg"))
+        // Scale 1 (a 160 px tile): the grid size covers it, and the preview is not decrypted for it.
+        let small = try vault.photos.tileThumbnail(item.ref, need: 160)
+        #expect(small.width == 256 && small.height == 192)
+        #expect(vault.previewCache.get(CachedPart(id: item.id, part: .preview)) == nil)
+        // Scale 2 (320 device pixels): the preview, and from the same read the grid size, so the
+        // sealed file is not needed again for either.
+        // The two sizes one after the other (how a tile read them before): two decryptions.
+        vault.previewCache.removeAll()
+        var opened = vault.thumbnailFilesOpened
+        _ = try vault.photos.thumbnail(item.ref, size: .grid)
+        _ = try vault.photos.thumbnail(item.ref, size: .preview)
+        #expect(vault.thumbnailFilesOpened == opened + 2)
+        vault.previewCache.removeAll()
+        opened = vault.thumbnailFilesOpened
+        let large = try vault.photos.tileThumbnail(item.ref, need: 320)
+        #expect(vault.thumbnailFilesOpened == opened + 1, "a tile's two sizes took \(vault.thumbnailFilesOpened - opened) decryptions")
+        #expect(min(large.width, large.height) > 192)
+        try FileManager.default.removeItem(atPath: t.location.thumbnailPath(item.id))
+        #expect(try vault.photos.thumbnail(item.ref, size: .grid) == small, "the grid size was not kept from the tile's read")
+        #expect(try vault.photos.thumbnail(item.ref, size: .preview) == large)
+        #expect(try vault.photos.tileThumbnail(item.ref, need: 320) == large)
+    }
 }

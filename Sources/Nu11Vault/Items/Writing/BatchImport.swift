@@ -222,7 +222,8 @@ extension Items {
     /// the metadata just sealed (`extendListingFile`).
     private func summaries(_ staged: [StagedItem]) throws -> [ItemSummary] {
         for item in staged where item.row.domain == .vault && item.row.kind == .file {
-            vault.listingCache.learn(.init(date: item.meta.sortDate.timeIntervalSince1970, motion: item.meta.motion), for: item.row)
+            vault.listingCache.learn(.init(date: item.meta.sortDate.timeIntervalSince1970, motion: item.meta.motion,
+                                                media: MediaKind(type: item.meta.type)), for: item.row)
         }
         let names = try vault.albums.albumNames()
         return staged.map { summary(row: $0.row, meta: $0.meta, albumName: $0.row.album.flatMap { names[$0] }) }
