@@ -166,3 +166,20 @@ def fill_screen(wid, width=1280, height=800):
     """A laptop's screen: the window moved to the corner and sized to the display."""
     subprocess.run(["xdotool", "windowmove", "--sync", wid, "0", "0"], capture_output=True)
     subprocess.run(["xdotool", "windowsize", "--sync", wid, str(width), str(height)], check=True, capture_output=True)
+
+
+def press_row(name):
+    """Clicks a sidebar row once it stands still."""
+    row = find(name, "list item", timeout=30)
+    # A folded sidebar slides in after "Sections" (and GTK 4.8 calls a row VISIBLE before it
+    # is on screen): click only once the row stands still, or the click lands where it was.
+    last = []
+
+    def still():
+        now = center(row)
+        settled = bool(last) and last[-1] == now
+        last.append(now)
+        return settled
+    wait_for(still, f"the row {name!r} to stand still", 15, interval=0.3)
+    click(row)
+    time.sleep(0.5)

@@ -35,7 +35,7 @@ import pyatspi
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fling import fling_check  # noqa: E402
 from library_test import library_check  # noqa: E402
-from atspi_driver import (Timeout, center, fill_screen, start_app, double_click, click, enabled, find, focus_window, gone, key, named, press, showing,  # noqa: E402
+from atspi_driver import (Timeout, center, press_row, fill_screen, start_app, double_click, click, enabled, find, focus_window, gone, key, named, press, showing,  # noqa: E402
                           screenshot, texts, type_text, wait_for)
 
 BIN, SHOTS, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -802,21 +802,6 @@ def ctrl_click(acc):
     subprocess.run(["xdotool", "mousemove", "--sync", str(x), str(y)], check=True)
     subprocess.run(["xdotool", "keydown", "ctrl", "click", "1", "keyup", "ctrl"], check=True)
 
-
-def press_row(name):
-    row = find(name, "list item", timeout=30)
-    # A folded sidebar slides in after "Sections" (and GTK 4.8 calls a row VISIBLE before it
-    # is on screen): click only once the row stands still, or the click lands where it was.
-    last = []
-
-    def still():
-        now = center(row)
-        settled = bool(last) and last[-1] == now
-        last.append(now)
-        return settled
-    wait_for(still, f"the row {name!r} to stand still", 15, interval=0.3)
-    click(row)
-    time.sleep(0.5)
 
 
 def scan_for_plaintext():

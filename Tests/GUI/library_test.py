@@ -13,7 +13,7 @@ import time
 
 import pyatspi
 
-from atspi_driver import (Timeout, center, click, double_click, enabled, fill_screen, find, focus_window, gone, key, named,  # noqa: E402
+from atspi_driver import (Timeout, center, press_row, click, double_click, enabled, fill_screen, find, focus_window, gone, key, named,  # noqa: E402
                           press, screenshot, showing, start_app, texts, type_text, wait_for)
 
 NAMES = ("beach.jpg", "city.jpg", "harbour.jpg", "clip.mp4", "report.txt", "live.jpg")
@@ -82,19 +82,6 @@ def wait_tiles(expected, what, timeout=20):
     except Timeout:
         raise AssertionError(f"{what}: the grid shows {sorted(tiles())}, not {sorted(expected)}")
 
-
-def press_row(name):
-    row = find(name, "list item", timeout=30)
-    last = []
-
-    def still():
-        now = center(row)
-        settled = bool(last) and last[-1] == now
-        last.append(now)
-        return settled
-    wait_for(still, f"the row {name!r} to stand still", 15, interval=0.3)
-    click(row)
-    time.sleep(0.5)
 
 
 def respond(label):
