@@ -22,6 +22,7 @@ func mainMenuButton(_ app: App, vault: Bool = false) -> Widget {
     }
     // In the vault, the header bar's less frequent actions too (a narrow window hides their buttons).
     let vaultItems: [Widget] = !vault ? [] : [("Import a Folder…", "import-folder"), ("Export Selection…", "export-selected"),
+                                              ("Share Selection…", "share-selected"),
                                               ("Move Selection to Album…", "move-selected"), ("Delete Selection…", "delete-selected"),
                                               ("Archives…", "archives")].map { text, action in
         button(text, style: "flat") { [unowned app] in

@@ -101,6 +101,10 @@ final class App {
             guard let main = self.main else { return }
             main.transfers.chooseExport(main.gallery.selectedIDs)
         }
+        actions.add("share-selected", needsVault: true) { [unowned self] in
+            guard let main = self.main else { return }
+            main.transfers.shareSelected(main.gallery.selectedIDs)
+        }
         actions.add("delete-selected", needsVault: true) { [unowned self] in
             guard let main = self.main else { return }
             main.confirmDelete(main.gallery.selectedIDs)

@@ -90,10 +90,11 @@ final class MainScreen {
         let move = app.actions.iconButton("folder-symbolic", name: "Move selected to album", action: "move-selected")
         let archives = app.actions.iconButton("package-x-generic-symbolic", name: "Archives", action: "archives")
         let export = app.actions.iconButton("document-save-symbolic", name: "Export selected", action: "export-selected")
+        let share = app.actions.iconButton("emblem-shared-symbolic", name: "Share selected", action: "share-selected")
         let delete = app.actions.iconButton("user-trash-symbolic", name: "Delete selected", action: "delete-selected")
-        wideOnly = [importFolder, export, move, delete, archives]
+        wideOnly = [importFolder, export, share, move, delete, archives]
         let importButton = app.actions.iconButton("list-add-symbolic", name: "Import", action: "import")
-        galleryOnly = [importButton, importFolder, export, move, delete]
+        galleryOnly = [importButton, importFolder, export, share, move, delete]
         let newNote = iconButton("document-new-symbolic", name: "New note") { [unowned self] in self.notes.newNote() }
         gtk_widget_set_visible(newNote, 0)
         self.newNote = newNote
@@ -101,6 +102,7 @@ final class MainScreen {
         adw_header_bar_pack_start(op(header), importButton)
         adw_header_bar_pack_start(op(header), importFolder)
         adw_header_bar_pack_start(op(header), export)
+        adw_header_bar_pack_start(op(header), share)
         adw_header_bar_pack_start(op(header), move)
         adw_header_bar_pack_start(op(header), delete)
         adw_header_bar_pack_end(op(header), mainMenuButton(app, vault: true))

@@ -245,9 +245,54 @@ def filters(lib):
     find("Delete 2 items?", timeout=15)
     respond("Cancel")
     gone("Delete 2 items?", timeout=15)
+    share(lib)
     press("Clear filters")
     wait_tiles(everything, "all, the filters cleared")
     toggle("Filters")
+
+
+def share(lib):
+    """Issue 59: the selection shared to another vault's post-quantum recipient through the app;
+    the recipient's kind is said before anything is written; the other vault imports the file
+    and holds the same bytes under the same names."""
+    step = lib.step
+    step("library: Share with… a post-quantum recipient of a second vault; that vault imports the same photos")
+    other = os.path.join(lib.work, "share-vault")
+    def cli_b(*args):
+        r = subprocess.run([lib.cli_path, *args, "--vault", other + "/v", "--keystore", other + "/k", "--pin-stdin"],
+                           input="share vault pin\n", capture_output=True, text=True)
+        assert r.returncode == 0, f"library: nu11vlt {' '.join(args)} (second vault) failed: {r.stderr.strip()}"
+        return r.stdout
+    cli_b("init", "--kdf-iterations", "2", "--kdf-memory", "19")
+    recipient = cli_b("identity", "--post-quantum").strip()
+    assert recipient.startswith("age1pq1"), f"identity --post-quantum gave {recipient!r}"
+    press("Share selected")
+    click(find("Recipient", timeout=15))
+    type_text("age1nope")
+    wait_for(lambda: any(t.startswith("Not an age recipient") for t in texts()) or None, "a malformed recipient said as such", 10)
+    key("ctrl+a")
+    type_text(recipient)
+    wait_for(lambda: any(t.startswith("Post-quantum recipient") for t in texts()) or None, "the recipient's kind said", 10)
+    respond("Choose File…")
+    path = os.path.join(lib.work, "march.age")
+    focus_window("^Share$")
+    time.sleep(0.5)
+    key("ctrl+a")
+    type_text(path)
+    time.sleep(0.5)
+    key("Return")
+    wait_for(lambda: any(t.startswith("2 items shared to a post-quantum recipient") for t in texts()) or None, "the share's summary", 60)
+    respond("OK")
+    assert os.stat(path).st_mode & 0o777 == 0o600, "the share is not 0600"
+    cli_b("import", path)
+    theirs = json.loads(cli_b("list", "--json", "--all"))["items"]
+    assert sorted(i["name"] for i in theirs) == ["city.jpg", "harbour.jpg"], f"the second vault holds {theirs}"
+    for item in theirs:
+        mine, got = os.path.join(lib.work, "mine-" + item["name"]), os.path.join(lib.work, "got-" + item["name"])
+        lib.cli("export", lib.item_id(item["name"]), "-o", mine)
+        cli_b("export", item["id"], "-o", got)
+        assert open(mine, "rb").read() == open(got, "rb").read(), f"{item['name']} differs after the share"
+    step("  shared 2 photos to age1pq1…; imported in the second vault byte-identical")
 
 
 def walk_with_depth(acc, depth=0, out=None):

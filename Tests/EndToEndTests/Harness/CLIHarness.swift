@@ -41,7 +41,10 @@ final class CLI {
     var environment: [String: String]
 
     init(pin: String = "e2e passphrase") throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("n11e2e-\(UUID().uuidString)").path
+        // Short (12 hex digits of a UUID): a socket's path has room for 107 bytes, and the unlock
+        // agent's lives under root/run (make test's TMPDIR is itself /dev/shm/nu11vlt-tests.XXXXXX).
+        let unique = UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("n11e2e-\(unique)").path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         self.pin = pin
         var env = ProcessInfo.processInfo.environment

@@ -71,7 +71,8 @@ struct AgentSocketTests {
 
         // A fake agent run by uid 65534, its socket file then given to us (as a hostile
         // process could not, but as the client must not rely on): the peer's uid decides.
-        for dir in [cli.root, cli.root + "/run"] { chmod(dir, 0o711) }
+        // make test's scratch folder (the parent of cli.root) is 0700 too: traversable for this test.
+        for dir in [(cli.root as NSString).deletingLastPathComponent, cli.root, cli.root + "/run"] { chmod(dir, 0o711) }
         chmod(folder, 0o777)
         let captured = cli.root + "/captured"
         FileManager.default.createFile(atPath: captured, contents: nil)

@@ -104,7 +104,8 @@ struct AgentTests {
         #expect(modes == [0o700, 0o600], "folder and socket modes: \(modes.map { String($0, radix: 8) })")
         // For this test only: the folders and the socket reachable by uid 65534, so that the
         // agent's own check is what stands in its way.
-        for dir in [cli.root, cli.root + "/run", Self.socketFolder(cli)] { chmod(dir, 0o711) }
+        // make test's scratch folder (the parent of cli.root) is 0700 too: traversable for this test.
+        for dir in [(cli.root as NSString).deletingLastPathComponent, cli.root, cli.root + "/run", Self.socketFolder(cli)] { chmod(dir, 0o711) }
         chmod(socket, 0o666)
         // A lock request: had the agent taken it, it would have ended.
         let client = """
