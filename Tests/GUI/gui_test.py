@@ -884,13 +884,17 @@ def narrow_dark():
         step("dark at 1280×800: the sections unfold; screenshots of settings, gallery and viewer")
         subprocess.run(["xdotool", "windowsize", "--sync", wid, "1280", "800"], check=True, capture_output=True)
         wait_for(lambda: width() >= 1200 or None, "the window to be 1280 px wide", 15)
-        wait_for(lambda: [a for a in named("Import a folder", "push button") if showing(a)] or None,
+        # Archives is in the wide header in every section; the gallery's own buttons (Import a
+        # folder…) show only in the gallery since issue 58, checked once it is back.
+        wait_for(lambda: [a for a in named("Archives", "push button") if showing(a)] or None,
                  "the wide header's buttons to come back", 15)
         assert not [a for a in named("Sections", "push button") if showing(a)], "still folded at 1280 px"
         time.sleep(1.0)
         shot("dark-settings.png")
         press_row("Photos")
         find("photo-1.jpg", "label", timeout=30)
+        wait_for(lambda: [a for a in named("Import a folder", "push button") if showing(a)] or None,
+                 "the gallery's wide header buttons at 1280 px", 15)
         time.sleep(1.5)
         shot("dark-gallery.png")
         double_click(find("photo-1.jpg", "label"))
