@@ -1180,13 +1180,17 @@ def crash_check():
     control_cores = [n for n in os.listdir(cwd) if n.startswith("core")]
     for name in control_cores:
         os.remove(os.path.join(cwd, name))
-    app = subprocess.Popen([APP, "--vault", vault, "--keystore", keystore], cwd=cwd, preexec_fn=unlimited_core,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # The app runs without capabilities (root's uid, an empty capability set), so that a reader
+    # equally without them can tell from /proc whether it is dumpable (issue 57: /proc of the
+    # app, as of the helper and the CLI in SandboxProcTests).
+    app = subprocess.Popen([SETPRIV, *CAPLESS, APP, "--vault", vault, "--keystore", keystore], cwd=cwd,
+                           preexec_fn=unlimited_core, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_label("Enter your PIN", timeout=60)
         main_window()
         unlock_with_keypad(PRIMARY)
         wait_label(name_marker + ".jpg", timeout=60)
+        check_app_proc(app.pid, vault, keystore, name_marker)
         limits = open(f"/proc/{app.pid}/limits").read()
         core_line = [line for line in limits.split("\n") if line.startswith("Max core file size")]
         assert core_line and core_line[0].split()[4:6] == ["0", "0"], f"the app's core limit: {core_line}"
@@ -1219,6 +1223,60 @@ def crash_check():
     assert report == "dumpable 0 core 0/0", f"the app's own process hygiene: {report!r}"
     how = "raised from outside, still no core file (not dumpable)" if raised else "not raisable here (no CAP_SYS_RESOURCE)"
     print(f"gui: crash: core limit 0, {how}; the app reports {report}; the control wrote {len(control_cores)}", flush=True)
+
+
+SETPRIV = "/usr/bin/setpriv"
+CAPLESS = ["--bounding-set=-all", "--inh-caps=-all", "--"]
+
+
+def proc_status(pid):
+    fields = {}
+    for line in open(f"/proc/{pid}/status").read().split("\n"):
+        key, sep, value = line.partition(":")
+        if sep:
+            fields[key] = value.strip()
+    return fields
+
+
+def readable_by_peer(pid):
+    """A capability-less reader of the same uid may open /proc/PID/environ: PID is dumpable."""
+    return subprocess.run([SETPRIV, *CAPLESS, "/bin/cat", f"/proc/{pid}/environ"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+
+
+def check_app_proc(pid, vault, keystore, marker):
+    """The unlocked app as /proc shows it: no capabilities, not dumpable (a control proves the
+    reader reads a dumpable process), and no descriptor on a file that is not the vault's, the
+    key store's or the system's: nothing decrypted sits in a file, a deleted one included."""
+    control = subprocess.Popen([SETPRIV, *CAPLESS, "/bin/sleep", "60"])
+    try:
+        deadline = time.time() + 10
+        while time.time() < deadline and os.readlink(f"/proc/{control.pid}/exe") != "/usr/bin/sleep":
+            time.sleep(0.05)
+        assert readable_by_peer(control.pid), "the capability-less reader cannot read even a dumpable process: the check would prove nothing"
+    finally:
+        control.kill()
+        control.wait()
+    status = proc_status(pid)
+    assert status.get("CapEff") == "0000000000000000", f"the app runs with capabilities: {status.get('CapEff')}"
+    assert not readable_by_peer(pid), "the unlocked app is dumpable: a process of the same user may read its memory"
+    allowed = (os.path.realpath(vault) + "/", os.path.realpath(keystore) + "/", "/usr/", "/dev/", "/proc/", "/sys/",
+               "/etc/", "/var/cache/fontconfig/", os.path.realpath(os.environ["HOME"]) + "/.cache/fontconfig/")
+    kinds, strays = {}, []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue  # closed meanwhile
+        kind = target.split(":")[0] if ":" in target and not target.startswith("/") else "file"
+        kinds[kind] = kinds.get(kind, 0) + 1
+        anonymous = target.startswith("/memfd:")  # memory, named for debugging only
+        if kind == "file" and not anonymous and (not target.startswith(allowed) or marker in target or target.endswith(" (deleted)")):
+            strays.append(target)
+    assert not strays, f"the unlocked app holds files outside the vault, the key store and the system: {strays}"
+    summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    print(f"gui: crash: the unlocked app from /proc: no capabilities, not dumpable, NoNewPrivs {status.get('NoNewPrivs')}, "
+          f"Seccomp {status.get('Seccomp')}; descriptors: {summary}", flush=True)
 
 
 # The passes of a run, in order; NU11VLT_GUI_PASSES=name,name (run.sh passes it on) runs only

@@ -5,7 +5,7 @@ import Testing
 
 /// The running processes as the kernel reports them in /proc (issue 57): the REAL image
 /// helper (started by an import of the CLI) and the CLI, during the import and waiting at
-/// its PIN prompt. (The app: not here — see Tests/README.md.) For each: dumpable or not, NoNewPrivs and
+/// its PIN prompt. (The app: the GUI test's crash pass, check_app_proc.) For each: dumpable or not, NoNewPrivs and
 /// Seccomp from /proc/PID/status, and the exact descriptor set (/proc/PID/fd).
 ///
 /// Dumpability from the outside: the tests run as root, and CAP_SYS_PTRACE reads any
