@@ -6,6 +6,7 @@ import Foundation
 public struct OrientationError: Error, Sendable, CustomStringConvertible {
     public var reason: String
     public var description: String { reason }
+    public init(reason: String) { self.reason = reason }
 }
 
 /// EXIF orientation values (1...8) as a horizontal flip followed by clockwise quarter turns,

@@ -111,8 +111,9 @@ struct OrientingSink<Inner: ByteSink>: ByteSink {
         try head[end...].withUnsafeBytes { try inner.write($0) }
     }
 
-    private func refusal(_ error: OrientationError) -> Nu11Error {
-        Nu11Error(.invalidArgument, "\(name): its rotation cannot be written into the export (\(error.reason))",
+    private func refusal(_ error: any Error) -> Nu11Error {
+        let reason = (error as? OrientationError)?.reason ?? "\(error)"
+        return Nu11Error(.invalidArgument, "\(name): its rotation cannot be written into the export (\(reason))",
                   remedy: .advice(.rotateBackToExport))
     }
 }

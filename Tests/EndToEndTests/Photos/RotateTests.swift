@@ -122,7 +122,7 @@ struct RotateTests {
         for (id, what) in [(ids[0], "a video"), (ids[1], "not a photo"), (noteID, "a note")] {
             let r = try cli.run(["rotate", id], pinStdin: true)
             expectCleanError(r, code: 64, mentions: what)
-            #expect(r.stderr.contains("only photos can be rotated"), r.stderr)
+            #expect(r.stderr.contains("only photos can be rotated"), "\(r.stderr)")
         }
         #expect(try item(cli, ids[0])["rotation"] as? Int == 0)
         let missing = "0123456789abcdef0123456789abcdef"
