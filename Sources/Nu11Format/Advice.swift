@@ -67,6 +67,8 @@ public enum Advice: Sendable, Equatable, CustomStringConvertible {
     case idFromPreviousPage
     case longerIDPrefix
     case nothingToCancel
+    case onlyPhotosRotate
+    case rotateBackToExport
     case searchOtherFolder
     case logStartsAtUnlock
     case tctiSyntax
@@ -139,6 +141,8 @@ public enum Advice: Sendable, Equatable, CustomStringConvertible {
         case .idFromPreviousPage: "copy the ID from the previous page"
         case .longerIDPrefix: "give more digits of the ID"
         case .nothingToCancel: "nothing to cancel"
+        case .onlyPhotosRotate: "give the ID of a photo (an image); videos, notes and other files keep their orientation"
+        case .rotateBackToExport: "turn it back to its own orientation to export it as stored"
         case .searchOtherFolder: "search a folder you may have moved it into, e.g. your home folder"
         case .logStartsAtUnlock: "it starts with the next unlock of the vault"
         case .tctiSyntax: "use device:/dev/tpmrm0, swtpm:…, mssim:… or tabrmd:…, or unset it"

@@ -36,15 +36,16 @@ public enum ImageCodec {
     }
 
     /// Both thumbnails, upright; the header is checked first (pixel limit).
+    /// `turns`: quarter turns clockwise after that (the user's rotation).
     public static func thumbnails(_ bytes: UnsafeRawBufferPointer, grid: Int = gridSize,
-                                  preview: Int = previewSize) throws(ImageDecodeError) -> ThumbnailPair {
+                                  preview: Int = previewSize, turns: Int = 0) throws(ImageDecodeError) -> ThumbnailPair {
         _ = try header(bytes)
         var p: UnsafeMutableRawPointer?, g: UnsafeMutableRawPointer?
         var pn = 0, gn = 0
         var pw: Int32 = 0, ph: Int32 = 0, gw: Int32 = 0, gh: Int32 = 0, webp: Int32 = 0
         var err = [CChar](repeating: 0, count: 256)
         guard let base = bytes.baseAddress,
-              nu11_image_thumbnails(base, bytes.count, Int32(preview), Int32(grid), quality, &p, &pn, &pw, &ph,
+              nu11_image_thumbnails(base, bytes.count, Int32(turns & 3), Int32(preview), Int32(grid), quality, &p, &pn, &pw, &ph,
                                     &g, &gn, &gw, &gh, &webp, &err, err.count) == 0, let p, let g else {
             throw ImageDecodeError(reason: message(err, "the image cannot be decoded"))
         }
@@ -61,12 +62,12 @@ public enum ImageCodec {
     }
 
     /// The image as PNG, its long side at most `maxSide` (kitty's graphics protocol takes PNG).
-    public static func png(_ bytes: UnsafeRawBufferPointer, maxSide: Int) throws(ImageDecodeError) -> [UInt8] {
+    public static func png(_ bytes: UnsafeRawBufferPointer, maxSide: Int, turns: Int = 0) throws(ImageDecodeError) -> [UInt8] {
         _ = try header(bytes)
         var out: UnsafeMutableRawPointer?
         var count = 0
         var err = [CChar](repeating: 0, count: 256)
-        guard let base = bytes.baseAddress, nu11_image_png(base, bytes.count, Int32(maxSide), &out, &count, &err, err.count) == 0,
+        guard let base = bytes.baseAddress, nu11_image_png(base, bytes.count, Int32(maxSide), Int32(turns & 3), &out, &count, &err, err.count) == 0,
               let out else {
             throw ImageDecodeError(reason: message(err, "the image cannot be decoded"))
         }
@@ -76,14 +77,14 @@ public enum ImageCodec {
 
     /// Raw 8-bit sRGB pixels, its long side at most `maxSide`: the helper's `pixels` answer
     /// (`ImageWire.RawImage`'s payload).
-    public static func pixels(_ bytes: UnsafeRawBufferPointer, maxSide: Int) throws(ImageDecodeError) -> [UInt8] {
+    public static func pixels(_ bytes: UnsafeRawBufferPointer, maxSide: Int, turns: Int = 0) throws(ImageDecodeError) -> [UInt8] {
         _ = try header(bytes)
         var out: UnsafeMutableRawPointer?
         var count = 0
         var width: Int32 = 0, height: Int32 = 0, bands: Int32 = 0
         var err = [CChar](repeating: 0, count: 256)
         guard let base = bytes.baseAddress,
-              nu11_image_pixels(base, bytes.count, Int32(maxSide), &out, &count, &width, &height, &bands, &err, err.count) == 0,
+              nu11_image_pixels(base, bytes.count, Int32(maxSide), Int32(turns & 3), &out, &count, &width, &height, &bands, &err, err.count) == 0,
               let out else {
             throw ImageDecodeError(reason: message(err, "the image cannot be decoded"))
         }

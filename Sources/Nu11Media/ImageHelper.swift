@@ -62,8 +62,10 @@ public final class ImageHelper: @unchecked Sendable {
     }
 
     /// The same, for bytes held elsewhere (a zeroing buffer): no copy is made.
-    public func analyze(_ bytes: UnsafeRawBufferPointer) throws(ImageDecodeError) -> ImageWire.Analysis {
-        try ImageWire.decodeAnalysis(request(.analyze, arg: 0, bytes))
+    /// `turns`: quarter turns clockwise the thumbnails get after EXIF's orientation (the
+    /// user's rotation); the header stays as EXIF shows the image.
+    public func analyze(_ bytes: UnsafeRawBufferPointer, turns: Int = 0) throws(ImageDecodeError) -> ImageWire.Analysis {
+        try ImageWire.decodeAnalysis(request(.analyze, arg: UInt32(((turns % 4) + 4) % 4), bytes))
     }
 
     /// A video's poster frame (its first picture) as thumbnails, and its container's facts.
@@ -90,15 +92,16 @@ public final class ImageHelper: @unchecked Sendable {
     }
 
     /// The image as PNG, upright, its long side at most `maxSide`.
-    public func png(_ bytes: [UInt8], maxSide: Int) throws(ImageDecodeError) -> [UInt8] {
-        try request(.png, arg: UInt32(clamping: maxSide), bytes)
+    public func png(_ bytes: [UInt8], maxSide: Int, turns: Int = 0) throws(ImageDecodeError) -> [UInt8] {
+        try request(.png, arg: ImageWire.sideAndTurns(side: maxSide, turns: turns), bytes)
     }
 
     /// The image as raw pixels, upright, its long side at most `maxSide` (1...16384): for
     /// display in a process that holds keys, which then parses nothing a decoder produced.
-    public func pixels(_ bytes: [UInt8], maxSide: Int) throws(ImageDecodeError) -> ImageWire.RawImage {
+    /// `turns`: quarter turns clockwise after that (the user's rotation).
+    public func pixels(_ bytes: [UInt8], maxSide: Int, turns: Int = 0) throws(ImageDecodeError) -> ImageWire.RawImage {
         let side = min(max(maxSide, 1), 16384)
-        var payload = try request(.pixels, arg: UInt32(side), bytes)
+        var payload = try request(.pixels, arg: ImageWire.sideAndTurns(side: side, turns: turns), bytes)
         defer { for i in payload.indices { payload[i] = 0 } }
         return try ImageWire.RawImage.parse(payload, maxSide: side)
     }

@@ -4,7 +4,11 @@ import Nu11Format
 
 /// The pipe protocol between nu11vlt and `nu11vlt-image-helper` (all integers big-endian).
 ///
-///     request:  op (1 analyze, 2 exif, 3 png, 4 pixels, 5 video, 6 video location) | arg u32 (png, pixels: max side) | length u64 | image bytes
+///     request:  op (1 analyze, 2 exif, 3 png, 4 pixels, 5 video, 6 video location) | arg u32 | length u64 | image bytes
+///
+/// `arg`: for analyze, the quarter turns clockwise (0...3) the thumbnails get after EXIF's
+/// orientation (the user's rotation); for png and pixels, the max side in its low 28 bits and
+/// those quarter turns in its top 4 (`sideAndTurns`); 0 otherwise.
 ///     response: status (0 ok, 1 refused) | length u64 | payload
 ///
 /// An analyze payload is `width u32 | height u32 | orientation u8 | alpha u8 | exif length
@@ -59,6 +63,16 @@ public enum ImageWire {
             self.exif = exif
             self.thumbnails = thumbnails
         }
+    }
+
+    /// A png or pixels request's `arg`: the max side (below 2^28) and the quarter turns.
+    public static func sideAndTurns(side: Int, turns: Int) -> UInt32 {
+        UInt32(min(max(side, 0), 0x0FFF_FFFF)) | UInt32(((turns % 4) + 4) % 4) << 28
+    }
+
+    /// The inverse of `sideAndTurns`.
+    public static func splitSideAndTurns(_ arg: UInt32) -> (side: Int, turns: Int) {
+        (Int(arg & 0x0FFF_FFFF), Int(arg >> 28) & 3)
     }
 
     static func be(_ v: UInt64, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(truncatingIfNeeded: v >> (8 * UInt64(n - 1 - $0))) } }

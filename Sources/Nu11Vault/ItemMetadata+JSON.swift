@@ -31,6 +31,7 @@ extension ItemMetadata {
         if let thumbnail { Self.number("thumbnail", "\(thumbnail)", &out) }
         if let duration { Self.number("duration", "\(duration)", &out) }
         if let motion { Self.text("motion", motion.hex, &out) }
+        if let rotate { Self.number("rotate", "\(rotate)", &out) }
         out.append(UInt8(ascii: "}"))
         return out
     }

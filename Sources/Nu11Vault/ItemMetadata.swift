@@ -24,6 +24,13 @@ struct ItemMetadata: Codable, Sendable {
     var duration: Double?
     /// A Live Photo's still: the item holding its motion (`LivePhotos`).
     var motion: ItemID?
+    /// Images: quarter turns clockwise (1...3) the user added on top of the image's own
+    /// orientation (`Photos.rotate`); absent when none. Thumbnails are made with it, and a
+    /// JPEG's export carries it in its EXIF orientation.
+    var rotate: Int?
+
+    /// The user's quarter turns, 0...3.
+    var turns: Int { ((rotate ?? 0) % 4 + 4) % 4 }
 
     init(name: String, size: UInt64, type: String, created: Date, modified: Date? = nil) {
         self.name = name
@@ -209,6 +216,9 @@ public struct ItemSummary: Sendable, Equatable {
     public var thumbnail: Bool
     /// Videos: the duration in seconds, from the container.
     public var duration: Double?
+    /// Images: quarter turns clockwise (0...3) the user added (`Photos.rotate`); the
+    /// thumbnails already show it, and a JPEG's export carries it.
+    public var rotation: Int = 0
     /// A Live Photo's still: its motion (a short video item, present and visible when the
     /// summary comes from `summaries`), which a gallery shows as part of this item.
     public var motion: ItemID?

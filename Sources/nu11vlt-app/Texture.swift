@@ -51,8 +51,9 @@ enum Texture {
     }
 
     /// A full image, scaled by the helper to at most `maxSide` pixels.
-    static func decodeImage(_ bytes: [UInt8], maxSide: Int) throws -> OpaquePointer? {
-        try fromPixels(ImageHelper.shared.pixels(bytes, maxSide: maxSide))
+    /// `turns`: quarter turns clockwise after its own orientation (a photo the user rotated).
+    static func decodeImage(_ bytes: [UInt8], maxSide: Int, turns: Int = 0) throws -> OpaquePointer? {
+        try fromPixels(ImageHelper.shared.pixels(bytes, maxSide: maxSide, turns: turns))
     }
 
     static func fromPixels(_ image: ImageWire.RawImage) -> OpaquePointer? {

@@ -10,7 +10,8 @@ import Nu11Vault
 /// first, then the full image (decoded by the sandboxed helper) on "Full size" or when zoomed
 /// past the fit; `+`/`-`/`0`, Ctrl+scroll and a pinch zoom, a drag pans; Left/Right (and a
 /// swipe) step through the items; F11 full screen; `i` or the ⓘ button shows what is known
-/// about the item; icon buttons with tooltips for Export, Delete, Move to album, Fade, Back.
+/// about the item; icon buttons with tooltips for Rotate left/right (a photo), Export, Delete,
+/// Move to album, Fade, Back.
 /// On a narrow window (a phone, under 600 px) the row keeps Back, Previous, Next, Play and
 /// Information and folds the others into its "More actions" menu (GNOME's adaptive header
 /// bar: every action stays one tap away, nothing lies off-screen at 360 px).
@@ -67,6 +68,8 @@ final class Viewer {
         actions.add("zoom-out") { [unowned self] in self.zoomBy(0.8) }
         actions.add("fullscreen") { [unowned self] in self.toggleFullscreen() }
         actions.add("fade") { [unowned self] in self.fade() }
+        actions.add("rotate-left") { [unowned self] in self.rotate(-1) }
+        actions.add("rotate-right") { [unowned self] in self.rotate(1) }
         actions.add("play") { [unowned self] in self.play() }
         actions.add("delete") { [unowned self] in
             guard let item = self.current else { return }
@@ -77,6 +80,8 @@ final class Viewer {
                                      ("zoom-out-symbolic", "Zoom out", "zoom-out"),
                                      ("zoom-in-symbolic", "Zoom in", "zoom-in"), ("zoom-original-symbolic", "Full size", "zoom"),
                                      ("view-fullscreen-symbolic", "Full screen", "fullscreen"),
+                                     ("object-rotate-left-symbolic", "Rotate left", "rotate-left"),
+                                     ("object-rotate-right-symbolic", "Rotate right", "rotate-right"),
                                      ("document-save-symbolic", "Export item", "export"), ("folder-symbolic", "Move to album", "move"),
                                      ("alarm-symbolic", "Fade item", "fade"), ("dialog-information-symbolic", "Information", "info")] {
             let b = actions.iconButton(icon, name: name, action: action)
@@ -135,7 +140,8 @@ final class Viewer {
         if let toggle = gtk_widget_get_first_child(menu) { n11g_set_label(toggle, "More actions") }
         let popover = must(gtk_popover_new())
         let entries: [Widget] = [("Zoom Out", "Zoom out", "zoom-out"), ("Zoom In", "Zoom in", "zoom-in"), ("Full Size", "Full size", "zoom"),
-                                 ("Full Screen", "Full screen", "fullscreen"), ("Export…", "Export item", "export"),
+                                 ("Full Screen", "Full screen", "fullscreen"), ("Rotate Left", "Rotate left", "rotate-left"),
+                                 ("Rotate Right", "Rotate right", "rotate-right"), ("Export…", "Export item", "export"),
                                  ("Move to Album…", "Move to album", "move"), ("Fade…", "Fade item", "fade"),
                                  ("Delete…", "Delete item", "delete")].map { text, name, action in
             let b = actions.button(text, name: name, action: action, style: "flat")
@@ -230,7 +236,9 @@ final class Viewer {
             defer { sink.zero() }
             var bytes = sink.bytes
             defer { secureZero(&bytes) }
-            return TextureBox(try Texture.decodeImage(bytes, maxSide: 4096))
+            // A JPEG's export carries the user's turn in its EXIF orientation; other images
+            // are turned by the helper.
+            return TextureBox(try Texture.decodeImage(bytes, maxSide: 4096, turns: item.type == "image/jpeg" ? 0 : item.rotation))
         }) { [weak self] result in
             self?.show(result, generation: mine)
         }
@@ -245,6 +253,8 @@ final class Viewer {
         actions.setEnabled("zoom", item.map { $0.isImage && !zoomed } ?? false)
         actions.setEnabled("play", item.map { $0.isVideo || $0.motion != nil } ?? false)
         actions.setEnabled("move", item.map { $0.fadesAt == nil } ?? false)
+        actions.setEnabled("rotate-left", item?.isImage ?? false)
+        actions.setEnabled("rotate-right", item?.isImage ?? false)
         for name in ["export", "fade", "delete"] { actions.setEnabled(name, item != nil) }
     }
 
@@ -273,6 +283,25 @@ final class Viewer {
     private func zoomBy(_ factor: Double) {
         image.zoom(by: factor)
         if image.scale > 1 && !zoomed { zoom() }
+    }
+
+    /// Turns the photo a quarter turn (`delta` -1 left, 1 right): the vault keeps the turn and
+    /// makes its thumbnails again; the viewer shows the new preview and the grid its new tile.
+    private func rotate(_ delta: Int) {
+        guard let item = current, item.isImage else { return }
+        let mine = generation
+        screen.app.session.run({ vault in try vault.photos.rotate(ItemRef(item.id), quarterTurns: delta) }) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let turned):
+                screen.gallery.textures.remove(turned.id)
+                screen.reload()
+                guard mine == generation, let i = items.firstIndex(where: { $0.id == turned.id }) else { return }
+                items[i] = turned
+                showCurrent()
+            case .failure(let error): screen.app.tell("Rotate failed", describe(error))
+            }
+        }
     }
 
     private func moveToAlbum() {

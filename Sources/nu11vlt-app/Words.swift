@@ -137,6 +137,8 @@ enum Words {
         case .idFromPreviousPage: "scroll back and pick the item again"
         case .longerIDPrefix: "pick the item in the gallery"
         case .nothingToCancel: "it is already kept for good"
+        case .onlyPhotosRotate: "only photos turn; videos, notes and other files keep their orientation"
+        case .rotateBackToExport: "rotate it back to how it was taken to export it as it is stored"
         case .searchOtherFolder: "look in a folder you may have moved it to, such as your home folder"
         case .logStartsAtUnlock: "it starts with the next unlock"
         case .tctiSyntax: "use the computer's own security chip"

@@ -117,11 +117,15 @@ while let head = readAll(ImageWire.requestHeaderSize) {
             case .analyze:
                 let header = try ImageCodec.header(raw)
                 let exif = try ImageCodec.exif(raw)
-                let thumbnails = try ImageCodec.thumbnails(raw)
+                let thumbnails = try ImageCodec.thumbnails(raw, turns: Int(arg & 3))
                 return .success(ImageWire.encode(ImageWire.Analysis(header: header, exif: exif, thumbnails: thumbnails)))
             case .exif: return .success(try ImageCodec.exif(raw) ?? [])
-            case .png: return .success(try ImageCodec.png(raw, maxSide: Int(arg)))
-            case .pixels: return .success(try ImageCodec.pixels(raw, maxSide: Int(arg)))
+            case .png:
+                let (side, turns) = ImageWire.splitSideAndTurns(arg)
+                return .success(try ImageCodec.png(raw, maxSide: side, turns: turns))
+            case .pixels:
+                let (side, turns) = ImageWire.splitSideAndTurns(arg)
+                return .success(try ImageCodec.pixels(raw, maxSide: side, turns: turns))
             case .video: return .success(ImageWire.encode(try ImageCodec.video(raw)))
             case .videoLocation: return .success([try ImageCodec.videoHasLocation(raw) ? 1 : 0])
             }

@@ -26,7 +26,7 @@ struct Nu11vlt: ParsableCommand {
         // `agent-serve` (hidden) is started by `unlock`.
         subcommands: [AgentServe.self],
         groupedSubcommands: [
-            CommandGroup(name: "Items", subcommands: [Import.self, List.self, Export.self, View.self, Thumbnail.self, Delete.self,
+            CommandGroup(name: "Items", subcommands: [Import.self, List.self, Export.self, View.self, Thumbnail.self, Rotate.self, Delete.self,
                                                       Album.self, Note.self, Fade.self]),
             CommandGroup(name: "Sharing", subcommands: [ShareCommand.self, IdentityCommand.self]),
             CommandGroup(name: "Session", subcommands: [Init.self, Status.self, Shell.self, Unlock.self, Lock.self, SettingsCommand.self,

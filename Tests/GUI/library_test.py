@@ -385,7 +385,8 @@ def narrow_viewer(lib, wid):
         assert on_screen(hits[0]), f"{name} is off-screen at 360 px: {extents(hits[0])}, the window at {x0}+{width}"
         inline[name] = hits[0]
     subprocess.run(["import", "-window", wid, os.path.join(lib.shots, "narrow-viewer-folded.png")], check=True, capture_output=True)
-    folded = ("Zoom out", "Zoom in", "Full size", "Full screen", "Export item", "Move to album", "Fade item", "Delete item")
+    folded = ("Zoom out", "Zoom in", "Full size", "Full screen", "Rotate left", "Rotate right", "Export item", "Move to album",
+              "Fade item", "Delete item")
     open_menu("More actions", "Export item")
     time.sleep(0.8)
     # The menu is a window of its own (a popover), inside the 360 px the window takes; GTK 4.8
@@ -412,6 +413,16 @@ def narrow_viewer(lib, wid):
     press("Information")
     find("Information", "label", timeout=10)
     press("Information")
+
+    def turned(name):
+        item = next(i for i in json.loads(lib.cli("list", "--json", "--all"))["items"] if i["name"] == name)
+        return item["rotation"], item["width"], item["height"]
+    # Rotate: the vault keeps the turn (its displayed size follows), and turns back.
+    from_menu("Rotate right")
+    wait_for(lambda: turned("city.jpg") == (90, 240, 320) or None, "city.jpg turned right in the vault", 15)
+    from_menu("Rotate left")
+    wait_for(lambda: turned("city.jpg") == (0, 320, 240) or None, "city.jpg back in its own orientation", 15)
+    wait_for(lambda: "city.jpg" in texts() or None, "the viewer still on city.jpg", 10)
     from_menu("Full size")  # first: zooming in past the fit shows the full size too (and greys it)
     wait_for(lambda: not [a for a in named("Full size", "push button") if enabled(a)] or None, "Full size to grey out once shown", 15)
     from_menu("Zoom in")

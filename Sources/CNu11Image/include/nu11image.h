@@ -27,23 +27,24 @@ int nu11_image_header_read(const void *buf, size_t len, int64_t max_pixels,
  * Free with nu11_image_free. */
 int nu11_image_exif(const void *buf, size_t len, void **exif, size_t *exif_len, char *err, size_t errlen);
 
-/* Decodes with shrink-on-load, rotates upright, and encodes two thumbnails whose long
+/* Decodes with shrink-on-load, rotates upright (then `turns` quarter turns clockwise: the
+ * user's rotation; png and pixels take it too), and encodes two thumbnails whose long
  * side is at most preview_px and grid_px (never enlarged): JPEG, or WebP when the image
  * has alpha (*webp = 1). Truncated or damaged images fail. Free outputs with
  * nu11_image_free (which zeroes them). */
-int nu11_image_thumbnails(const void *buf, size_t len, int preview_px, int grid_px, int quality,
+int nu11_image_thumbnails(const void *buf, size_t len, int turns, int preview_px, int grid_px, int quality,
                           void **preview, size_t *preview_len, int *preview_w, int *preview_h,
                           void **grid, size_t *grid_len, int *grid_w, int *grid_h,
                           int *webp, char *err, size_t errlen);
 
 /* Re-encodes an image as PNG (for terminals whose image protocol takes only PNG), its
  * long side at most max_side (never enlarged), upright. */
-int nu11_image_png(const void *buf, size_t len, int max_side, void **png, size_t *png_len, char *err, size_t errlen);
+int nu11_image_png(const void *buf, size_t len, int max_side, int turns, void **png, size_t *png_len, char *err, size_t errlen);
 
 /* Decodes to raw 8-bit sRGB pixels, upright, the long side at most max_side: rows of
  * width * bands bytes, no padding, bands 3 (RGB) or 4 (RGBA, straight alpha). For display in a
  * process that holds keys and must parse nothing a decoder made. */
-int nu11_image_pixels(const void *buf, size_t len, int max_side, void **pixels, size_t *pixels_len,
+int nu11_image_pixels(const void *buf, size_t len, int max_side, int turns, void **pixels, size_t *pixels_len,
                       int *width, int *height, int *bands, char *err, size_t errlen);
 
 /* The helper's lock-down (see sandbox.c): Landlock with an empty ruleset, then a seccomp

@@ -70,7 +70,8 @@ extension Items {
         let decryptor = try ChunkedDecryptor<N11Envelope.AEAD, FileDescriptorStream>(
             source: try N11Envelope.body(of: fd, label: row.id.hex, expected: expected), key: oldKey, context: expected.context)
         var staged = [try stage(DecryptingSource(decryptor: decryptor), name: meta.name, kind: row.kind, domain: domain, album: album,
-                                fadeDeadline: fadeDeadline, created: meta.created, type: meta.type, modified: meta.modified)]
+                                fadeDeadline: fadeDeadline, created: meta.created, type: meta.type, modified: meta.modified,
+                                turns: meta.turns)]
         try commit(&staged, replacing: [row])
         return staged[0].row.id
     }

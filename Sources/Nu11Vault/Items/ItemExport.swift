@@ -14,9 +14,11 @@ extension Items {
     /// Streams an item's plaintext into `sink`. Only authenticated bytes are written; if the
     /// item is damaged the error names it (and the sink may hold an authenticated prefix).
     @discardableResult
+    /// A JPEG the user rotated (`Photos.rotate`) gets the turn in its EXIF orientation,
+    /// losslessly; other items pass as stored.
     public func export(_ ref: ItemRef, to sink: inout some ByteSink) throws -> UInt64 {
         let row = try row(ref)
-        let n = try export(row, to: &sink)
+        let n = try exportOriented(row, meta: try ItemMetadata.open(row, key: metadataKey(row.domain)), stripLocation: false, to: &sink)
         audit("export", count: 1, items: [row.id])
         return n
     }
@@ -26,7 +28,17 @@ extension Items {
     public func export(_ ref: ItemRef, to sink: inout some ByteSink, stripLocation: Bool) throws -> UInt64 {
         guard stripLocation else { return try export(ref, to: &sink) }
         let row = try row(ref)
-        return try vault.photos.exportStripped(row, meta: try ItemMetadata.open(row, key: metadataKey(row.domain)), to: &sink)
+        return try exportOriented(row, meta: try ItemMetadata.open(row, key: metadataKey(row.domain)), stripLocation: true, to: &sink)
+    }
+
+    /// What every export writes: the stored bytes (without the location when asked), a
+    /// rotated JPEG's orientation set on the way out.
+    func exportOriented<S: ByteSink>(_ row: ItemRow, meta: ItemMetadata, stripLocation: Bool, to sink: inout S) throws -> UInt64 {
+        var oriented = Photos.orientingSink(sink, meta: meta)
+        defer { sink = oriented.inner }
+        let n = stripLocation ? try vault.photos.exportStripped(row, meta: meta, to: &oriented) : try export(row, to: &oriented)
+        try oriented.finish()
+        return n
     }
 
     func export(_ row: ItemRow, to sink: inout some ByteSink) throws -> UInt64 {
@@ -65,7 +77,7 @@ extension Items {
         writer.replaceExisting = overwrite  // a file that appeared meanwhile is not replaced either
         do {
             var sink = CountingSink(inner: writer.sink, total: meta.size, report: progress)
-            let n = stripLocation ? try vault.photos.exportStripped(row, meta: meta, to: &sink) : try export(row, to: &sink)
+            let n = try exportOriented(row, meta: meta, stripLocation: stripLocation, to: &sink)
             writer.modificationTime = meta.modified?.timeIntervalSince1970
             // Renamed into place, the export is done: a failing folder fsync after it is "done, but …".
             try vault.commitStep("the export to \(path)") { try writer.commit() }

@@ -190,7 +190,7 @@ extension Items {
                         ? state.fade.first { $0.id == row.id }.map { Date(timeIntervalSince1970: $0.deadline) } : nil,
                     modified: meta.modified, width: meta.width, height: meta.height, taken: meta.taken,
                     camera: meta.camera, gps: meta.gps, thumbnail: meta.thumbnail == true, duration: meta.duration,
-                    motion: meta.motion)
+                    rotation: meta.turns, motion: meta.motion)
     }
 }
 

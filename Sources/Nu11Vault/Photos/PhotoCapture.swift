@@ -105,8 +105,9 @@ final class PhotoCapture {
     }
 
     /// Decodes the copy: image facts and thumbnails, or a one-line warning for a file that
-    /// looks like an image but cannot be one. Zeroes the copy.
-    func analyze() -> (facts: PhotoFacts?, warning: String?) {
+    /// looks like an image but cannot be one. Zeroes the copy. `turns`: the user's quarter
+    /// turns clockwise (`Photos.rotate`), applied to an image's thumbnails and displayed size.
+    func analyze(turns: Int = 0) -> (facts: PhotoFacts?, warning: String?) {
         if !decided { decide() }
         defer { drop() }
         let suggested = ImageFormat.suggested(byName: name)
@@ -119,9 +120,14 @@ final class PhotoCapture {
             return (nil, "\(name): larger than \(Self.maxBytes >> 20) MiB, too large for a thumbnail; imported without one")
         }
         do {
-            let analysis = try storage.withUnsafeBytes { bytes throws(ImageDecodeError) in try ImageHelper.shared.analyze(bytes) }
+            let analysis = try storage.withUnsafeBytes { bytes throws(ImageDecodeError) in
+                try ImageHelper.shared.analyze(bytes, turns: turns)
+            }
             let exif = analysis.exif.map(ExifSummary.parse)
-            return (PhotoFacts(type: format.mimeType, width: analysis.header.width, height: analysis.header.height, taken: exif?.takenDate,
+            let sideways = turns % 2 != 0
+            let width = sideways ? analysis.header.height : analysis.header.width
+            let height = sideways ? analysis.header.width : analysis.header.height
+            return (PhotoFacts(type: format.mimeType, width: width, height: height, taken: exif?.takenDate,
                                camera: exif?.camera, hasGPS: exif?.hasGPS ?? false, thumbnails: analysis.thumbnails), nil)
         } catch {
             return (nil, "\(name): not decoded as a \(format.displayName) image (\(error.reason)); imported as a plain file, without a thumbnail")

@@ -149,7 +149,7 @@ extension Photos {
             defer { close(fd) }
             try N11Envelope.open(from: FileDescriptorStream(fd: fd, label: row.id.hex), to: &sink,
                                  expected: N11Header(kind: row.kind, domain: row.domain, itemID: row.id), itemKey: itemKey)
-            let (facts, warning) = capture.analyze()
+            let (facts, warning) = capture.analyze(turns: meta.turns)
             if let warning { notice(warning) }
             guard let facts, let pair = facts.thumbnails else {
                 result.failed += 1

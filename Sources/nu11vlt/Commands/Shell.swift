@@ -17,7 +17,7 @@ enum ShellSession {
     static let allowed: [any ParsableCommand.Type] = [
         Import.self, List.self, Export.self, Delete.self, View.self, Album.self, Album.Create.self, Album.Rename.self,
         Album.ListAlbums.self, Album.DeleteAlbum.self, Album.Move.self, Note.self, Note.Add.self, Note.ListNotes.self,
-        Note.Show.self, Note.Edit.self, Note.DeleteNote.self, LogCommand.self, Thumbnail.self, Thumbnails.self,
+        Note.Show.self, Note.Edit.self, Note.DeleteNote.self, LogCommand.self, Thumbnail.self, Thumbnails.self, Rotate.self,
         IdentityCommand.self, ShareCommand.self,
         Fade.self, Fade.Set.self, SettingsCommand.self, SettingsCommand.ListSettings.self, SettingsCommand.Get.self,
         SettingsCommand.SetSetting.self, Status.self, Check.self,

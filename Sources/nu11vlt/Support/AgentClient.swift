@@ -14,7 +14,7 @@ enum AgentClient {
     static let viaAgent: [any ParsableCommand.Type] = [
         Import.self, List.self, Export.self, View.self, Album.Create.self, Album.Rename.self, Album.ListAlbums.self,
         Album.Move.self, Note.Add.self, Note.ListNotes.self, Note.Show.self, Note.Edit.self, LogCommand.self,
-        Thumbnail.self, Thumbnails.self, Fade.Set.self, Status.self, Check.self, SettingsCommand.ListSettings.self,
+        Thumbnail.self, Thumbnails.self, Rotate.self, Fade.Set.self, Status.self, Check.self, SettingsCommand.ListSettings.self,
         SettingsCommand.Get.self,
     ]
 

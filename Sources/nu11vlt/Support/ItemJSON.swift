@@ -20,6 +20,7 @@ struct ItemJSON: Encodable {
             ("created", item.created), ("fadesAt", item.fadesAt), ("modified", item.modified), ("width", item.width),
             ("height", item.height), ("taken", item.taken), ("camera", item.camera), ("gps", item.gps),
             ("thumbnail", item.thumbnail), ("duration", item.duration), ("motion", item.motion?.hex),
+            ("rotation", item.rotation * 90),
         ]).encode(to: encoder)
     }
 

@@ -99,6 +99,7 @@ struct FadeReadPathsTests {
         ReadPath(name: "thumbnail (grid)", args: { s in ["thumbnail", s.fadeID, "-o", "-"] }, namesTheItem: true),
         ReadPath(name: "thumbnail (preview)", args: { s in ["thumbnail", s.fadeID, "--size", "preview", "-o", "-"] }, namesTheItem: true),
         ReadPath(name: "thumbnails (backfill)", args: { _ in ["thumbnails", "--missing"] }),
+        ReadPath(name: "rotate", args: { s in ["rotate", s.fadeID] }, namesTheItem: true),
         ReadPath(name: "fade set", args: { s in ["fade", "set", s.fadeID, "2h"] }, namesTheItem: true),
         ReadPath(name: "fade set off", args: { s in ["fade", "set", s.fadeID, "off"] }, namesTheItem: true),
         ReadPath(name: "archive export", args: { s in ["archive", "export", "--secure", "-o", s.cli.root + "/a.nu11vlt"] },

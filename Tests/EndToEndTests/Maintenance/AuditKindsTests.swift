@@ -98,6 +98,7 @@ struct AuditKindsTests {
         ok(try cli.run(["export", ids[1], "-o", outs + "/\(m)-one.bin"], pinStdin: true), "export one")
         ok(try cli.run(["export", "--album", m + "-album", "-o", outs], pinStdin: true), "export album")
         ok(try cli.run(["thumbnail", ids[0], "-o", outs + "/\(m)-thumb.jpg"], pinStdin: true), "thumbnail")
+        ok(try cli.run(["rotate", ids[0]], pinStdin: true), "rotate")
         let note = try cli.runPinFD(["note", "add", "--title", m + "-title"], stdin: Data("\(m) body".utf8))
         ok(note, "note add")
         let noteID = note.out.trimmingCharacters(in: .whitespacesAndNewlines)

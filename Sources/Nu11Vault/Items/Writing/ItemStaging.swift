@@ -90,10 +90,10 @@ extension Items {
     /// core: `importFiles`.)
     func stage(_ source: some ByteSource, name: String, kind: ItemKind, domain: Domain, album: ItemID?,
                fadeDeadline: Double?, id: ItemID = ItemID(), created: Date = Date(), type: String? = nil,
-               modified: Date? = nil, motion: ItemID? = nil) throws -> StagedItem {
+               modified: Date? = nil, motion: ItemID? = nil, turns: Int = 0) throws -> StagedItem {
         let item = try encrypt(source, name: name, kind: kind, domain: domain, album: album, fadeDeadline: fadeDeadline,
                                id: id, created: created, type: type, modified: modified)
-        return try seal(item, analysis: item.capture?.analyze() ?? (nil, nil), motion: motion)
+        return try seal(item, analysis: item.capture?.analyze(turns: turns) ?? (nil, nil), motion: motion, turns: turns)
     }
 
     /// Seals a staged photo's thumbnails beside it (nothing for other files).
@@ -140,15 +140,20 @@ extension Items {
     }
 
     /// The second step: the metadata (with what the analysis found, and a Live Photo's
-    /// motion), key record and thumbnails sealed. A failure aborts the item's temp files.
-    func seal(_ item: EncryptedItem, analysis: (facts: PhotoFacts?, warning: String?), motion: ItemID?) throws -> StagedItem {
+    /// motion, and the user's rotation that its thumbnails were made with), key record and
+    /// thumbnails sealed. A failure aborts the item's temp files.
+    func seal(_ item: EncryptedItem, analysis: (facts: PhotoFacts?, warning: String?), motion: ItemID?,
+              turns: Int = 0) throws -> StagedItem {
         if let warning = analysis.warning { notice(warning) }
         var meta = ItemMetadata(name: item.name, size: item.size,
                                 type: item.type ?? (item.kind == .note ? "text/plain" : ItemMetadata.guessType(item.name)),
                                 created: item.created, modified: item.modified)
         if let photo = analysis.facts {
             meta.apply(photo)
-            if meta.type.hasPrefix("image/") { meta.motion = motion }
+            if meta.type.hasPrefix("image/") {
+                meta.motion = motion
+                if turns % 4 != 0 { meta.rotate = turns % 4 }
+            }
         } else if let capture = item.capture, item.type == nil, capture.claimsWrongType(meta.type) {
             meta.type = "application/octet-stream"
         }
