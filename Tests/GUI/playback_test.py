@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A video plays inside the app (issue 58), decoded by the sandboxed image helper: the viewer's
+Play turns into Pause, the clip's red first seconds are read back from a screenshot of the
+picture, Pause holds it, and it ends by itself. Meanwhile `strace` follows every thread of the
+app: it creates, renames or links no file at all (the plaintext goes to the helper over a
+pipe), and no new file appears in the runtime folder, /dev/shm or /tmp. Used by library_test.py."""
+import os
+import signal
+import subprocess
+import time
+
+import pyatspi
+
+from atspi_driver import double_click, find, named, press, screenshot, showing, wait_for
+
+# The calls that would leave a file behind: creating, renaming, linking, and memfd (a file in
+# memory another process could be handed).
+TRACED = "open,openat,openat2,creat,rename,renameat,renameat2,link,linkat,symlink,symlinkat,memfd_create,mknod,mknodat"
+
+
+def files_under(roots):
+    out = set()
+    for root in roots:
+        for folder, _, names in os.walk(root):
+            out.update(os.path.join(folder, n) for n in names)
+    return out
+
+
+def red_pixels(shot, box):
+    """How many pixels of the screenshot inside box (x, y, w, h) are plainly red."""
+    x, y, w, h = box
+    raw = subprocess.run(["convert", shot, "-crop", f"{w}x{h}+{x}+{y}", "+repage", "-depth", "8", "rgb:-"],
+                         check=True, capture_output=True).stdout
+    return sum(1 for i in range(0, len(raw) - 2, 3) if raw[i] > 200 and raw[i + 1] < 70 and raw[i + 2] < 70)
+
+
+def writes_in(trace_path, own):
+    """The trace's calls (successful ones only: strace -z) that made, renamed or linked a file,
+    or opened one for writing, outside `own` (the vault's and key store's folders: ciphertext
+    and their lock files) and /dev (devices: nothing is created there)."""
+    found = []
+    for line in open(trace_path, errors="replace"):
+        if "(" not in line:
+            continue
+        call = line.split("(", 1)[0].split()[-1]
+        path = line.split('"')[1] if line.count('"') >= 2 else ""
+        if call in ("open", "openat", "openat2") and not any(f in line for f in ("O_CREAT", "O_WRONLY", "O_RDWR", "O_TMPFILE")):
+            continue
+        if call not in TRACED.split(","):
+            continue
+        if path.startswith("/dev/") or any(path.startswith(o + "/") for o in own):
+            continue
+        found.append(line.strip())
+    return found
+
+
+def play_in_app(lib, pid):
+    step = lib.step
+    step("library: a video plays in the viewer, decoded by the helper: red on screen, Pause holds it, no plaintext file made")
+    watched = [os.environ.get("XDG_RUNTIME_DIR", "/nonexistent"), "/dev/shm", os.environ.get("TMPDIR", "/tmp")]
+    before = files_under(watched)
+    double_click(find("clip.mp4", "label", timeout=15))
+    find("Back to gallery", "push button", timeout=15)
+    time.sleep(1.0)
+    trace = os.path.join(lib.work, "play.trace")
+    threads = os.listdir(f"/proc/{pid}/task")
+    tracer = subprocess.Popen(["strace", "-f", "-qq", "-z", "-e", f"trace={TRACED}", "-o", trace]
+                              + [a for t in threads for a in ("-p", t)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(2.0)  # attached to every thread
+    try:
+        press("Play")
+        find("Pause", "push button", timeout=30)
+        picture = wait_for(lambda: ([a for a in named("clip.mp4") if showing(a) and a.getRoleName() not in ("label", "list item")]
+                                    or [None])[0], "the viewer's picture", 10)
+        box = picture.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+        area = (box.x, box.y, box.width, box.height)
+        shot = os.path.join(lib.shots, "viewer-video-playing.png")
+        red = 0
+        for _ in range(20):
+            screenshot(shot)
+            red = red_pixels(shot, area)
+            if red > 5000:
+                break
+            time.sleep(0.1)
+        assert red > 5000, f"the playing video's red frames are not on screen ({red} red pixels in the picture at {area})"
+        step(f"  {red} red pixels read back from the picture while it plays")
+        press("Pause")
+        find("Play", "push button", timeout=10)
+        time.sleep(1.0)
+        held = os.path.join(lib.shots, "viewer-video-paused.png")
+        screenshot(held)
+        assert red_pixels(held, area) > 5000, "the paused video left the picture"
+        press("Play")
+        find("Pause", "push button", timeout=10)
+        find("Play", "push button", timeout=30)  # the end: Play again
+    finally:
+        tracer.send_signal(signal.SIGINT)
+        tracer.wait(timeout=15)
+    made = writes_in(trace, (lib.vault, lib.keystore))
+    lines = sum(1 for _ in open(trace, errors="replace"))
+    step(f"  strace of the app's threads during playback: {lines} traced calls, {len(made)} that made or wrote a file")
+    assert not made, "the app made or wrote a file while playing:\n" + "\n".join(made[:20])
+    new = files_under(watched) - before
+    assert not new, f"new files while playing: {sorted(new)[:10]}"
+    press("Back to gallery")
