@@ -99,7 +99,8 @@ final class PlayFeed: @unchecked Sendable {
     private var cancelled = false
     private var paused = false
     private var decoder: VideoDecoder?
-    static let capacity = 6
+    /// Half a second at 25 frames a second: the sound, decoded in the same stream, runs ahead by as much.
+    static let capacity = 12
 
     func peekTime() -> Int64? { condition.withLock { frames.first?.pts } }
 
@@ -162,7 +163,7 @@ final class PlayFeed: @unchecked Sendable {
             decoder = try video.withUnsafeBytes { try VideoDecoder(video: $0, maxSide: maxSide, audio: true) }
         } catch {
             secureZero(&video)
-            return feed.finish(error.reason)
+            return feed.finish((error as? ImageDecodeError)?.reason ?? "the video decoder did not start")
         }
         secureZero(&video)
         defer { decoder.finish() }

@@ -68,12 +68,14 @@ func probeTargets(_ args: ArraySlice<String>) -> nu11_probe_targets {
 
 /// One piece of a playing video, framed on stdout (`VideoStream`); non-zero stops decoding
 /// (the app has gone: the write fails).
-let playSink: nu11_play_sink = { _, kind, pts, a, b, data, length in
-    guard let data else { return 1 }
-    let header = kind == Int32(NU11_PLAY_FRAME)
-        ? VideoStream.frameHeader(ptsMicros: pts, width: Int(a), height: Int(b))
-        : VideoStream.audioHeader(ptsMicros: pts, rate: Int(a), channels: Int(b), bytes: length)
-    return writeAll(header) && (try? SystemIO.writeAll(1, UnsafeRawBufferPointer(start: data, count: length))) != nil ? 0 : 1
+func playSink() -> nu11_play_sink {
+    { _, kind, pts, a, b, data, length in
+        guard let data else { return 1 }
+        let header = kind == Int32(NU11_PLAY_FRAME)
+            ? VideoStream.frameHeader(ptsMicros: pts, width: Int(a), height: Int(b))
+            : VideoStream.audioHeader(ptsMicros: pts, rate: Int(a), channels: Int(b), bytes: length)
+        return writeAll(header) && (try? SystemIO.writeAll(1, UnsafeRawBufferPointer(start: data, count: length))) != nil ? 0 : 1
+    }
 }
 
 /// Plays a video to stdout, then the end (or a refusal); the helper exits after it.
@@ -81,7 +83,7 @@ func play(_ video: inout [UInt8], _ arg: UInt32) -> Int32 {
     let (maxSide, audio) = VideoStream.parseArg(arg)
     var err = [CChar](repeating: 0, count: 256)
     let rc = video.withUnsafeBytes { raw in
-        nu11_video_play(raw.baseAddress, raw.count, Int32(maxSide), audio ? 1 : 0, playSink, nil, &err, err.count)
+        nu11_video_play(raw.baseAddress, raw.count, Int32(maxSide), audio ? 1 : 0, playSink(), nil, &err, err.count)
     }
     for i in video.indices { video[i] = 0 }
     let reason = String(decoding: err.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -15,20 +15,22 @@ struct VideoStreamTests {
     static func read(_ bytes: [UInt8], maxSide: Int = 64) -> (messages: [VideoStream.Message], error: String?) {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return ([], "pipe") }
+        let (readEnd, writeEnd) = (fds[0], fds[1])
         let writer = Thread {
             bytes.withUnsafeBytes { raw in
                 var at = 0
                 while at < raw.count {
-                    let n = write(fds[1], raw.baseAddress! + at, raw.count - at)
+                    guard let base = raw.baseAddress else { break }
+                    let n = write(writeEnd, base + at, raw.count - at)
                     if n <= 0 { break }
                     at += n
                 }
             }
-            close(fds[1])
+            close(writeEnd)
         }
         writer.start()
-        defer { close(fds[0]) }
-        var reader = VideoStream.Reader(fd: fds[0], maxSide: maxSide)
+        defer { close(readEnd) }
+        var reader = VideoStream.Reader(fd: readEnd, maxSide: maxSide)
         var messages: [VideoStream.Message] = []
         while !reader.finished {
             do { messages.append(try reader.next()) } catch { return (messages, error.reason) }
