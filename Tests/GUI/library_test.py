@@ -43,11 +43,11 @@ class Library:
             tags = [f"-DateTimeOriginal={taken}"] + (["-GPSLatitude=48.85", "-GPSLatitudeRef=N", "-GPSLongitude=2.35",
                                                       "-GPSLongitudeRef=E"] if gps else [])
             subprocess.run(["exiftool", "-q", "-overwrite_original", *tags, path(name)], check=True)
-        # Five seconds: solid red for the first four (what the playback step looks for on
-        # screen), then testsrc; a 440 Hz tone as its sound.
-        subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "color=c=red:size=320x240:rate=25:duration=4",
+        # Nine seconds: solid red for the first eight (what the playback step looks for on
+        # screen, and pauses in), then testsrc; a 440 Hz tone as its sound.
+        subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "color=c=red:size=320x240:rate=25:duration=8",
                         "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=1",
-                        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=5",
+                        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=9",
                         "-filter_complex", "[0:v][1:v]concat=n=2:v=1:a=0[v]", "-map", "[v]", "-map", "2:a",
                         "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac",
                         "-metadata", "creation_time=2024-05-01T10:20:30Z", path("clip.mp4")], check=True)

@@ -3,7 +3,8 @@
 Play turns into Pause, the clip's red first seconds are read back from a screenshot of the
 picture, Pause holds it, and it ends by itself. Meanwhile `strace` follows every thread of the
 app: it creates, renames or links no file at all (the plaintext goes to the helper over a
-pipe), and no new file appears in the runtime folder, /dev/shm or /tmp. Used by library_test.py."""
+pipe), and no new file appears in the runtime folder (nor one named after the app in /dev/shm or /tmp). Used by library_test.py."""
+import glob
 import os
 import signal
 import subprocess
@@ -11,7 +12,7 @@ import time
 
 import pyatspi
 
-from atspi_driver import double_click, find, named, press, screenshot, showing, wait_for
+from atspi_driver import click, double_click, find, focus_window, gone, key, named, press, screenshot, showing, texts, type_text, wait_for
 
 # The calls that would leave a file behind: creating, renaming, linking, and memfd (a file in
 # memory another process could be handed).
@@ -54,11 +55,29 @@ def writes_in(trace_path, own):
     return found
 
 
+def search(text):
+    """Types `text` into the gallery's search (the tile may be scrolled out of sight)."""
+    entry = wait_for(lambda: ([a for a in named("Search by name") if showing(a) and a.getRoleName() not in ("label", "panel")]
+                              or [None])[0], "the search entry", 15)
+    click(entry)
+    key("ctrl+a")
+    key("BackSpace")
+    if text:
+        type_text(text)
+
+
 def play_in_app(lib, pid):
     step = lib.step
     step("library: a video plays in the viewer, decoded by the helper: red on screen, Pause holds it, no plaintext file made")
-    watched = [os.environ.get("XDG_RUNTIME_DIR", "/nonexistent"), "/dev/shm", os.environ.get("TMPDIR", "/tmp")]
-    before = files_under(watched)
+    # The run's own runtime folder whole; of /dev/shm and /tmp (shared with whatever else runs on
+    # the machine) what is named after the app, as the private RAM folder for the desktop's
+    # player was.
+    watched = [os.environ.get("XDG_RUNTIME_DIR", "/nonexistent")] + glob.glob("/dev/shm/*nu11vlt-app*") + glob.glob("/tmp/*nu11vlt-app*")
+    before = files_under(watched) | set(glob.glob("/dev/shm/*nu11vlt-app*") + glob.glob("/tmp/*nu11vlt-app*"))
+    focus_window("^Nu11VLT$")  # after the share's dialogs: the privacy cover goes
+    gone("Privacy cover", timeout=10)
+    search("clip")
+    wait_for(lambda: "beach.jpg" not in texts() or None, "the search for the clip", 15)
     double_click(find("clip.mp4", "label", timeout=15))
     find("Back to gallery", "push button", timeout=15)
     time.sleep(1.0)
@@ -73,23 +92,25 @@ def play_in_app(lib, pid):
         picture = wait_for(lambda: ([a for a in named("clip.mp4") if showing(a) and a.getRoleName() not in ("label", "list item")]
                                     or [None])[0], "the viewer's picture", 10)
         box = picture.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
-        area = (box.x, box.y, box.width, box.height)
+        # The middle 64 x 64 of the picture (the video is fitted into it, centred): cheap to
+        # read back, so the test keeps up with the clip.
+        area = (box.x + box.width // 2 - 32, box.y + box.height // 2 - 32, 64, 64)
         shot = os.path.join(lib.shots, "viewer-video-playing.png")
         red = 0
-        for _ in range(20):
+        for _ in range(40):
             screenshot(shot)
             red = red_pixels(shot, area)
-            if red > 5000:
+            if red > 3600:
                 break
             time.sleep(0.1)
-        assert red > 5000, f"the playing video's red frames are not on screen ({red} red pixels in the picture at {area})"
-        step(f"  {red} red pixels read back from the picture while it plays")
+        assert red > 3600, f"the playing video's red frames are not on screen ({red} red pixels in the picture at {area})"
+        step(f"  {red} of the 4096 pixels in the middle of the picture read back red while it plays")
         press("Pause")
         find("Play", "push button", timeout=10)
         time.sleep(1.0)
         held = os.path.join(lib.shots, "viewer-video-paused.png")
         screenshot(held)
-        assert red_pixels(held, area) > 5000, "the paused video left the picture"
+        assert red_pixels(held, area) > 3600, "the paused video left the picture"
         press("Play")
         find("Pause", "push button", timeout=10)
         find("Play", "push button", timeout=30)  # the end: Play again
@@ -100,6 +121,8 @@ def play_in_app(lib, pid):
     lines = sum(1 for _ in open(trace, errors="replace"))
     step(f"  strace of the app's threads during playback: {lines} traced calls, {len(made)} that made or wrote a file")
     assert not made, "the app made or wrote a file while playing:\n" + "\n".join(made[:20])
-    new = files_under(watched) - before
+    new = (files_under(watched) | set(glob.glob("/dev/shm/*nu11vlt-app*") + glob.glob("/tmp/*nu11vlt-app*"))) - before
     assert not new, f"new files while playing: {sorted(new)[:10]}"
     press("Back to gallery")
+    search("")
+    wait_for(lambda: "beach.jpg" in texts() or None, "all again, the search cleared", 15)
