@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import Nu11Format
 import Nu11Media
+import Synchronization
 
 /// A video playing in the viewer (issue 58). Nothing of it is decoded here and no plaintext
 /// file is made: a reading thread sends the video's bytes (held in memory, as a photo's are)
@@ -89,68 +90,73 @@ final class VideoPlayer {
     }
 }
 
-/// What the reading thread hands the main thread: up to `capacity` frames, and how the stream
-/// ended. @unchecked Sendable: every field is read and written under `condition`.
-final class PlayFeed: @unchecked Sendable {
-    struct Outcome { var reason: String? }
-    private let condition = NSCondition()
-    private var frames: [(pts: Int64, texture: TextureBox)] = []
-    private var finished: Outcome?
-    private var cancelled = false
-    private var paused = false
-    private var decoder: VideoDecoder?
+/// What the reading thread hands the main thread: up to `capacity` frames (a semaphore of free
+/// slots: the reading thread waits for one, the main thread frees one per frame it takes), and
+/// how the stream ended; the rest of the state under a `Mutex`.
+final class PlayFeed: Sendable {
+    struct Outcome: Sendable { var reason: String? }
+    struct State: ~Copyable {
+        var frames: [(pts: Int64, texture: TextureBox)] = []
+        var finished: Outcome?
+        var cancelled = false
+        var paused = false
+        var decoder: VideoDecoder?
+    }
+    private let state = Mutex(State())
     /// Half a second at 25 frames a second: the sound, decoded in the same stream, runs ahead by as much.
     static let capacity = 12
+    private let free = DispatchSemaphore(value: PlayFeed.capacity)
 
-    func peekTime() -> Int64? { condition.withLock { frames.first?.pts } }
+    func peekTime() -> Int64? { state.withLock { $0.frames.first?.pts } }
 
     func pop() -> TextureBox? {
-        condition.withLock {
-            guard !frames.isEmpty else { return nil }
-            defer { condition.broadcast() }
-            return frames.removeFirst().texture
-        }
+        let box: TextureBox? = state.withLock { $0.frames.isEmpty ? nil : $0.frames.removeFirst().texture }
+        if box != nil { free.signal() }
+        return box
     }
 
-    func outcome() -> Outcome? { condition.withLock { finished } }
+    func outcome() -> Outcome? { state.withLock { $0.finished } }
 
-    func setPaused(_ value: Bool) { condition.withLock { paused = value; condition.broadcast() } }
+    func setPaused(_ value: Bool) { state.withLock { $0.paused = value } }
 
     func cancel() {
-        condition.withLock {
-            cancelled = true
-            frames.removeAll()
-            decoder?.cancel()
-            condition.broadcast()
+        let decoder: VideoDecoder? = state.withLock {
+            $0.cancelled = true
+            $0.frames.removeAll()
+            return $0.decoder
         }
+        decoder?.cancel()
+        free.signal()  // a reading thread waiting for a slot wakes and sees the cancel
     }
 
-    /// Waits while the queue is full (or paused); false once cancelled.
+    /// Waits for a free slot; false once cancelled.
     private func push(_ pts: Int64, _ texture: TextureBox) -> Bool {
-        condition.withLock {
-            while !cancelled && frames.count >= Self.capacity { condition.wait() }
-            guard !cancelled else { return false }
-            frames.append((pts, texture))
+        free.wait()
+        return state.withLock {
+            guard !$0.cancelled else { return false }
+            $0.frames.append((pts, texture))
             return true
         }
     }
 
     /// Waits while paused (the sound stops with the picture); false once cancelled.
     private func waitWhilePaused() -> Bool {
-        condition.withLock {
-            while !cancelled && paused { condition.wait() }
-            return !cancelled
+        while true {
+            let (paused, cancelled) = state.withLock { ($0.paused, $0.cancelled) }
+            if cancelled { return false }
+            if !paused { return true }
+            usleep(20_000)
         }
     }
 
     private func attach(_ decoder: VideoDecoder) -> Bool {
-        condition.withLock {
-            self.decoder = decoder
-            return !cancelled
+        state.withLock {
+            $0.decoder = decoder
+            return !$0.cancelled
         }
     }
 
-    private func finish(_ reason: String?) { condition.withLock { if finished == nil { finished = Outcome(reason: reason) } } }
+    private func finish(_ reason: String?) { state.withLock { if $0.finished == nil { $0.finished = Outcome(reason: reason) } } }
 
     /// The reading thread: the helper, its messages, the sound.
     static func read(_ video: [UInt8], maxSide: Int, into feed: PlayFeed) {

@@ -35,6 +35,11 @@ def red_pixels(shot, box):
     return sum(1 for i in range(0, len(raw) - 2, 3) if raw[i] > 200 and raw[i + 1] < 70 and raw[i + 2] < 70)
 
 
+def shoot(path):
+    screenshot(path)
+    return path
+
+
 def writes_in(trace_path, own):
     """The trace's calls (successful ones only: strace -z) that made, renamed or linked a file,
     or opened one for writing, outside `own` (the vault's and key store's folders: ciphertext
@@ -112,8 +117,10 @@ def play_in_app(lib, pid):
         screenshot(held)
         assert red_pixels(held, area) > 3600, "the paused video left the picture"
         press("Play")
-        find("Pause", "push button", timeout=10)
-        find("Play", "push button", timeout=30)  # the end: Play again
+        # Resumed, it plays on into the clip's last second (testsrc: the middle is no longer
+        # red), ends there, and the button says Play again.
+        wait_for(lambda: red_pixels(shoot(shot), area) < 1000 or None, "the clip to play on past its red seconds", 40)
+        find("Play", "push button", timeout=30)
     finally:
         tracer.send_signal(signal.SIGINT)
         tracer.wait(timeout=15)
