@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Crypto
 
-/// An age file written as its plaintext is pushed in: the header goes out first, then each
-/// 64 KiB chunk once the next byte shows it is not the last; `finish()` seals the final chunk
-/// (and the armor's last lines). One chunk of memory, whatever the size.
+/// An age file written as its plaintext is pushed in: the header goes out first, then the
+/// payload's 64 KiB chunks, sealed 16 at a time on a thread of their own and written 1 MiB at
+/// a time (`AgeSealPipeline`); a full chunk is sealed as not the last only once the next byte
+/// shows it is not; `finish()` seals the final chunk (and the armor's last lines). Four
+/// slots of 16 chunks of memory, whatever the size.
 public struct AgeEncryptor<K: ByteSink>: ByteSink {
     private var plain: K?
     private var armored: AgeArmorEncoder<K>?
-    private let cipher: ChunkCipher
-    private var pending = [UInt8]()
-    private var sealed = [UInt8](repeating: 0, count: AgePayload.sealedChunkSize)
-    private var counter: UInt64 = 0
+    let sealer: AgeSealPipeline
     private var finished = false
 
     /// Starts a file to `recipients` (post-quantum and classical are not mixed).
@@ -36,8 +35,8 @@ public struct AgeEncryptor<K: ByteSink>: ByteSink {
 
     private init(to sink: K, stanzas: [AgeStanza], fileKey: SymmetricKey, armor: Bool) throws {
         let nonce = SecureRandom.bytes(AgePayload.nonceSize)
-        cipher = try ChunkCipher(algorithm: .chacha20Poly1305, key: AgePayload.payloadKey(fileKey: fileKey, nonce: nonce))
-        pending.reserveCapacity(AgePayload.chunkSize)
+        sealer = AgeSealPipeline(cipher: try ChunkCipher(algorithm: .chacha20Poly1305,
+                                                          key: AgePayload.payloadKey(fileKey: fileKey, nonce: nonce)))
         if armor { armored = try AgeArmorEncoder(sink) } else { plain = sink }
         try emit(AgeHeader.encode(stanzas: stanzas, fileKey: fileKey) + nonce)
     }
@@ -50,37 +49,18 @@ public struct AgeEncryptor<K: ByteSink>: ByteSink {
         if plain != nil { try plain?.write(bytes) } else { try armored?.write(bytes) }
     }
 
-    private mutating func seal(final: Bool) throws {
-        let count = pending.count + AgePayload.tagSize
-        let nonce = AgePayload.chunkNonce(counter, final: final)
-        let cipher = cipher
-        try pending.withUnsafeBytes { input in
-            try sealed.withUnsafeMutableBytes { out in
-                try cipher.seal(input, nonce: nonce, into: UnsafeMutableRawBufferPointer(rebasing: out[..<count]))
-            }
-        }
-        try sealed.withUnsafeBytes { try emit(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
-        pending.withUnsafeMutableBytes { Sodium.zero($0) }
-        pending.removeAll(keepingCapacity: true)
-        counter += 1
-    }
-
     public mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard !finished else { throw Nu11Error(.internalError, "an age file was written to after its end") }
-        var index = 0
-        while index < bytes.count {
-            // A full chunk is sealed (not final) only once more plaintext follows it.
-            if pending.count == AgePayload.chunkSize { try seal(final: false) }
-            let n = min(bytes.count - index, AgePayload.chunkSize - pending.count)
-            pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<(index + n)]))
-            index += n
-        }
+        let sealer = sealer
+        try sealer.write(bytes) { try emit($0) }
     }
 
     /// Seals the final chunk and hands back the sink.
     public mutating func finish() throws -> K {
-        try seal(final: true)
+        guard !finished else { throw Nu11Error(.internalError, "an age file was finished twice") }
         finished = true
+        let sealer = sealer
+        try sealer.finish { try emit($0) }
         if var armored {
             try armored.finish()
             return armored.base

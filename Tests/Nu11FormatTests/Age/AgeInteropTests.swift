@@ -65,6 +65,34 @@ struct AgeInteropTests {
         }
     }
 
+    /// Sizes around the sealing slots (16 chunks, 1 MiB; four of them in a ring): one slot
+    /// exactly (sealed on the caller's thread), one byte more (the sealer thread), the whole
+    /// ring exactly, and past it (slots reused).
+    static let slotSizes = [1 << 20, (1 << 20) + 1, 4 << 20, (5 << 20) + 65_543]
+
+    @Test("payloads of several sealing slots, written in odd pieces: age -d opens them", arguments: AgeInteropTests.slotSizes)
+    func slots(size: Int) throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(try age(["-o", path("key.txt")], tool: "/usr/bin/age-keygen") == 0)
+        let identity = try #require(try AgeIdentity.parseFile(String(decoding: try read("key.txt"), as: UTF8.self)).first)
+        let plain = AgeFormatTests.plaintext(size)
+        var encryptor = try AgeEncryptor(to: MemorySink(), recipients: [try #require(identity.recipient)])
+        var at = 0, step = 0
+        let pieces = [1, 65_535, 3, 1 << 20, 700_001, 65_536, 17]
+        try plain.withUnsafeBytes { all in
+            while at < all.count {
+                let n = min(pieces[step % pieces.count], all.count - at)
+                try encryptor.write(UnsafeRawBufferPointer(rebasing: all[at..<(at + n)]))
+                at += n
+                step += 1
+            }
+        }
+        try write(try encryptor.finish().bytes, "ours.age")
+        #expect(try age(["-d", "-i", path("key.txt"), "-o", path("out1"), path("ours.age")]) == 0)
+        #expect(try read("out1") == plain, "age -d of our \(size)-byte file")
+        #expect(try AgeFormatTests.decrypt(try read("ours.age"), with: [identity]) == plain)
+    }
+
     @Test("scrypt: our passphrase files open with age -d; age -p files open here; armored and not")
     func scrypt() throws {
         defer { try? FileManager.default.removeItem(atPath: folder) }

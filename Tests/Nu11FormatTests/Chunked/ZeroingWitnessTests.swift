@@ -33,28 +33,30 @@ struct ZeroingWitnessTests {
     /// Plaintext with no zero byte, so any byte left is seen.
     static func plain(_ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 % 251 + 1) } }
 
-    /// The labels of every PlainScratch made in Sources/Nu11Format/Chunked (the sources read as text).
+    /// The labels of every PlainScratch made in Sources/Nu11Format/Chunked and …/Age (the sources read as text).
     static func scratchLabels() throws -> Set<String> {
         var dir = URL(fileURLWithPath: #filePath)
         while dir.path != "/" && !FileManager.default.fileExists(atPath: dir.appendingPathComponent("Package.swift").path) {
             dir.deleteLastPathComponent()
         }
-        let folder = dir.appendingPathComponent("Sources/Nu11Format/Chunked")
         var out: Set<String> = []
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".swift") {
-            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
-            for m in text.matches(of: /PlainScratch\(capacity: [^,]+, label: "([^"]+)"\)/) { out.insert(String(m.1)) }
+        for sub in ["Chunked", "Age"] {
+            let folder = dir.appendingPathComponent("Sources/Nu11Format/" + sub)
+            for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".swift") {
+                let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+                for m in text.matches(of: /PlainScratch\(capacity: [^,]+, label: "([^"]+)"\)/) { out.insert(String(m.1)) }
+            }
         }
         return out
     }
 
     static let exercised: Set<String> = ["ChunkedPushEncryptor.pending", "ChunkedRandomAccessReader.finalPlaintext",
-                                         "ChunkedRandomAccessReader.scratch"]
+                                         "ChunkedRandomAccessReader.scratch", "AgeSealPipeline.slot"]
 
     @Test("the list of plaintext buffers is complete: every PlainScratch in the sources is exercised below")
     func everyBufferListed() throws {
         let labels = try Self.scratchLabels()
-        #expect(labels == Self.exercised, "PlainScratch buffers in Sources/Nu11Format/Chunked: \(labels.sorted()); this test exercises \(Self.exercised.sorted())")
+        #expect(labels == Self.exercised, "PlainScratch buffers in Sources/Nu11Format/Chunked and Age: \(labels.sorted()); this test exercises \(Self.exercised.sorted())")
     }
 
     @Test("the push encryptor: each full chunk, the LAST chunk, and an encryptor dropped mid-chunk leave zeros", arguments: [false, true])
@@ -127,5 +129,49 @@ struct ZeroingWitnessTests {
         #expect(failed.points["ChunkedRandomAccessReader.scratch after a failed chunk"] == 1, "\(failed.points)")
         #expect(failed.points["ChunkedRandomAccessReader.scratch after a read"] == 1, "\(failed.points)")
         #expect(failed.dirty.isEmpty, "plaintext left in memory: \(failed.dirty)")
+    }
+
+    @Test("the age sealing slots: a finished payload and one dropped half-way (sealer thread running) leave zeros")
+    func ageSlots() throws {
+        let identity = try AgeIdentity.generate(.x25519)
+        let recipient = try #require(identity.recipient)
+        let slot = AgeSealPipeline.slotPlainBytes
+        let message = Self.plain(2 * slot + slot / 2 + 9)
+        // Finished: three slots went through the sealer thread (four made), all zeroed at the end.
+        let seen = Seen()
+        var file = MemorySink()
+        do {
+            var encryptor = try AgeEncryptor(to: MemorySink(), recipients: [recipient])
+            encryptor.sealer.scratchWitness = { seen.record($0, $1, $2) }
+            try message.withUnsafeBytes { try encryptor.write($0) }
+            file = try encryptor.finish()
+        }
+        #expect(seen.points["AgeSealPipeline.slot stopped"] == AgeSealPipeline.slotCount, "\(seen.points)")
+        #expect(seen.dirty.isEmpty, "plaintext or ciphertext left in a slot: \(seen.dirty)")
+        var opened = MemorySink()
+        try Age.decrypt(from: MemorySource(file.bytes), to: &opened, identities: [identity])
+        #expect(opened.bytes == message)
+
+        // Dropped with a slot half full of plaintext and another queued (a share whose next
+        // item failed): the thread stops and every slot is zeroed.
+        let dropped = Seen()
+        do {
+            var encryptor = try AgeEncryptor(to: MemorySink(), recipients: [recipient])
+            encryptor.sealer.scratchWitness = { dropped.record($0, $1, $2) }
+            try message.withUnsafeBytes { try encryptor.write(UnsafeRawBufferPointer(rebasing: $0[..<(slot + slot / 3)])) }
+        }
+        #expect(dropped.points["AgeSealPipeline.slot stopped"] == AgeSealPipeline.slotCount, "\(dropped.points)")
+        #expect(dropped.dirty.isEmpty, "a dropped age encryptor left plaintext: \(dropped.dirty)")
+
+        // One slot or less: sealed on the caller's thread, its one slot zeroed too.
+        let small = Seen()
+        do {
+            var encryptor = try AgeEncryptor(to: MemorySink(), recipients: [recipient])
+            encryptor.sealer.scratchWitness = { small.record($0, $1, $2) }
+            try message.withUnsafeBytes { try encryptor.write(UnsafeRawBufferPointer(rebasing: $0[..<1000])) }
+            _ = try encryptor.finish()
+        }
+        #expect(small.points["AgeSealPipeline.slot stopped"] == 1, "\(small.points)")
+        #expect(small.dirty.isEmpty, "plaintext left in the one slot: \(small.dirty)")
     }
 }
