@@ -69,7 +69,7 @@ struct AgentLifeTests {
         #expect(try cli.run(["import", file]).code == 0)
         let base = try AgentTests.unlocks(cli)
         let env = ["XDG_RUNTIME_DIR", "NU11VLT_VAULT", "NU11VLT_KEYSTORE"].map { "\($0)='\(cli.environment[$0] ?? "")'" }.joined(separator: " ")
-        let session = try TmuxSession(cli, command: "env \(env) \(CLI.binary) import \(file); echo done-$?; sleep 30")
+        let session = try TmuxSession(cli, command: "env \(env) \(CLI.binary) import \(file); echo done-$?; sleep 30", width: 400)
         let shown = try session.screen { $0.contains("Import it again?") || $0.contains("done-") }
         #expect(shown.contains("is already in the vault") && shown.contains("Import it again?"), "no question through the agent: \(shown)")
         try session.send(["n", "Enter"])
