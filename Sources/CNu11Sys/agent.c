@@ -194,3 +194,98 @@ double nu11_seconds_suspended(void) {
     if (clock_gettime(CLOCK_BOOTTIME, &boot) != 0 || clock_gettime(CLOCK_MONOTONIC, &mono) != 0) return 0;
     return (double)(boot.tv_sec - mono.tv_sec) + (double)(boot.tv_nsec - mono.tv_nsec) / 1e9;
 }
+
+/* Ctrl-C through the agent. The agent runs in a session of its own, so the terminal's SIGINT
+ * reaches only the client: the client passes it on by shutting down its sending half of the
+ * connection (shutdown() is async-signal-safe), and the agent, which watches the connection
+ * while a command runs, stops the command at its next safe point (between items: what was
+ * committed stays, what was not is removed) and answers with the command's end. A client
+ * killed outright closes the connection, which the agent takes the same way. */
+static volatile sig_atomic_t client_sock = -1;
+static volatile sig_atomic_t client_signal = 0;
+
+static void on_client_signal(int sig) {
+    if (client_signal != 0) {  /* the second: at once */
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    client_signal = sig;
+    if (client_sock >= 0) shutdown(client_sock, SHUT_WR);
+}
+
+void nu11_agent_client_interruptible(int sock) {
+    client_sock = sock;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_client_signal;  /* no SA_RESTART: the wait for the answer sees EINTR */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+int nu11_agent_client_interrupted(void) { return (int)client_signal; }
+
+#include <poll.h>
+#include <stdatomic.h>
+
+static atomic_int watch_cancelled;
+static int watch_conn = -1;
+static int watch_wake[2] = { -1, -1 };
+static pthread_t watch_thread;
+static int watch_running = 0;
+
+static void *watch_main(void *unused) {
+    (void)unused;
+    struct pollfd p[2] = { { watch_conn, POLLIN | POLLRDHUP, 0 }, { watch_wake[0], POLLIN, 0 } };
+    for (;;) {
+        int r = poll(p, 2, -1);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return NULL;
+        }
+        if (p[1].revents != 0) return NULL;
+        if (p[0].revents != 0) {
+            /* The client sends nothing after its request: any end, error or byte is its cancel. */
+            atomic_store(&watch_cancelled, 1);
+            return NULL;
+        }
+    }
+}
+
+int nu11_agent_watch_start(int conn) {
+    atomic_store(&watch_cancelled, 0);
+    if (pipe2(watch_wake, O_CLOEXEC) != 0) return -1;
+    watch_conn = conn;
+    if (pthread_create(&watch_thread, NULL, watch_main, NULL) != 0) {
+        close(watch_wake[0]);
+        close(watch_wake[1]);
+        return -1;
+    }
+    watch_running = 1;
+    return 0;
+}
+
+void nu11_agent_watch_stop(void) {
+    if (!watch_running) return;
+    char c = 1;
+    ssize_t w;
+    do { w = write(watch_wake[1], &c, 1); } while (w < 0 && errno == EINTR);
+    pthread_join(watch_thread, NULL);
+    close(watch_wake[0]);
+    close(watch_wake[1]);
+    watch_running = 0;
+}
+
+int nu11_agent_cancelled(void) { return atomic_load(&watch_cancelled); }
+
+#include <stdio.h>
+#include <stdio_ext.h>
+
+/* The agent serves one client after another on descriptor 0: what stdio read ahead from the
+ * last client's stdin, or its end, must not reach the next command. */
+void nu11_stdin_reset(void) {
+    __fpurge(stdin);
+    clearerr(stdin);
+}

@@ -90,5 +90,20 @@ int nu11_block_termination_signals(void);
 /// How long this machine has been suspended since it booted (CLOCK_BOOTTIME minus
 /// CLOCK_MONOTONIC), in seconds: it grows across a suspend.
 double nu11_seconds_suspended(void);
+/// The client while the agent runs its command: the first SIGINT, SIGTERM or SIGHUP shuts
+/// down our sending half of `sock` (the agent sees the end and stops the command at its next
+/// safe point) and is remembered; a second one ends us at once.
+void nu11_agent_client_interruptible(int sock);
+/// The signal that interrupted the client (0 if none).
+int nu11_agent_client_interrupted(void);
+/// The agent while a command runs: a thread watches the client's connection and marks the
+/// command cancelled when the client ends it (its Ctrl-C, or the client gone). 0 or -1.
+int nu11_agent_watch_start(int conn);
+/// Stops that thread (the command has returned).
+void nu11_agent_watch_stop(void);
+/// Whether the client cancelled the running command.
+int nu11_agent_cancelled(void);
+/// Forgets what stdio buffered from descriptor 0, and its end (the agent's next client).
+void nu11_stdin_reset(void);
 
 #endif

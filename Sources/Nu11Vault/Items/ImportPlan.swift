@@ -121,7 +121,7 @@ extension Items {
 
     /// Imports one group of a plan, `plan.commitEvery` files per group commit (see `importFiles`).
     public func importGroup(_ group: ImportPlan.Group, of plan: ImportPlan, vanished: ((String) -> Void)? = nil,
-                            progress: (Int, Int) -> Void = { _, _ in }) throws -> [ItemSummary] {
+                            progress: (Int, Int) throws -> Void = { _, _ in }) throws -> [ItemSummary] {
         try importFiles(group.files, album: group.album, fade: plan.fade, commitEvery: plan.commitEvery, vanished: vanished,
                         progress: progress)
     }

@@ -114,7 +114,9 @@ struct Import: ParsableCommand {
                     batch += try vault.items.importGroup(group, of: plan, vanished: { path in
                         gone.append(path)
                         Output.note("nu11vlt: warning: \(Output.escaped(path)) vanished before it was imported; skipped")
-                    }) { n, _ in
+                    }) { n, total in
+                        // Ctrl-C at a client of the unlock agent: stop before the next file (not after the last).
+                        if n < total { try AgentInterruption.check() }
                         line.update(items: offset + n, bytes: done[min(offset + n, done.count - 1)])
                     }
                 } catch let stop as ImportStopped {
@@ -169,7 +171,8 @@ extension Import {
     /// which), at a terminal after asking; elsewhere nothing is checked (it costs opening
     /// every item's metadata).
     func duplicatesRemoved(_ files: [String], vault: Vault) throws -> [String] {
-        let ask = !skipDuplicates && isatty(0) == 1 && PINReader.hasTerminal
+        // Through the unlock agent, stdin is the client's terminal (the agent itself has none).
+        let ask = !skipDuplicates && isatty(0) == 1 && (PINReader.hasTerminal || ShellSession.clientTerminal)
         guard skipDuplicates || ask, !files.isEmpty else { return files }
         let finder = try DuplicateFinder(vault)
         var kept: [String] = []

@@ -10,6 +10,9 @@ import Nu11Vault
 enum ShellSession {
     nonisolated(unsafe) static var vault: Vault?
     nonisolated(unsafe) static var location: VaultLocation?
+    /// In the unlock agent: whether the client that sent the running command has a terminal
+    /// (its stdin, passed to us, is then that terminal, where a question can be answered).
+    nonisolated(unsafe) static var clientTerminal = false
 
     /// Commands that run in the shell's process, on its unlocked vault. Every other command
     /// (those that need the PIN itself, a fresh unlock, or no vault at all) runs as its own

@@ -18,12 +18,45 @@ enum AgentClient {
         SettingsCommand.Get.self,
     ]
 
-    /// The vault a parsed command names (its --vault/--keystore, else the environment's).
-    static func location(of command: any ParsableCommand) -> VaultLocation? {
-        for child in Mirror(reflecting: command).children {
-            if let group = child.value as? OptionGroup<LocationOptions> { return group.wrappedValue.location }
+    /// The command words of each command the agent runs ("list", "album create", …), from the
+    /// commands' configurations (no parsing).
+    static let agentPaths: Set<[String]> = {
+        var paths = Set<[String]>()
+        func walk(_ type: any ParsableCommand.Type, _ prefix: [String]) {
+            for sub in type.configuration.subcommands {
+                let path = prefix + [sub._commandName]
+                if viaAgent.contains(where: { $0 == sub }) { paths.insert(path) }
+                walk(sub, path)
+            }
         }
-        return nil
+        walk(Nu11vlt.self, [])
+        return paths
+    }()
+
+    /// The vault a command line is for, when its command is one the agent runs: read from the
+    /// words themselves (the command's words, then --vault/--keystore, else the environment's),
+    /// without parsing the line — parsing the whole command tree was most of a client's time;
+    /// the agent parses it and says any usage error, as this process would have.
+    static func route(_ args: [String]) -> VaultLocation? {
+        guard let first = args.first else { return nil }
+        let path = agentPaths.contains([first]) ? [first] : args.count > 1 && agentPaths.contains([first, args[1]]) ? [first, args[1]] : []
+        guard !path.isEmpty else { return nil }
+        var vault: String?
+        var keystore: String?
+        var i = path.count
+        while i < args.count {
+            let word = args[i]
+            if word == "--" { break }
+            if (word == "--vault" || word == "--keystore") && i + 1 < args.count {
+                if word == "--vault" { vault = args[i + 1] } else { keystore = args[i + 1] }
+                i += 2
+                continue
+            }
+            if word.hasPrefix("--vault=") { vault = String(word.dropFirst("--vault=".count)) }
+            if word.hasPrefix("--keystore=") { keystore = String(word.dropFirst("--keystore=".count)) }
+            i += 1
+        }
+        return VaultLocation.resolveRemembered(vault: vault, keyStore: keystore)
     }
 
     /// Runs `args` in the agent of its vault and returns the exit code, or nil to run it here
@@ -32,10 +65,7 @@ enum AgentClient {
         // A descriptor option names this process's descriptor, which the agent does not have;
         // --pin-stdin puts the PIN first on stdin, where the agent would take it for data.
         let ownInput = args.contains { $0 == "--pin-stdin" || ($0.hasPrefix("--") && ($0.hasSuffix("-fd") || $0.contains("-fd="))) }
-        guard !ownInput, ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] != nil,
-              let command = try? Nu11vlt.parseAsRoot(args),
-              viaAgent.contains(where: { $0 == type(of: command) }),
-              let location = location(of: command) else { return nil }
+        guard !ownInput, ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] != nil, let location = route(args) else { return nil }
         let fd: Int32
         switch AgentSocket.probe(location) {
         case .none:
@@ -51,16 +81,26 @@ enum AgentClient {
         }
         defer { close(fd) }
         let request = AgentRequest(op: .run, argv: args, cwd: FileManager.default.currentDirectoryPath,
-                                   env: ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" })
+                                   env: ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" },
+                                   terminal: isatty(0) == 1 && PINReader.hasTerminal)
         do {
             try request.send(fd, fds: [0, 1, 2])
         } catch {
             Output.note("nu11vlt: warning: not using the unlock agent: \(Output.escaped((error as? Nu11Error)?.message ?? "\(error)")); asking for the PIN")
             return nil
         }
+        // Ctrl-C from now on is passed to the agent, which stops the command at its next safe
+        // point and answers; a second Ctrl-C ends this process at once.
+        nu11_agent_client_interruptible(fd)
         guard let code = AgentWire.readCode(fd) else {
             Failure.printError("the unlock agent ended during the command (hint: see `nu11vlt log`; run `nu11vlt unlock` again)")
             return 1
+        }
+        let signal = nu11_agent_client_interrupted()
+        if signal != 0 && code != 0 {
+            // Interrupted, as a process of its own would have been (a shell loop stops too).
+            Foundation.signal(signal, SIG_DFL)
+            raise(signal)
         }
         return code
     }

@@ -93,7 +93,7 @@ final class AgentServer {
                     AgentWire.sendCode(connection, 64)
                     continue
                 }
-                let code = run(request, stdio: passed)
+                let code = run(request, stdio: passed, connection: connection)
                 AgentWire.sendCode(connection, code)
                 if vault.isLocked { return }
                 deadline = idle > 0 ? Date().addingTimeInterval(idle) : Date.distantFuture
@@ -102,15 +102,22 @@ final class AgentServer {
     }
 
     /// One command, in this process, with the client's descriptors, folder and environment.
-    private func run(_ request: AgentRequest, stdio: [Int32]) -> Int32 {
+    /// The client's Ctrl-C (or its end) is watched for meanwhile: the command stops at its next
+    /// safe point and the answer is 130, as for an interrupted process.
+    private func run(_ request: AgentRequest, stdio: [Int32], connection: Int32) -> Int32 {
         let saved = (Int32(0)..<3).map { dup($0) }
         let home = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         for (i, fd) in stdio.enumerated() { dup2(fd, Int32(i)) }
+        nu11_stdin_reset()
+        ShellSession.clientTerminal = request.terminal ?? false
+        let watching = nu11_agent_watch_start(connection) == 0
         apply(environment: request.env.reduce(into: [String: String]()) { env, line in
             guard let eq = line.firstIndex(of: "=") else { return }
             env[String(line[..<eq])] = String(line[line.index(after: eq)...])
         })
         defer {
+            if watching { nu11_agent_watch_stop() }
+            ShellSession.clientTerminal = false
             fflush(nil)
             for (i, fd) in saved.enumerated() where fd >= 0 {
                 dup2(fd, Int32(i))
@@ -126,7 +133,8 @@ final class AgentServer {
             Failure.printError("the unlock agent cannot enter the folder \(request.cwd) (hint: run the command from a folder you can enter)")
             return 74
         }
-        return CommandRunner.execute(request.argv, hint: "see `nu11vlt help` or add --help to the command")
+        let code = CommandRunner.execute(request.argv, hint: "see `nu11vlt help` or add --help to the command")
+        return nu11_agent_cancelled() != 0 && code != 0 ? 130 : code
     }
 
     private func apply(environment: [String: String]) {
@@ -142,5 +150,14 @@ final class AgentServer {
         // Only our own socket: a later agent may have bound the name again.
         if lstat(socketPath, &st) == 0 && st.st_ino == socketInode { unlink(socketPath) }
         close(listener)
+    }
+}
+
+/// Ctrl-C at a client of the unlock agent: long commands call `check()` at their safe points
+/// (between items), where stopping leaves every item all or nothing.
+enum AgentInterruption {
+    static func check() throws {
+        guard nu11_agent_cancelled() != 0 else { return }
+        throw Nu11Error(.invalidArgument, "interrupted (Ctrl-C); what was not committed was removed")
     }
 }

@@ -92,6 +92,9 @@ struct AgentRequest: Codable {
     var argv: [String] = []
     var cwd: String = "/"
     var env: [String] = []
+    /// Whether the client has a terminal (its stdin, passed along, then is one where the
+    /// command may ask a question, as import does about duplicates).
+    var terminal: Bool?
 
     static let maxBytes = 1 << 20
 

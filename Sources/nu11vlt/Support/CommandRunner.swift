@@ -33,7 +33,9 @@ enum CommandRunner {
                 print(Nu11vlt.fullMessage(for: error))
                 return 0
             }
-            let text = Nu11vlt.message(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
+            // As `nu11vlt` says it (the unlock agent parses its clients' command lines).
+            let text = Arguments.negativeNumber(in: Nu11vlt.message(for: error), arguments: ["nu11vlt"] + words)
+                ?? Nu11vlt.message(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
             Failure.printError(text.contains("(hint:") ? text : "\(text) (hint: \(hint))")
             return code.rawValue
         }

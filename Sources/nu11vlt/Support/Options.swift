@@ -146,10 +146,16 @@ func readOtherPINs(fd: Int32?, why: String, refusal: String) throws -> [SecretBy
 /// in, or the key did not open the vault — each said in one line).
 func openWithSecurityKey(_ location: LocationOptions, _ pin: PINOptions) throws -> Vault? {
     guard !pin.pinGiven else { return nil }
-    let locked = location.locked
-    let enrolled = pin.securityKeyOnly ? try locked.securityKeys() : ((try? locked.securityKeys()) ?? [])
+    return try openWithSecurityKey(location.locked, only: pin.securityKeyOnly, keyPIN: { try pin.readKeyPIN() },
+                                   announce: PINReader.hasTerminal || pin.securityKeyOnly)
+}
+
+/// The same for a process that asks elsewhere for the key's own PIN (the unlock agent asks
+/// `nu11vlt unlock`); `only`: no PIN fallback; `announce`: say "touch your security key".
+func openWithSecurityKey(_ locked: LockedVault, only: Bool, keyPIN: () throws -> SecretBytes?, announce: Bool) throws -> Vault? {
+    let enrolled = only ? try locked.securityKeys() : ((try? locked.securityKeys()) ?? [])
     guard !enrolled.isEmpty else {
-        if pin.securityKeyOnly {
+        if only {
             throw Nu11Error(.notFound, "no security key is enrolled in this vault", remedy: .frontEnd("unlock with the PIN, or enrol one: nu11vlt fido2 enroll"))
         }
         return nil
@@ -158,11 +164,11 @@ func openWithSecurityKey(_ location: LocationOptions, _ pin: PINOptions) throws 
         guard let device = try LockedVault.findSecurityKey() else {
             throw Nu11Error(.notFound, "no security key is plugged in", remedy: .useEnrolledSecurityKeyOrPIN)
         }
-        if PINReader.hasTerminal || pin.securityKeyOnly { Output.note("nu11vlt: touch your security key…") }
-        let vault = try locked.unlock(securityKey: device, keyPIN: { try pin.readKeyPIN() }, onWait: waiting, report: printGate)
+        if announce { Output.note("nu11vlt: touch your security key…") }
+        let vault = try locked.unlock(securityKey: device, keyPIN: keyPIN, onWait: waiting, report: printGate)
         vault.onNotice = { Output.note("nu11vlt: warning: \(Output.escaped(Remedies.line($0)))") }
         return vault
-    } catch let error as Nu11Error where !pin.securityKeyOnly && error.code != .lockedOut && error.code != .busy {
+    } catch let error as Nu11Error where !only && error.code != .lockedOut && error.code != .busy {
         Output.note("nu11vlt: \(Output.escaped(Remedies.line(error))); asking for the PIN instead")
         return nil
     }

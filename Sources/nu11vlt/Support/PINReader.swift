@@ -99,7 +99,7 @@ enum PINReader {
     }
 
     /// One line, byte by byte, so nothing after the newline is consumed.
-    private static func readLine(fd: Int32, label: String) throws -> SecretBytes {
+    static func readLine(fd: Int32, label: String) throws -> SecretBytes {
         var buffer = [UInt8](repeating: 0, count: maxLength)
         defer { secureZero(&buffer) }
         var count = 0

@@ -31,9 +31,12 @@ extension Items {
     /// `vanished`: when given, a file that no longer exists when its turn comes (deleted or
     /// moved after the command started) is reported through it and skipped, and the rest
     /// of the batch goes on; without it the import fails there, as before.
+    ///
+    /// `progress` is told before each file starts; an error it throws stops the import there
+    /// as any other error does (what was committed stays and is reported, the rest is undone).
     public func importFiles(_ paths: [String], album: String? = nil, fade: Double? = nil,
                             commitEvery: Int = ImportPlan.defaultCommitEvery, vanished: ((String) -> Void)? = nil,
-                            progress: (Int, Int) -> Void = { _, _ in }) throws -> [ItemSummary] {
+                            progress: (Int, Int) throws -> Void = { _, _ in }) throws -> [ItemSummary] {
         let (domain, targetAlbum) = try importTarget(album: album, fade: fade)
         var results: [ItemSummary] = []
         results.reserveCapacity(paths.count)  // one allocation: 10,000 summaries grown by doubling faulted in ~4 MiB
@@ -151,7 +154,7 @@ extension Items {
                 }
                 let n = next, path = ordered[n]
                 next += 1
-                progress(n, paths.count)
+                try progress(n, paths.count)
                 let fd: Int32
                 do {
                     fd = try ImportSource.openRegularFile(path)
@@ -195,7 +198,7 @@ extension Items {
             guard !results.isEmpty else { throw error }
             throw stopped(results, at: error.item ?? "", error)
         }
-        progress(paths.count, paths.count)
+        try progress(paths.count, paths.count)
         audit("import", ids: results.map(\.id))
         extendListingFile(added: domain == .vault ? results.count : 0)
         return results
