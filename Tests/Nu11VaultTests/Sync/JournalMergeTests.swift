@@ -44,6 +44,27 @@ struct JournalMergeTests {
         }
     }
 
+    @Test("the simulation makes what the rules are about: concurrent renames, note conflict copies, deletes racing changes")
+    func simulationCoversTheRules() throws {
+        var conflicts = 0, contested = 0, raced = 0
+        for seed in UInt64(1)...6 {
+            let sim = try JournalSimulation.run(seed: seed, devices: 2 + Int(seed % 2), steps: 400)
+            let state = JournalMerge.merge(sim.all)
+            conflicts += state.items.values.filter { !$0.noteConflicts.isEmpty }.count
+            var renamers: [ItemID: Set<DeviceID>] = [:]
+            for record in sim.all {
+                if case .renameItem(let item, _) = record.entry.operation { renamers[item, default: []].insert(record.entry.device) }
+            }
+            contested += renamers.values.filter { $0.count > 1 }.count
+            raced += sim.all.filter { record in
+                guard let item = record.entry.operation.item, state.deleted.contains(item) else { return false }
+                if case .delete = record.entry.operation { return false }
+                return true
+            }.count
+        }
+        #expect(conflicts > 0 && contested > 0 && raced > 0, "conflicts \(conflicts), contested \(contested), raced \(raced)")
+    }
+
     struct Script {
         let key = SecretBytes(randomCount: 32)
         let a = DeviceID((try? ItemID(bytes: [UInt8](repeating: 0xaa, count: 16))) ?? ItemID())
