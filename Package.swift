@@ -163,6 +163,8 @@ let package = Package(
         .target(name: "Nu11CipherBench", dependencies: ["Nu11Format", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
                 swiftSettings: strict),
         .executableTarget(name: "nu11vlt-cipher-bench", dependencies: ["Nu11CipherBench", "Nu11Format"], swiftSettings: strict),
+        // The sync journal's read and merge measured (bench/run, row 15; issue 60).
+        .executableTarget(name: "nu11vlt-sync-bench", dependencies: ["Nu11Vault", "Nu11Storage", "Nu11Format"], swiftSettings: strict),
         // What several test targets share (the one helper that starts a program); under Tests/,
         // as nothing in Sources may spawn with Foundation's Process.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
