@@ -39,6 +39,7 @@ struct NonceCallersTests {
         "Nu11Format/Keys/ForwardRecord.swift": (1, "— forward/*.n11f: removed by every finished rotation"),
         "Nu11Storage/KeyStore/KeyStore+ArchiveKeys.swift": (2, "— retired archive keys (ArchiveKeyRotationTests)"),
         "Nu11Vault/Archive/ArchiveExport.swift": (1, "— an archive's wrapped item keys (ArchiveTests)"),
+        "Nu11Format/Journal/JournalSegment.swift": (1, "— Journal/*.n11j entries: no command writes them yet (JournalFolderTests.noncesOnDisk)"),
     ]
 
     /// The call sites in Sources, by file (relative to Sources/): sealing calls only (open/unwrap

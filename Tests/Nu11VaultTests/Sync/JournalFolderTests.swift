@@ -56,6 +56,29 @@ struct JournalFolderTests {
         #expect(mode == 0o600)
     }
 
+    @Test("every entry on disk has its own nonce: the same rename twice, two devices, one entry sealed twice")
+    func noncesOnDisk() throws {
+        let x = ItemID()
+        _ = try write(a, item: x, names: ["same", "same", "same"])
+        _ = try write(b, item: x, names: ["same"])
+        var nonces: [[UInt8]] = []
+        for device in [a, b] {
+            let file = try bytes(segment(device, 1))
+            var start = JournalSegment.headerSize
+            for end in ends(file) {
+                try #require(end <= file.count && start + 4 + 12 <= end, "a record of \(device) is cut")
+                nonces.append(Array(file[(start + 4)..<(start + 16)]))
+                start = end
+            }
+        }
+        #expect(nonces.count == 6, "6 entries written, \(nonces.count) read")
+        let entry = JournalEntry(device: a, seq: 9, previous: [UInt8](repeating: 0, count: 32), clock: JournalClock(wall: 5, counter: 0),
+                                 operation: .renameItem(item: x, name: "same"))
+        for _ in 0..<2 { nonces.append(Array(try JournalSegment.seal(entry, generation: 1, key: key).bytes[4..<16])) }
+        #expect(Set(nonces.map { Data($0) }).count == nonces.count, "a nonce repeats among \(nonces.count) sealed entries")
+        #expect(!nonces.contains([UInt8](repeating: 0, count: 12)), "an all-zero nonce")
+    }
+
     @Test("a flipped byte in a sealed entry: the entries before it are kept, that one and the rest are not",
           arguments: [0, 1, 2])
     func flippedByte(entry: Int) throws {
