@@ -108,6 +108,9 @@ public enum ArchiveFormat {
         public var id: String?
         public var domain: UInt8?
         public var wrappedKey: String?
+        /// Images: the quarter turns clockwise (1, 2 or 3) the user added (`nu11vlt rotate`);
+        /// absent for none. Older archives lack it; older readers ignore it.
+        public var rotate: Int?
 
         public init(entry: String, kind: String, name: String, size: UInt64, type: String, created: Double,
                     album: String?, fadeDeadline: Double?) {

@@ -63,6 +63,7 @@ extension Archives {
                 entry: entry, kind: row.kind == .note ? "note" : "file", name: meta.name, size: meta.size, type: meta.type,
                 created: meta.created.timeIntervalSince1970, album: row.album.flatMap { names[$0] },
                 fadeDeadline: row.domain == .fade ? state.fade.first { $0.id == row.id }?.deadline : nil)
+            item.rotate = meta.turns == 0 ? nil : meta.turns
             var payload = meta.size
             if kind == .secure {
                 let itemKey = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))

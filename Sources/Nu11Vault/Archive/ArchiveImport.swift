@@ -121,7 +121,12 @@ extension Archives {
                        albums: [String: ItemID]) throws -> StagedItem? {
         let kind: ItemKind = item.kind == "note" ? .note : .file
         let album = kind == .file && item.fadeDeadline == nil ? item.album.flatMap { albums[$0] } : nil
-        let meta = ItemMetadata(name: item.name, size: item.size, type: item.type, created: Date(timeIntervalSince1970: item.created))
+        var base = ItemMetadata(name: item.name, size: item.size, type: item.type, created: Date(timeIntervalSince1970: item.created))
+        if let turns = item.rotate {
+            guard (1...3).contains(turns) else { throw ZipReader.reject(zip.path, "item '\(item.name)' has a rotation of \(turns) quarter turns") }
+            base.rotate = turns
+        }
+        let meta = base
         let decryptor = try ChunkedPushDecryptor<AES256GCMChunks>(key: key, context: ArchiveFormat.itemContext(item.entry))
         if secure {
             guard let idText = item.id, let id = try? ItemID(hex: idText), let raw = item.domain, let domain = Domain(rawValue: raw),
@@ -187,7 +192,7 @@ extension Archives {
                 throw ZipReader.reject(zip.path, "item '\(item.name)' has another size than its manifest declares")
             }
             if let capture {
-                let (facts, warning) = capture.analyze()
+                let (facts, warning) = capture.analyze(turns: meta.turns)
                 photo = facts
                 if let warning { notice(warning) }
             }

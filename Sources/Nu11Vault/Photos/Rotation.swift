@@ -61,8 +61,11 @@ extension Photos {
     /// The bytes of an item as it exports them: a JPEG the user turned gets the turn in its
     /// EXIF orientation, losslessly (`JPEGOrientation`); anything else passes as stored.
     static func orientingSink<S: ByteSink>(_ inner: S, meta: ItemMetadata) -> OrientingSink<S> {
-        OrientingSink(inner: inner, turns: meta.type == "image/jpeg" ? meta.turns : 0, name: meta.name)
+        OrientingSink(inner: inner, turns: exportTurns(meta), name: meta.name)
     }
+
+    /// The quarter turns an export writes into the item's bytes: a JPEG's, else none.
+    static func exportTurns(_ meta: ItemMetadata) -> Int { meta.type == "image/jpeg" ? meta.turns : 0 }
 }
 
 /// Holds a JPEG's header segments (up to its first SOS, at most 4 MiB) until they are all

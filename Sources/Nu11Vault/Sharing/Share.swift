@@ -73,21 +73,24 @@ extension Sharing {
     }
 
     /// One tar entry: its header, its content, its padding. A photo or video whose location
-    /// is removed is held in memory while that is done (as an export does); any other item
-    /// streams, and must give exactly the size its metadata records.
+    /// is removed, or a JPEG the user turned (its EXIF orientation set, as an export does), is
+    /// held in memory while that is done; any other item streams, and must give exactly the
+    /// size its metadata records.
     private func writeEntry<K: ByteSink>(_ item: ItemSummary, name: String, strip: Bool,
                                          to out: inout AgeEncryptor<K>) throws -> (UInt64, Bool) {
         let row = try vault.items.row(ItemRef(item.id))
         let date = item.modified ?? item.taken ?? item.created
-        if strip && (item.type.hasPrefix("image/") || item.type.hasPrefix("video/")) {
+        let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
+        let stripping = strip && (item.type.hasPrefix("image/") || item.type.hasPrefix("video/"))
+        if stripping || Photos.exportTurns(meta) != 0 {
             var content = MemorySink()
             defer { content.zero() }
-            let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
-            let size = try vault.photos.exportStripped(row, meta: meta, to: &content)
+            _ = try vault.items.exportOriented(row, meta: meta, stripLocation: stripping, to: &content)
+            let size = UInt64(content.count)
             try out.write(ShareTar.header(name: name, size: size, modified: date))
             try content.withUnsafeBytes { try out.write($0) }
             try out.write(ShareTar.padding(size))
-            return (size, true)
+            return (size, stripping)
         }
         try out.write(ShareTar.header(name: name, size: item.size, modified: date))
         let size = try vault.items.export(row, to: &out)
