@@ -65,6 +65,9 @@ public final class Vault {
     /// move) opens only what changed: keyed by item, checked against the sealed record's tag,
     /// emptied on lock (`Items.datedItemIDs`).
     var listingCache = ListingCache()
+    /// The items a listing found sealed anew since the session listed them (handed to the
+    /// next `libraryEntries` result, then forgotten).
+    var listingChanged = Set<ItemID>()
     /// How many sealed thumbnail files this session has decrypted (for the tests: a tile's
     /// two sizes come from one).
     var thumbnailFilesOpened = 0
@@ -103,6 +106,7 @@ public final class Vault {
         metadataKeys.removeAll()
         previewCache.removeAll()
         listingCache.removeAll()
+        listingChanged.removeAll()
         listingFileRead = false
         listingFileEntries = -1
         recoverySealer = nil
@@ -152,6 +156,7 @@ public final class Vault {
         replaceHeld(fresh)
         previewCache.removeAll()
         listingCache.removeAll()
+        listingChanged.removeAll()
         listingFileRead = false
         listingFileEntries = -1
         profiles.loadRecovery()

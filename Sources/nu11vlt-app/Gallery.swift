@@ -268,6 +268,17 @@ final class Gallery {
         textures.removeAll()
     }
 
+    /// Items whose sealed record changed since they were shown (another process turned,
+    /// renamed or moved them): what is held of them goes, and their bound tiles are bound again
+    /// (summary and thumbnail fetched anew).
+    func refresh(_ changed: Set<ItemID>) {
+        for id in changed {
+            textures.remove(id)
+            summaries[id] = nil
+        }
+        for (item, id) in bound where changed.contains(id) { bind(item) }
+    }
+
     /// Once a second: fade badges count down; an item whose deadline passed leaves the grid.
     func tick(now: Date) {
         for (item, id) in bound {

@@ -35,7 +35,12 @@ extension Items {
         let motions = Set(facts.compactMap(\.motion))
         var order = rows.indices.filter { !motions.contains(rows[$0].id) }
         order.sort { facts[$0].date != facts[$1].date ? facts[$0].date < facts[$1].date : rows[$0].seq < rows[$1].seq }
-        return order.map { LibraryEntry(id: rows[$0].id, date: Date(timeIntervalSince1970: facts[$0].date), media: facts[$0].media) }
+        let changed = vault.listingChanged
+        vault.listingChanged.removeAll()
+        return order.map {
+            LibraryEntry(id: rows[$0].id, date: Date(timeIntervalSince1970: facts[$0].date), media: facts[$0].media,
+                         changed: changed.contains(rows[$0].id))
+        }
     }
 
     /// The listing facts of `rows`, in their order: from the session's cache where the row
@@ -55,6 +60,13 @@ extension Items {
             for row in try index.items(domains: visibleDomains, afterSeq: 0, limit: nil) { full[row.id] = row }
         }
         let toOpen = missing.compactMap { i in full[rows[i].id].map { (at: i, row: $0) } }.filter { isListed($0.row) }
+        // A record this session listed before and that is sealed anew since (another process
+        // turned, renamed, moved the item or made its thumbnails): what the session holds of
+        // it in memory (its thumbnails and preview) is dropped, and the caller is told.
+        for entry in toOpen where vault.listingCache.knows(entry.row.id) {
+            forgetCached(entry.row.id)
+            vault.listingChanged.insert(entry.row.id)
+        }
         var keys: [Domain: SecretBytes] = [:]
         for domain in Set(toOpen.map(\.row.domain)) { keys[domain] = try metadataKey(domain) }
         let opened = try ItemMetadata.listingFacts(toOpen.map(\.row), keys: keys)
@@ -107,6 +119,9 @@ public struct LibraryEntry: Sendable, Equatable {
     public var id: ItemID
     public var date: Date
     public var media: MediaKind
+    /// Its sealed record changed since this session last listed it (another process, or this
+    /// one, turned, renamed or moved it, or made its thumbnails): a gallery shows it anew.
+    public var changed = false
 }
 
 extension ItemMetadata {
@@ -241,6 +256,9 @@ struct ListingCache {
     }
 
     mutating func openedUnkept() { opened += 1 }
+
+    /// Whether an entry is held for `id` (whatever record it was read from).
+    func knows(_ id: ItemID) -> Bool { entries[id] != nil }
 
     /// Facts known without opening the record: an item this session has just sealed, its
     /// metadata in hand (a folder import). They count on the same terms as opened ones.

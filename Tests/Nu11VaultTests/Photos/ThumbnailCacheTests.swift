@@ -74,4 +74,34 @@ struct ThumbnailCacheTests {
         #expect(try vault.photos.thumbnail(item.ref, size: .preview) == large)
         #expect(try vault.photos.tileThumbnail(item.ref, need: 320) == large)
     }
+
+    @Test("another session turns or moves a photo: this session's next listing marks it changed and drops its cached thumbnails; the one after does not")
+    func changedElsewhere() throws {
+        let t = try TestVault()
+        t.close()
+        // Two sessions as the app holds one: the vault's lock taken per operation.
+        let mine = try LockedVault(t.location).unlock(pin: secret("test-pin"))
+        mine.releaseLockBetweenOperations()
+        let other = try LockedVault(t.location).unlock(pin: secret("test-pin"))
+        other.releaseLockBetweenOperations()
+        let turned = try mine.items.importFile(at: try jpeg(t, "t.jpg"))
+        let moved = try mine.items.importFile(at: try jpeg(t, "m.jpg"))
+        let still = try mine.items.importFile(at: try jpeg(t, "s.jpg"))
+        #expect(try mine.items.libraryEntries().count == 3)
+        let tile = try mine.photos.thumbnail(turned.ref, size: .grid)
+        #expect(tile.width == 256 && tile.height == 192)
+        _ = try mine.photos.thumbnail(still.ref, size: .grid)
+        // The other process (as the command line would) turns one photo and moves another.
+        _ = try other.photos.rotate(turned.ref, quarterTurns: 1)
+        _ = try other.albums.createAlbum("Trips")
+        try other.albums.moveItem(moved.ref, toAlbum: "Trips")
+        let entries = try mine.items.libraryEntries()
+        let changed = Set(entries.filter(\.changed).map(\.id))
+        #expect(changed == [turned.id, moved.id], "changed: \(changed)")
+        #expect(mine.previewCache.get(CachedPart(id: turned.id, part: .grid)) == nil, "the turned photo's old thumbnail is still served")
+        #expect(mine.previewCache.get(CachedPart(id: still.id, part: .grid)) != nil, "an unchanged photo's thumbnail was dropped")
+        let now = try mine.photos.thumbnail(turned.ref, size: .grid)
+        #expect(now.width == 192 && now.height == 256, "this session shows the photo unturned: \(now.width)x\(now.height)")
+        #expect(try mine.items.libraryEntries().allSatisfy { !$0.changed }, "a change is reported twice")
+    }
 }
