@@ -32,7 +32,7 @@ extension Archives {
     /// the deadline (whoever holds the archive and its password can keep the item forever).
     public func exportArchive(to path: String, password: SecretBytes?, parameters: KDFParameters, album: String? = nil,
                               includeFade: Bool = false, overwrite: Bool = false, stripLocation: Bool = false,
-                              progress: (Int, Int) -> Void = { _, _ in }) throws -> ArchiveInfo {
+                              progress: (Int, Int) throws -> Void = { _, _ in }) throws -> ArchiveInfo {
         if !overwrite && FileManager.default.fileExists(atPath: path) {
             throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
         }
@@ -89,7 +89,7 @@ extension Archives {
             try zip.add(ArchiveFormat.headerName, size: UInt64(headerBytes.count), from: PullBuffer(once(headerBytes)))
             try zip.add(ArchiveFormat.manifestName, size: UInt64(manifestSealed.count), from: PullBuffer(once(manifestSealed)))
             for (n, (row, entry, payload)) in sources.enumerated() {
-                progress(n, sources.count)
+                try progress(n, sources.count)
                 let (fd, itemKey) = try vault.items.openItem(row)
                 defer { close(fd) }
                 let header = N11Header(kind: row.kind, domain: row.domain, itemID: row.id)
@@ -114,7 +114,7 @@ extension Archives {
                     try zip.add(entry, size: size, from: PullBuffer(encryptor.next))
                 }
             }
-            progress(sources.count, sources.count)
+            try progress(sources.count, sources.count)
             // Renamed into place, the archive is written: a failing folder fsync after it is "done, but …".
             try vault.commitStep("the archive \(path)") { try zip.commit() }
         } catch let error as Nu11Error {

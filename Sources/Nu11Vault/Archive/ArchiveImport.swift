@@ -12,7 +12,7 @@ extension Archives {
     /// stays behind.
     @discardableResult
     public func importArchive(from path: String, into target: Domain? = nil, password: () throws -> SecretBytes,
-                              progress: (Int, Int) -> Void = { _, _ in }) throws -> [ItemSummary] {
+                              progress: (Int, Int) throws -> Void = { _, _ in }) throws -> [ItemSummary] {
         if let target, target != mainDomain {
             throw Nu11Error(.invalidArgument, "the target \(target) does not match the vault this PIN opens",
                             remedy: target == .backup ? .advice(.unlockWithBackupPIN) : .primaryPINOnly)
@@ -66,14 +66,14 @@ extension Archives {
             }
         }
         for (n, item) in manifest.items.enumerated() {
-            progress(n, manifest.items.count)
+            try progress(n, manifest.items.count)
             guard let entry = zip.entries[item.entry] else { throw ZipReader.reject(path, "entry \(item.entry) is missing") }
             if let deadline = item.fadeDeadline, deadline <= now { continue }  // faded in the meantime
             let payload = try stage(item, entry: entry.uncompressedSize, zip: zip, key: key, secure: header.kind == .secure,
                                     albums: albumIDs)
             if let payload { staged.append(payload) }
         }
-        progress(manifest.items.count, manifest.items.count)
+        try progress(manifest.items.count, manifest.items.count)
         let albumRows = try newAlbums.map { name, id in AlbumRow(id: id, domain: mainDomain, name: try vault.albums.sealAlbumName(name, id: id)) }
         try vault.items.commit(&staged, albums: albumRows)
         succeeded = true

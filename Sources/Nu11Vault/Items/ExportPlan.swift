@@ -162,7 +162,7 @@ extension Items {
     /// that appeared meanwhile). An item that cannot be read is reported and the rest goes on;
     /// a failure to write (a full disk, a folder gone) stops the export there. One audit entry.
     public func export(_ plan: ExportPlan, stripLocation: Bool,
-                       progress: @escaping (_ done: Int, _ bytes: UInt64) -> Void = { _, _ in }) throws -> ExportReport {
+                       progress: @escaping (_ done: Int, _ bytes: UInt64) throws -> Void = { _, _ in }) throws -> ExportReport {
         var report = ExportReport()
         // Plaintext an earlier export into this folder left when it was killed goes first.
         ProtectedFiles.removeAbandonedTemps(in: plan.folder)
@@ -174,13 +174,13 @@ extension Items {
             let before = report.bytes
             do {
                 report.bytes += try exportUnaudited(ItemRef(entry.item.id), toFile: path, stripLocation: stripLocation) { done, _ in
-                    progress(report.written.count, before + done)
+                    try progress(report.written.count, before + done)
                 }.bytes
                 report.written.append(entry)
             } catch let error as Nu11Error where error.code == .corrupted || error.code == .truncated {
                 report.failed.append((entry, error))
             }
-            progress(report.written.count + report.failed.count, report.bytes)
+            try progress(report.written.count + report.failed.count, report.bytes)
         }
         return report
     }

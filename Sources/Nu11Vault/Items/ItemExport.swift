@@ -56,7 +56,7 @@ extension Items {
     /// file gets the source's modification time back, when the import recorded it.
     /// `stripLocation` removes the photo's location first (see `exportStripped`).
     public func export(_ ref: ItemRef, toFile path: String, overwrite: Bool = false, stripLocation: Bool = false,
-                       progress: ((UInt64, UInt64) -> Void)? = nil) throws -> UInt64 {
+                       progress: ((UInt64, UInt64) throws -> Void)? = nil) throws -> UInt64 {
         // Plaintext an earlier export left here when it was killed goes first.
         ProtectedFiles.removeAbandonedTemps(besideFile: path)
         let (n, id) = try exportUnaudited(ref, toFile: path, overwrite: overwrite, stripLocation: stripLocation, progress: progress)
@@ -66,7 +66,7 @@ extension Items {
 
     /// The same, for a caller that audits a whole batch once (`export(_ plan:)`).
     func exportUnaudited(_ ref: ItemRef, toFile path: String, overwrite: Bool = false, stripLocation: Bool = false,
-                         progress: ((UInt64, UInt64) -> Void)? = nil) throws -> (bytes: UInt64, id: ItemID) {
+                         progress: ((UInt64, UInt64) throws -> Void)? = nil) throws -> (bytes: UInt64, id: ItemID) {
         if !overwrite && FileManager.default.fileExists(atPath: path) {
             throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
         }

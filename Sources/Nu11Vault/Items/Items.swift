@@ -311,10 +311,10 @@ public enum ImportSource {
 struct CountingSink<Inner: ByteSink>: ByteSink {
     var inner: Inner
     let total: UInt64
-    let report: ((UInt64, UInt64) -> Void)?
+    let report: ((UInt64, UInt64) throws -> Void)?
     var written: UInt64 = 0
 
-    init(inner: Inner, total: UInt64, report: ((UInt64, UInt64) -> Void)?) {
+    init(inner: Inner, total: UInt64, report: ((UInt64, UInt64) throws -> Void)?) {
         self.inner = inner
         self.total = total
         self.report = report
@@ -323,6 +323,6 @@ struct CountingSink<Inner: ByteSink>: ByteSink {
     mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
         try inner.write(bytes)
         written += UInt64(bytes.count)
-        report?(written, total)
+        try report?(written, total)
     }
 }

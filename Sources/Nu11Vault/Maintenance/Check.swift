@@ -32,7 +32,7 @@ extension Maintenance {
     /// rewrites sidecars and name files from a sound index (with fresh recovery seals), moves
     /// damaged items to Quarantine/ and marks them, moves orphan files there too, and removes
     /// temp files; it never deletes anything that still decrypts.
-    public func check(repair: Bool, progress: (Int, Int) -> Void = { _, _ in }) throws -> CheckReport {
+    public func check(repair: Bool, progress: (Int, Int) throws -> Void = { _, _ in }) throws -> CheckReport {
         var report = CheckReport()
         let integrity = try index.integrityCheck()
         if integrity != "ok" { report.failures.append(.init(item: "index", problem: "SQLite integrity check: \(integrity)")) }
@@ -91,7 +91,7 @@ extension Maintenance {
         let known = Set(rows.map(\.id)).union(adoption.rows.map(\.id))
         let seals = try index.recoverySeals()
         for (n, row) in visible.enumerated() {
-            progress(n, visible.count)
+            try progress(n, visible.count)
             report.itemsChecked += 1
             if quarantined.contains(row.id) {
                 report.warnings.append(.init(item: row.id.hex, problem: "quarantined earlier"))
@@ -128,7 +128,7 @@ extension Maintenance {
                 report.failures.append(rebuiltEntry)
             }
         }
-        progress(visible.count, visible.count)
+        try progress(visible.count, visible.count)
         // Entries rebuilt for rows this session does not list (none expected): reported as they are.
         report.failures += rebuilt.values.sorted { $0.item < $1.item }
         let names = try checkAlbumNameFiles(repair: repair)

@@ -127,15 +127,15 @@ extension Photos {
 
     /// Makes the thumbnails (and image facts) of visible photos that have none: items
     /// imported before thumbnails existed. Each is decrypted into memory once.
-    public func makeMissingThumbnails(progress: (Int, Int) -> Void = { _, _ in }) throws -> ThumbnailBackfill {
+    public func makeMissingThumbnails(progress: (Int, Int) throws -> Void = { _, _ in }) throws -> ThumbnailBackfill {
         try makeMissingThumbnails(rows: visibleRows(kind: .file, album: .none, afterSeq: 0, limit: Int.max), progress: progress)
     }
 
-    func makeMissingThumbnails(rows: [ItemRow], progress: (Int, Int) -> Void = { _, _ in }) throws -> ThumbnailBackfill {
+    func makeMissingThumbnails(rows: [ItemRow], progress: (Int, Int) throws -> Void = { _, _ in }) throws -> ThumbnailBackfill {
         var result = ThumbnailBackfill()
         let rows = rows.filter { $0.kind == .file }
         for (n, row) in rows.enumerated() {
-            progress(n, rows.count)
+            try progress(n, rows.count)
             result.checked += 1
             let key = try metadataKey(row.domain)
             var meta = try ItemMetadata.open(row, key: key)
@@ -166,7 +166,7 @@ extension Photos {
             forgetCached(row.id)
             result.made += 1
         }
-        progress(rows.count, rows.count)
+        try progress(rows.count, rows.count)
         return result
     }
 

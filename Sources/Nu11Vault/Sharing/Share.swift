@@ -18,7 +18,7 @@ public struct ShareReport: Sendable {
 extension Sharing {
     @discardableResult
     public func share(_ items: [ItemSummary], to recipients: [AgeRecipient], output path: String, armor: Bool = false,
-                      stripLocation: Bool = true, progress: (Int, UInt64) -> Void = { _, _ in }) throws -> ShareReport {
+                      stripLocation: Bool = true, progress: (Int, UInt64) throws -> Void = { _, _ in }) throws -> ShareReport {
         guard !items.isEmpty else { throw Nu11Error(.invalidArgument, "nothing to share", remedy: .listIDs) }
         guard !FileManager.default.fileExists(atPath: path) else {
             throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
@@ -32,7 +32,7 @@ extension Sharing {
             var encryptor = try AgeEncryptor(to: CoalescingSink(writer.sink), recipients: recipients, armor: armor)
             var names = Set<String>()
             for (n, item) in items.enumerated() {
-                progress(n, bytes)
+                try progress(n, bytes)
                 let (size, wasStripped) = try writeEntry(item, name: Self.uniqueName(item, taken: &names), strip: stripLocation,
                                                          to: &encryptor)
                 bytes += size
@@ -41,7 +41,7 @@ extension Sharing {
             try encryptor.write(ShareTar.end)
             var sink = try encryptor.finish()
             try sink.flush()
-            progress(items.count, bytes)
+            try progress(items.count, bytes)
             try vault.commitStep("the share to \(path)") { try writer.commit() }
         } catch {
             writer.abort()

@@ -44,7 +44,7 @@ extension Sharing {
     /// vault, after the whole file checked out and before anything is committed.
     public func importShare(from path: String, album: String? = nil, passphrase: () throws -> SecretBytes,
                             keepDuplicate: ((String, DuplicateFinder.Match) -> Bool)? = nil,
-                            progress: (Int, UInt64) -> Void = { _, _ in }) throws -> ShareImportReport {
+                            progress: (Int, UInt64) throws -> Void = { _, _ in }) throws -> ShareImportReport {
         let fd = try ImportSource.openRegularFile(path)
         defer { close(fd) }
         let (domain, targetAlbum) = try vault.items.importTarget(album: album, fade: nil)
@@ -67,7 +67,7 @@ extension Sharing {
         do {
             if try tar.isTar() {
                 while let entry = try tar.next() {
-                    progress(staged.count, bytes)
+                    try progress(staged.count, bytes)
                     let digest = DigestBox()
                     let item = try vault.items.stage(DigestingSource(base: tar.content(), digest: digest), name: entry.name,
                                                      kind: .file, domain: domain, album: targetAlbum, fadeDeadline: nil,
@@ -90,7 +90,7 @@ extension Sharing {
         } catch let error as Nu11Error {
             throw AgeFailure.of(error) == nil ? error : error.about(path)
         }
-        progress(staged.count, bytes)
+        try progress(staged.count, bytes)
         // The whole file checked out. Duplicates are decided now, before the commit.
         var duplicates: [(name: String, match: DuplicateFinder.Match)] = []
         if let keepDuplicate {

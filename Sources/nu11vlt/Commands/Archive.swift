@@ -95,6 +95,7 @@ struct ArchiveCommand: ParsableCommand {
                                                    stripLocation: portable && (stripLocation || (vault.photos.stripsLocationByDefault && !keepLocation))) { done, total in
                     if line == nil { line = ProgressLine("exporting", items: total, quiet: quiet.quiet) }
                     line?.update(items: done)
+                    try AgentInterruption.check()
                 }
                 line?.finish()
                 if json.json { try Output.json(info.json) } else { print("exported \(info.items) item(s) to \(output) (\(info.kind))") }
@@ -144,6 +145,7 @@ struct ArchiveCommand: ParsableCommand {
                                                     password: { try PINReader.read(prompt: "Archive password: ", from: password.source) }) { done, total in
                     if line == nil { line = ProgressLine("importing", items: total, quiet: quiet.quiet) }
                     line?.update(items: done)
+                    try AgentInterruption.check()
                 }
                 line?.finish()
                 if json.json { return try Output.json(ItemJSON.all(items)) }

@@ -36,6 +36,8 @@ struct Check: ParsableCommand {
             let report = try vault.maintenance.check(repair: repair) { done, total in
                 if line == nil { line = ProgressLine("checking", items: total, quiet: quiet.quiet) }
                 line?.update(items: done)
+                // A repair runs to its end: only a check that writes nothing stops half-way.
+                if !repair { try AgentInterruption.check() }
             }
             line?.finish()
             if output.json {

@@ -95,6 +95,7 @@ struct Export: ParsableCommand {
             let bytes = try vault.items.export(id, toFile: output, overwrite: force, stripLocation: strip) { done, total in
                 if line == nil { line = ProgressLine("exporting", items: 1, bytes: total, quiet: quiet.quiet || json.json) }
                 line?.update(bytes: done)
+                try AgentInterruption.check()
             }
             line?.finish()
             let item = try vault.items.item(id)
@@ -146,7 +147,10 @@ struct Export: ParsableCommand {
         if !FileManager.default.fileExists(atPath: output) { try ProtectedFiles.makeDirectory(output) }
         let plan = try ExportPlan(items: items, folder: output)
         let line = ProgressLine("exporting", items: plan.entries.count, bytes: plan.totalBytes, quiet: quiet.quiet || json.json)
-        let report = try vault.items.export(plan, stripLocation: strip) { done, bytes in line.update(items: done, bytes: bytes) }
+        let report = try vault.items.export(plan, stripLocation: strip) { done, bytes in
+            line.update(items: done, bytes: bytes)
+            try AgentInterruption.check()
+        }
         line.finish()
         for (entry, error) in report.failed {
             Output.note("nu11vlt: warning: not exported: \(Output.escaped(entry.item.name)) (\(entry.item.id)): \(Output.escaped(Remedies.line(error)))")

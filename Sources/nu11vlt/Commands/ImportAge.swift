@@ -36,7 +36,10 @@ extension Import {
         let line = ProgressLine("importing", items: 1, bytes: size, quiet: quiet.quiet || output.json)
         let report = try vault.sharing.importShare(from: path, album: album,
                                                    passphrase: { try PINReader.read(prompt: "Passphrase of \(Output.escaped(path)): ", from: source) },
-                                                   keepDuplicate: decide) { _, bytes in line.update(bytes: bytes) }
+                                                   keepDuplicate: decide) { _, bytes in
+            line.update(bytes: bytes)
+            try AgentInterruption.check()
+        }
         line.finish()
         for (name, match) in report.duplicates {
             Output.note("nu11vlt: skipped \(Output.escaped(name)), already in the vault as \(match.id) (\(Output.escaped(match.name)))")

@@ -137,6 +137,7 @@ struct ShareCommand: ParsableCommand {
             let line = ProgressLine("sharing", items: items.count, bytes: total, quiet: quiet.quiet || json.json)
             let report = try vault.sharing.share(items, to: recipients, output: output, armor: armor, stripLocation: !keepLocation) { done, bytes in
                 line.update(items: done, bytes: bytes)
+                try AgentInterruption.check()
             }
             line.finish()
             let kind = report.postQuantum ? "post-quantum" : "classical"

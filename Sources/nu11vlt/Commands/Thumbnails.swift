@@ -27,6 +27,7 @@ struct Thumbnails: ParsableCommand {
             let result = try openVault(location, pin).photos.makeMissingThumbnails { done, total in
                 if line == nil { line = ProgressLine("making thumbnails", items: total, quiet: quiet.quiet) }
                 line?.update(items: done)
+                try AgentInterruption.check()
             }
             line?.finish()
             if output.json {

@@ -9,13 +9,14 @@ import Nu11Vault
 /// destroys or changes a PIN or key) runs in the agent when one holds its vault. The client
 /// never sends a PIN: commands that need one do not go to the agent at all.
 enum AgentClient {
-    /// Commands the agent runs. Everything else (delete, wipe, PIN, key, recovery, TPM and
-    /// security-key changes, settings changes, archives) runs here and asks the PIN.
+    /// Commands the agent runs (a share too: it reads, as an export does, and asks nothing).
+    /// Everything else (delete, wipe, PIN, key, recovery, TPM and security-key changes,
+    /// settings changes, archives) runs here and asks the PIN.
     static let viaAgent: [any ParsableCommand.Type] = [
         Import.self, List.self, Export.self, View.self, Album.Create.self, Album.Rename.self, Album.ListAlbums.self,
         Album.Move.self, Note.Add.self, Note.ListNotes.self, Note.Show.self, Note.Edit.self, LogCommand.self,
         Thumbnail.self, Thumbnails.self, Rotate.self, Fade.Set.self, Status.self, Check.self, SettingsCommand.ListSettings.self,
-        SettingsCommand.Get.self,
+        SettingsCommand.Get.self, ShareCommand.self,
     ]
 
     /// The command words of each command the agent runs ("list", "album create", …), from the
