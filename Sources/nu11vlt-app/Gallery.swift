@@ -272,6 +272,7 @@ final class Gallery {
     /// renamed or moved them): what is held of them goes, and their bound tiles are bound again
     /// (summary and thumbnail fetched anew).
     func refresh(_ changed: Set<ItemID>) {
+        Timings.count("tiles-changed", changed.count)
         for id in changed {
             textures.remove(id)
             summaries[id] = nil

@@ -270,6 +270,7 @@ final class MainScreen {
             let entries = try filter.entries(vault, album: album, scope: scope)
             let dated = entries.map { (id: $0.id, date: $0.date) }
             let changed = Set(entries.lazy.filter(\.changed).map(\.id))
+            if Timings.enabled { Timings.count("listed-changed", changed.count) }
             if Timings.enabled { Timings.report("list-ids", (App.monotonic() - start) * 1000) }
             let head = try FirstScreen(vault: vault, ids: dated.prefix(headCount).map(\.id).filter { !known.contains($0) }[...], scale: scale)
             if Timings.enabled { Timings.report("list-head", (App.monotonic() - start) * 1000) }

@@ -156,6 +156,25 @@ def extents(acc):
     return box.x, box.y, box.width, box.height
 
 
+def tile_shades(name, lib):
+    """The mean red (0–255: navy has none, white all) of the left, right, top and bottom thirds
+    of the picture on the tile named `name`, from a screenshot: the picture is the 160-pixel
+    square (Tile.side) 4 pixels above the name, centred on it; its inner 120 pixels are read."""
+    from PIL import Image
+    x, y, w, _ = extents(find(name, "label"))
+    cx, cy = x + w // 2, y - 4 - 80
+    path = os.path.join(lib.work, "tile-shades.png")
+    screenshot(path)
+    image = Image.open(path).convert("RGB").split()[0]
+    assert 0 <= cx - 60 and cx + 60 <= image.width and 0 <= cy - 60 and cy + 60 <= image.height, f"{name}'s tile is off the screen"
+
+    def mean(left, top, right, bottom):
+        values = list(image.crop((cx + left, cy + top, cx + right, cy + bottom)).getdata())
+        return sum(values) / max(1, len(values))
+    return {"left": mean(-60, -60, -20, 60), "right": mean(20, -60, 60, 60),
+            "top": mean(-60, -60, 60, -20), "bottom": mean(-60, 20, 60, 60)}
+
+
 def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -183,6 +202,18 @@ def follow_other_process(lib, pid):
     assert after[0] <= 1.0, f"the CLI's import was painted {after[0]:.2f} s after it, not within a second"
     lib.cli("delete", lib.item_id("live.jpg"))
     wait_tiles({"beach.jpg", "city.jpg", "harbour.jpg", "clip.mp4"}, "the CLI's delete in the gallery", 10)
+    step("library: a CLI rotate turns the photo's tile, no lock and unlock (the tile made again)")
+    # harbour.jpg (on screen: its section is the second) is a gradient, navy at the top to white
+    # at the bottom: turned right, navy is on the right. Read from the screen.
+    before = tile_shades("harbour.jpg", lib)
+    assert before["top"] + 80 < before["bottom"] and abs(before["left"] - before["right"]) < 20, f"the tile before: {before}"
+    lib.cli("rotate", lib.item_id("harbour.jpg"))
+    try:
+        wait_for(lambda: (lambda s: s if s["right"] + 80 < s["left"] and abs(s["top"] - s["bottom"]) < 20 else None)(
+            tile_shades("harbour.jpg", lib)), "the CLI's rotate on the tile", 10, interval=0.3)
+    except Timeout:
+        raise AssertionError(f"the tile did not turn after the CLI's rotate: {tile_shades('harbour.jpg', lib)} (before: {before})")
+    lib.cli("rotate", "--left", lib.item_id("harbour.jpg"))
     step("library: a CLI album shows up in the sidebar")
     lib.cli("album", "create", "Later")
     find("Album Later", "list item", timeout=10)
