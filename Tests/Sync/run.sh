@@ -18,7 +18,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/n11sync.XXXXXX")
 # Whatever happens to the Python harness (even SIGKILL), its processes are stopped by the PIDs
 # it recorded (strace and each syncthing under it), never by name.
 # (A PID is signalled only while it is still strace or syncthing: never a reused one.)
-ours() { case "$(tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null)" in strace*|syncthing*) return 0 ;; esac; return 1; }
+ours() { case "$({ tr '\0' ' ' < "/proc/$1/cmdline"; } 2>/dev/null)" in strace*|syncthing*) return 0 ;; esac; return 1; }
 cleanup() {
   if [ -f "$WORK/pids" ]; then
     for sig in TERM KILL; do

@@ -399,6 +399,7 @@ def wait_converged(trusted, untrusted, what):
     for p in trusted:
         p.scan()
     last = ""
+    agreed_since = None   # when Syncthing first said "converged" while the files still differed
     while time.monotonic() - start < CONVERGE_TIMEOUT:
         try:
             statuses = {p.name: p.status() for p in trusted + untrusted}
@@ -420,13 +421,17 @@ def wait_converged(trusted, untrusted, what):
                                                   if not device_local(rel)}:
                 say(f"{what}: converged in {time.monotonic() - start:.1f} s")
                 return
+            # Syncthing done, files different (a file it was told to ignore): no point waiting.
+            agreed_since = (agreed_since or time.monotonic()) if ok else None
+            if agreed_since and time.monotonic() - agreed_since > 15:
+                break
         except (OSError, urllib.error.URLError, KeyError, ValueError) as e:
             last = f"{type(e).__name__}: {e}"
         time.sleep(0.3)
     a_view = synced_view(trusted[0])
     b_view = {rel: v for rel, v in walk(trusted[1].folder).items() if not device_local(rel)}
     differ = sorted(rel for rel in set(a_view) | set(b_view) if a_view.get(rel) != b_view.get(rel))
-    fail(f"{what}: no convergence in {CONVERGE_TIMEOUT:.0f} s; last status: {last}; "
+    fail(f"{what}: no convergence in {time.monotonic() - start:.0f} s; last status: {last}; "
          f"files that differ between A and B: {differ[:10]}")
 
 
