@@ -82,7 +82,7 @@ struct SyncIgnoreTests {
         let cli = try CLI()
         try cli.initVault()
         let path = cli.vault + "/.stignore"
-        try FileManager.default.removeItem(atPath: path)
+        if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
         let status = try cli.run(["status"])
         #expect(status.code == 0, "status: \(status.stderr)")
         _ = try cli.listJSON()
