@@ -31,6 +31,8 @@ test:
 	swift build $(RELEASE_FLAGS)
 	@rm -f .build/package-test.rc .build/package-test.log; date +%s > .build/package-test.started
 	@(Tests/Package/run.sh > .build/package-test.log 2>&1; echo $$? > .build/package-test.rc.tmp; mv .build/package-test.rc.tmp .build/package-test.rc) &
+	@rm -f .build/sync-test.rc .build/sync-test.log; date +%s > .build/sync-test.started
+	@(Tests/Sync/run.sh .build/release/nu11vlt > .build/sync-test.log 2>&1; echo $$? > .build/sync-test.rc.tmp; mv .build/sync-test.rc.tmp .build/sync-test.rc) &
 	@NU11VLT_TEST_BIN_DIR=$(CURDIR)/.build/release scripts/run-tests.sh
 
 # The man page, generated from the debug build's command definitions (the same as the release

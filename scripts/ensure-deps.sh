@@ -81,6 +81,8 @@ if [ "$job" = test ]; then
   need "fish" "command -v fish"      # the completion test loads the fish script
   need "tmux" "command -v tmux"      # the terminal test (progress, prompts)
   need "vim" "command -v vim"        # the editor-traces test (vi on Debian)
+  need "syncthing" "command -v syncthing"  # the sync test (issue 60): three instances on 127.0.0.1
+  need "iproute2" "command -v ss"    # ... and what they listen on
   need "restic" "command -v restic"  # the backup-and-recover test, and the README's backup commands
   need "age" "test -x /usr/bin/age && test -x /usr/bin/age-keygen"  # the age round trips (issue 59: age 1.1.1 both ways)
   need "bsdutils" "test -x /usr/bin/script"  # runs age -p / age -d with a terminal for its passphrase

@@ -27,5 +27,9 @@ if [ "$rc" -ne 0 ]; then
     echo "=== the GUI test's log (tail) ==="
     tail -20 .build/gui-test.log
   fi
+  if [ -f .build/sync-test.log ] && ! grep -q "sync: PASS" .build/sync-test.log; then
+    echo "=== the sync test's log (tail) ==="
+    tail -20 .build/sync-test.log
+  fi
 fi
 exit "$rc"

@@ -124,6 +124,7 @@ public struct LockedVault: Sendable {
             unlocked = try Profiles.commitRecovery(store, unlocked: unlocked, vaultID: id, publicKey: record.publicKey)
         }
         try Vault.applyBackupExclusion(location, settings: settings)
+        try SyncIgnore.ensure(location)
         try AuditTrail.append([AuditEntry(time: state.latestSeen, event: "init")], keys: unlocked.keys, keyStore: store,
                               maxBytes: Settings().logMaxKiB << 10, now: state.latestSeen)
         try AuditTrail.writeDecoy(keyStore: store, now: state.latestSeen)
@@ -316,6 +317,8 @@ public struct LockedVault: Sendable {
                 // the primary's `backup.allow` cannot be verified (it would read as the default,
                 // excluded), and markers that changed with the PIN in use would tell it.
                 if unlocked.keys.role == .primary { try Vault.applyBackupExclusion(location, settings: settings) }
+                // Under every PIN alike (the same file whichever PIN opened the vault).
+                try SyncIgnore.ensure(location)
             }
             let vault = Vault(location: location, keyStore: keyStore, index: index, unlocked: unlocked, lock: lock,
                               state: state, settings: settings, now: now, clock: clock)

@@ -1,0 +1,761 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Two devices and an untrusted peer, one vault folder, no server (issue 60).
+
+    syncthing_pair.py NU11VLT WORK
+
+Starts three Syncthing instances (Debian's `syncthing`) on 127.0.0.1 with homes, keys, API
+keys and config of their own, written before they start: A and B share the vault folder made
+by NU11VLT (init, import) as a send-receive folder; C holds it as an *untrusted*
+(receive-encrypted) device with a folder password. Global and local discovery, relays, NAT
+traversal, STUN, usage reporting, upgrades and crash reporting are off; every address is
+tcp://127.0.0.1:PORT (ports chosen free); the GUI/API listens on 127.0.0.1 only. Each runs
+under strace, and the test fails if any of them (or `syncthing generate` / `decrypt`) names an
+inet/inet6 address other than the loopback, or if anything of theirs listens beyond the chosen
+ports (ss).
+
+Checks, after each convergence (waited for through the REST API, after a forced rescan — the
+folders' own scan interval is an hour and their watchers are off):
+  * every file of A's vault folder that is not device-local arrives on B byte-identical, with
+    its mode; the device-local ones (the project's .stignore: the index and its companions,
+    .lock, CACHEDIR.TAG, temp files) never leave A; no *.sync-conflict-* anywhere;
+  * C's folder holds no plaintext name of the vault's files (and no run of 32 bytes of their
+    content), and `syncthing decrypt` with the password gives back exactly B's files;
+  * a second round on A (more imports, a delete, an album move, a note) while B is paused on A,
+    then resumed: B and C converge again, and the deleted item's files are gone from both.
+
+The later stage of issue 60 (commands writing journals, the index as a merged cache,
+`device add` on B) adds its assertions to the two rounds of main().
+Prints "sync: PASS" last when everything held.
+"""
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import xml.etree.ElementTree as ET
+
+NU11VLT = os.path.abspath(sys.argv[1])
+WORK = os.path.abspath(sys.argv[2])
+PIN = "482913-sync-test"
+FOLDER_ID = "nu11vlt-vault"
+# A throwaway folder password, for this run's encrypted peer only. Passed to syncthing in its
+# config file and to `syncthing decrypt` through the environment, never in argv.
+FOLDER_PASSWORD = secrets.token_hex(16)
+CONVERGE_TIMEOUT = float(os.environ.get("NU11VLT_SYNC_TIMEOUT", "90"))
+STRACE_CALLS = "socket,connect,bind,listen,sendto,sendmsg,sendmmsg"
+T0 = time.monotonic()
+PIDS_FILE = os.path.join(WORK, "pids")
+
+
+def say(text):
+    print(f"sync: {text} ({time.monotonic() - T0:.1f} s)", flush=True)
+
+
+def fail(text):
+    raise AssertionError(text)
+
+
+# ---------------------------------------------------------------- nu11vlt (device A)
+
+VAULT = os.path.join(WORK, "a", "vault")
+KEYSTORE = os.path.join(WORK, "a", "keystore")
+N11_ENV = {"PATH": "/usr/bin:/bin", "HOME": os.path.join(WORK, "a"), "LANG": "C.UTF-8",
+           "XDG_RUNTIME_DIR": os.path.join(WORK, "a", "run"),
+           "NU11VLT_VAULT": VAULT, "NU11VLT_KEYSTORE": KEYSTORE}
+
+
+def n11(args, stdin=b""):
+    """Runs nu11vlt on A's vault with the PIN on descriptor 3 (never argv or env)."""
+    r, w = os.pipe()
+    os.write(w, (PIN + "\n").encode())
+    os.close(w)
+    try:
+        p = subprocess.run([NU11VLT] + args + ["--pin-fd", "3"], input=stdin, capture_output=True,
+                           env=N11_ENV, pass_fds=(r,), preexec_fn=lambda: os.dup2(r, 3), timeout=120)
+    finally:
+        os.close(r)
+    if p.returncode != 0:
+        fail(f"nu11vlt {' '.join(args)} exited {p.returncode}: {p.stderr.decode(errors='replace').strip()}")
+    return p.stdout.decode()
+
+
+def n11_json(args, stdin=b""):
+    return json.loads(n11(args + ["--json"], stdin))
+
+
+def make_sources(folder, names, seed):
+    """Files of varied sizes (some over one Syncthing block of 128 KiB), and JPEGs when
+    ImageMagick is there (their thumbnails go to Thumbnails/)."""
+    os.makedirs(folder, exist_ok=True)
+    rnd = __import__("random").Random(seed)
+    made = []
+    for i, name in enumerate(names):
+        path = os.path.join(folder, name)
+        if name.endswith(".jpg") and shutil.which("convert"):
+            subprocess.run(["convert", "-size", "96x64", f"plasma:fractal", "-seed", str(seed + i), path],
+                           check=True, capture_output=True)
+        else:
+            with open(path, "wb") as f:
+                f.write(rnd.randbytes(rnd.choice([300, 5000, 70000, 200000])))
+        made.append(path)
+    return made
+
+
+# ---------------------------------------------------------------- Syncthing instances
+
+def free_ports(n):
+    """n distinct free TCP ports on 127.0.0.1 (held open together while chosen)."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def st_env(home):
+    return {"PATH": "/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8", "STNORESTART": "1", "STNOUPGRADE": "1",
+            "STNODEFAULTFOLDER": "1", "STMONITORED": ""}
+
+
+def traced(trace, argv):
+    return ["strace", "-f", "--seccomp-bpf", "-qq", "-e", "trace=" + STRACE_CALLS, "-o", trace] + argv
+
+
+TRACES = []
+
+
+class Peer:
+    def __init__(self, name, folder, encrypted):
+        self.name = name
+        self.root = os.path.join(WORK, name)
+        self.home = os.path.join(self.root, "syncthing")
+        self.folder = folder
+        self.encrypted = encrypted
+        self.apikey = secrets.token_urlsafe(24)
+        self.proc = None
+        self.pids = []
+        self.log = os.path.join(self.root, "syncthing.log")
+        self.trace = os.path.join(self.root, "syncthing.strace")
+        TRACES.append(self.trace)
+
+    def generate(self):
+        os.makedirs(self.root, exist_ok=True)
+        trace = os.path.join(self.root, "generate.strace")
+        TRACES.append(trace)
+        p = subprocess.run(traced(trace, ["syncthing", "generate", "--home", self.home, "--no-default-folder",
+                                          "--skip-port-probing"]),
+                           capture_output=True, text=True, env=st_env(self.root), timeout=60)
+        m = re.search(r"Device ID: ([A-Z0-9-]{63})", p.stdout + p.stderr)
+        if p.returncode != 0 or not m:
+            fail(f"syncthing generate for {self.name} failed: {p.stdout}{p.stderr}")
+        self.id = m.group(1)
+
+    def write_config(self, peers, listen, gui):
+        """The generated config, with its folder and devices replaced and every network
+        feature but the explicit peers turned off — before Syncthing first starts."""
+        self.listen, self.gui = listen, gui
+        path = os.path.join(self.home, "config.xml")
+        tree = ET.parse(path)
+        cfg = tree.getroot()
+        for el in cfg.findall("folder") + cfg.findall("device"):
+            cfg.remove(el)
+        defaults = cfg.find("defaults")
+        folder_template, device_template = defaults.find("folder"), defaults.find("device")
+
+        folder = ET.fromstring(ET.tostring(folder_template))
+        folder.set("id", FOLDER_ID)
+        folder.set("label", "vault")
+        folder.set("path", self.folder)
+        folder.set("type", "receiveencrypted" if self.encrypted else "sendreceive")
+        folder.set("rescanIntervalS", "3600")   # forced rescans only
+        folder.set("fsWatcherEnabled", "false")
+        for el in folder.findall("device"):
+            folder.remove(el)
+        for other in peers:
+            if self.encrypted and other.encrypted and other is not self:
+                continue
+            dev = ET.SubElement(folder, "device", {"id": other.id, "introducedBy": ""})
+            pw = ET.SubElement(dev, "encryptionPassword")
+            # A trusted device gives its untrusted peers the password; nobody else gets one.
+            pw.text = FOLDER_PASSWORD if (other.encrypted and not self.encrypted) else ""
+        folder.find("paused").text = "false"
+        cfg.insert(0, folder)
+
+        for i, other in enumerate(peers):
+            dev = ET.fromstring(ET.tostring(device_template))
+            dev.set("id", other.id)
+            dev.set("name", other.name)
+            dev.find("address").text = f"tcp://127.0.0.1:{other.listen}"
+            dev.find("untrusted").text = "true" if (other.encrypted and not self.encrypted) else "false"
+            dev.find("autoAcceptFolders").text = "false"
+            cfg.insert(1 + i, dev)
+
+        g = cfg.find("gui")
+        g.set("enabled", "true")
+        g.set("tls", "false")
+        g.find("address").text = f"127.0.0.1:{gui}"
+        g.find("apikey").text = self.apikey
+        opts = cfg.find("options")
+        settings = {
+            "listenAddress": f"tcp://127.0.0.1:{listen}",
+            "globalAnnounceEnabled": "false", "globalAnnounceServer": "",
+            "localAnnounceEnabled": "false",
+            "relaysEnabled": "false",
+            "natEnabled": "false",
+            "urAccepted": "-1", "urSeen": "3", "urURL": "",
+            "autoUpgradeIntervalH": "0", "releasesURL": "",
+            "crashReportingEnabled": "false", "crashReportingURL": "",
+            "stunKeepaliveStartS": "0", "stunKeepaliveMinS": "0", "stunServer": "",
+            "announceLANAddresses": "false",
+            "startBrowser": "false",
+            "restartOnWakeup": "false",
+            "setLowPriority": "false",
+            "reconnectionIntervalS": "1",
+            "progressUpdateIntervalS": "-1",
+        }
+        for key, value in settings.items():
+            el = opts.find(key)
+            if el is None:
+                el = ET.SubElement(opts, key)
+            el.text = value
+        for el in opts.findall("listenAddress")[1:]:
+            opts.remove(el)
+        tree.write(path)
+        os.chmod(path, 0o600)
+        # The folder and its marker exist before the start (Syncthing refuses a folder without).
+        os.makedirs(os.path.join(self.folder, ".stfolder"), mode=0o700, exist_ok=True)
+
+    def start(self):
+        out = open(self.log, "wb")
+        self.proc = subprocess.Popen(traced(self.trace, ["syncthing", "serve", "--home", self.home, "--no-browser",
+                                                         "--no-restart", "--no-upgrade", "--logflags=0"]),
+                                     stdout=out, stderr=subprocess.STDOUT, env=st_env(self.root),
+                                     start_new_session=True)
+        out.close()
+        with open(PIDS_FILE, "a") as f:
+            f.write(f"{self.proc.pid}\n")
+
+    def processes(self):
+        """Every process under strace: Syncthing's monitor and the process it runs."""
+        found, todo = [], [self.proc.pid] if self.proc else []
+        while todo:
+            pid = todo.pop()
+            try:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{task}/children") as f:
+                        kids = [int(k) for k in f.read().split()]
+                    found += kids
+                    todo += kids
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+        return found
+
+    def api_answers(self):
+        try:
+            return self.api("/rest/system/ping", timeout=2).get("ping") == "pong"
+        except (OSError, urllib.error.URLError, ValueError):
+            return False
+
+    def stop(self):
+        """Asks Syncthing to shut down through its API; then SIGTERM, then SIGKILL, each by PID
+        (every process under strace, then strace itself)."""
+        if self.proc is None:
+            return
+        try:
+            self.api("/rest/system/shutdown", method="POST", timeout=5)
+        except (OSError, urllib.error.URLError, ValueError, AttributeError):
+            pass
+        for sig, wait in ((None, 10), (signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+            if sig is not None:
+                for pid in self.processes() + ([self.proc.pid] if sig == signal.SIGKILL else []):
+                    try:
+                        os.kill(pid, sig)
+                    except ProcessLookupError:
+                        pass
+            try:
+                self.proc.wait(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        left = [pid for pid in self.pids if os.path.exists(f"/proc/{pid}")
+                and open(f"/proc/{pid}/cmdline", "rb").read().startswith(b"syncthing")]
+        self.proc = None
+        if left:
+            fail(f"syncthing {self.name}: processes {left} outlived the stop")
+
+    # -- REST, on 127.0.0.1 only (no proxy from the environment)
+    OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def api(self, path, method="GET", body=None, timeout=30):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(f"http://127.0.0.1:{self.gui}{path}", data=data, method=method,
+                                     headers={"X-API-Key": self.apikey, "Content-Type": "application/json"})
+        with self.OPENER.open(req, timeout=timeout) as r:
+            text = r.read()
+        return json.loads(text) if text.strip() else None
+
+    def wait_up(self):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                fail(f"syncthing {self.name} exited:\n{tail(self.log)}")
+            if self.api_answers():
+                # Syncthing's processes, for run.sh's cleanup should this harness die.
+                self.pids = self.processes()
+                with open(PIDS_FILE, "a") as f:
+                    f.write("".join(f"{pid}\n" for pid in self.pids))
+                return
+            time.sleep(0.2)
+        fail(f"syncthing {self.name}: its API did not answer in 60 s:\n{tail(self.log)}")
+
+    def status(self):
+        return self.api(f"/rest/db/status?folder={FOLDER_ID}")
+
+    def completion(self, other):
+        return self.api(f"/rest/db/completion?folder={FOLDER_ID}&device={other.id}")
+
+    def scan(self):
+        # Returns when the scan is done.
+        self.api(f"/rest/db/scan?folder={FOLDER_ID}", method="POST", timeout=120)
+
+    def set_folder_paused(self, paused):
+        """Pauses (or resumes) this device's vault folder, as its owner would (a phone's sync
+        paused): it neither sends nor takes changes meanwhile; the connections stay up."""
+        self.api(f"/rest/config/folders/{FOLDER_ID}", method="PATCH", body={"paused": paused})
+
+
+def tail(path, n=40):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return "(no log)"
+
+
+# ---------------------------------------------------------------- the folder, as files
+
+def walk(root):
+    """{relative path: (sha256, mode)} of every regular file under root; symlinks are a failure."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                fail(f"a symlink in a synced folder: {path}")
+            if stat.S_ISREG(st.st_mode):
+                with open(path, "rb") as f:
+                    out[os.path.relpath(path, root)] = (hashlib.sha256(f.read()).hexdigest(), stat.S_IMODE(st.st_mode))
+    return out
+
+
+def device_local(rel):
+    """The files docs/FORMAT.md § 5.4 calls device-local — decided here on its own, not read from
+    the .stignore under test. Syncthing's own files (.stfolder, .stignore) never travel either."""
+    top = rel.split("/", 1)[0]
+    base = rel.rsplit("/", 1)[-1]
+    if top in (".stfolder", ".stignore", ".stversions"):
+        return True
+    if "/" not in rel and (rel.startswith("index.sqlite") or rel in (".lock", "CACHEDIR.TAG")):
+        return True
+    return base.startswith(".n11tmp-") or base.startswith(".syncthing.")
+
+
+def conflicts(root):
+    return [os.path.relpath(os.path.join(d, n), root) for d, ds, fs in os.walk(root) for n in ds + fs
+            if ".sync-conflict-" in n]
+
+
+def summary(files):
+    tops = {}
+    for rel in files:
+        top = rel.split("/", 1)[0] if "/" in rel else "(root)"
+        tops[top] = tops.get(top, 0) + 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(tops.items()))
+
+
+# ---------------------------------------------------------------- convergence
+
+def wait_converged(trusted, untrusted, what):
+    """After a forced rescan on every trusted peer: every peer idle with nothing needed, every
+    trusted peer sees every other at 100 %, the trusted peers agree on the global index, and B's
+    files on disk are A's synced files."""
+    start = time.monotonic()
+    for p in trusted:
+        p.scan()
+    last = ""
+    agreed_since = None   # when Syncthing first said "converged" while the files still differed
+    while time.monotonic() - start < CONVERGE_TIMEOUT:
+        try:
+            statuses = {p.name: p.status() for p in trusted + untrusted}
+            ok = all(s["state"] == "idle" and s["needTotalItems"] == 0 and s.get("pullErrors", 0) == 0
+                     for s in statuses.values())
+            ok = ok and len({(statuses[p.name]["globalFiles"], statuses[p.name]["globalBytes"],
+                              statuses[p.name]["globalDeleted"]) for p in trusted}) == 1
+            for p in trusted:
+                for other in trusted + untrusted:
+                    if other is not p:
+                        c = p.completion(other)
+                        ok = ok and c["completion"] == 100 and c["needItems"] == 0 and c["needDeletes"] == 0
+            last = json.dumps({k: {f: v[f] for f in ("state", "needTotalItems", "globalFiles", "localFiles")}
+                               for k, v in statuses.items()})
+            if os.environ.get("NU11VLT_SYNC_DEBUG"):
+                say(f"{what}: waiting: ok={ok} {last} " + " ".join(
+                    f"{p.name}->{o.name}:{p.completion(o)['completion']:.0f}" for p in trusted for o in trusted + untrusted if o is not p))
+            if ok and synced_view(trusted[0]) == {rel: v for rel, v in walk(trusted[1].folder).items()
+                                                  if not device_local(rel)}:
+                say(f"{what}: converged in {time.monotonic() - start:.1f} s")
+                return
+            # Syncthing done, files different (a file it was told to ignore): no point waiting.
+            agreed_since = (agreed_since or time.monotonic()) if ok else None
+            if agreed_since and time.monotonic() - agreed_since > 15:
+                break
+        except (OSError, urllib.error.URLError, KeyError, ValueError) as e:
+            last = f"{type(e).__name__}: {e}"
+        time.sleep(0.3)
+    a_view = synced_view(trusted[0])
+    b_view = {rel: v for rel, v in walk(trusted[1].folder).items() if not device_local(rel)}
+    differ = sorted(rel for rel in set(a_view) | set(b_view) if a_view.get(rel) != b_view.get(rel))
+    fail(f"{what}: no convergence in {time.monotonic() - start:.0f} s; last status: {last}; "
+         f"files that differ between A and B: {differ[:10]}")
+
+
+def synced_view(peer):
+    """The files of a trusted peer that must reach the others: all but the device-local ones."""
+    return {rel: v for rel, v in walk(peer.folder).items() if not device_local(rel)}
+
+
+def check_trusted(a, b, expect_local):
+    files_a, files_b = walk(a.folder), walk(b.folder)
+    local_a = sorted(rel for rel in files_a if device_local(rel))
+    for name in expect_local:
+        if name not in files_a:
+            fail(f"A's folder lacks the device-local file {name} the test expects there (the check would prove nothing)")
+    leaked = sorted(rel for rel in files_b if device_local(rel))
+    if leaked:
+        fail(f"device-local files of A arrived on B: {leaked}")
+    want = {rel: v for rel, v in files_a.items() if not device_local(rel)}
+    missing = sorted(set(want) - set(files_b))
+    extra = sorted(set(files_b) - set(want))
+    differ = sorted(rel for rel in set(want) & set(files_b) if want[rel][0] != files_b[rel][0])
+    if missing or extra or differ:
+        fail(f"B's folder differs from A's: missing {missing[:8]}, extra {extra[:8]}, different {differ[:8]}")
+    modes = sorted({oct(m) for _, m in files_b.values()})
+    if modes != ["0o600"]:
+        fail(f"B's files are not all 0600: {modes}")
+    for dirpath, dirnames, _ in os.walk(b.folder):
+        for d in dirnames:
+            mode = stat.S_IMODE(os.stat(os.path.join(dirpath, d)).st_mode)
+            if mode != 0o700:
+                fail(f"B's folder {os.path.relpath(os.path.join(dirpath, d), b.folder)} is {oct(mode)}, not 0700")
+    for peer in (a, b):
+        found = conflicts(peer.folder)
+        if found:
+            fail(f"sync-conflict files on {peer.name}: {found}")
+    if os.path.exists(os.path.join(b.folder, ".stignore")):
+        fail("a .stignore arrived on B (Syncthing never syncs it: each device writes its own)")
+    return want, local_a
+
+
+def check_untrusted(c, want, names, work, gone=frozenset()):
+    """C holds ciphertext only: no plaintext name, no 32-byte run of any synced file; and the
+    password gives back exactly `want`."""
+    seen = walk(c.folder)
+    if not seen:
+        fail("the untrusted peer's folder is empty")
+    plain_paths = list(walk(B.folder))
+    if not all(any(n in p for p in plain_paths) for n in names):
+        fail("control: not every name checked on the untrusted peer is in B's plaintext paths")
+    names = names | set(gone)
+    paths = list(seen)
+    leaked = sorted({n for n in names if any(n in p for p in paths)})
+    if leaked:
+        fail(f"plaintext names on the untrusted peer: {leaked[:10]}")
+    blob = b"".join(open(os.path.join(c.folder, rel), "rb").read() for rel in paths)
+    for rel in want:
+        with open(os.path.join(A.folder, rel), "rb") as f:
+            data = f.read()
+        for off in {0, len(data) // 2, max(0, len(data) - 32)}:
+            run = data[off:off + 32]
+            if len(run) == 32 and run in blob:
+                fail(f"32 bytes of {rel} (offset {off}) appear in the clear on the untrusted peer")
+    # What C does see: how many files, and each one's size to within Syncthing's overhead
+    # (docs/THREAT-MODEL.md says so; sorted sizes paired, each larger by under 2 KiB).
+    cipher_sizes = sorted(os.path.getsize(os.path.join(c.folder, rel)) for rel in paths if not rel.startswith(".stfolder/"))
+    plain_sizes = sorted(os.path.getsize(os.path.join(A.folder, rel)) for rel in want)
+    if len(cipher_sizes) != len(plain_sizes):
+        fail(f"the untrusted peer holds {len(cipher_sizes)} files for {len(plain_sizes)} synced ones")
+    overhead = [c_ - p_ for c_, p_ in zip(cipher_sizes, plain_sizes)]
+    if not all(0 < d < 2048 for d in overhead):
+        fail(f"the untrusted peer's sizes are not the plaintext sizes plus under 2 KiB: {overhead}")
+    out = os.path.join(work, "decrypted")
+    shutil.rmtree(out, ignore_errors=True)
+    trace = os.path.join(work, "decrypt.strace")
+    TRACES.append(trace)
+    env = st_env(work)
+    env["FOLDER_PASSWORD"] = FOLDER_PASSWORD
+    p = subprocess.run(traced(trace, ["syncthing", "decrypt", "--to", out, "--folder-id", FOLDER_ID, c.folder]),
+                       capture_output=True, text=True, env=env, timeout=120)
+    if p.returncode != 0:
+        fail(f"syncthing decrypt failed: {p.stdout}{p.stderr}")
+    got = {rel: v[0] for rel, v in walk(out).items()}
+    if got != {rel: v[0] for rel, v in want.items()}:
+        fail(f"the untrusted peer's folder, decrypted, is not B's: missing {sorted(set(want) - set(got))[:8]}, "
+             f"extra {sorted(set(got) - set(want))[:8]}")
+    bigger = sum(1 for rel in want if os.path.getsize(os.path.join(out, rel)) > 0)
+    say(f"untrusted peer: {len(seen)} files, no plaintext name of {len(names)} checked, no plaintext run; "
+        f"it sees {len(cipher_sizes)} files, each {min(overhead)}-{max(overhead)} bytes over its plaintext size; "
+        f"decrypted with the password: the {len(got)} synced files byte-identical ({bigger} non-empty)")
+
+
+# ---------------------------------------------------------------- isolation
+
+INET = re.compile(r"sa_family=AF_INET6?, [^}]*?(?:inet_addr\(\"([^\"]*)\"\)|inet_pton\(AF_INET6, \"([^\"]*)\")")
+
+
+def inet_addresses(traces):
+    """{address: count} of every inet/inet6 address the traced calls name, and the count of
+    each socket family; a call with an inet address the parser cannot read is a failure."""
+    addresses, families, lines = {}, {}, 0
+    for trace in traces:
+        if not os.path.exists(trace):
+            fail(f"no strace output {trace}")
+        with open(trace, errors="replace") as f:
+            for line in f:
+                lines += 1
+                for fam in re.findall(r"socket\((AF_\w+)", line):
+                    families[fam] = families.get(fam, 0) + 1
+                if "AF_INET" in line and not line.lstrip("0123456789 ").startswith("socket("):
+                    found = INET.findall(line)
+                    if not found:
+                        fail(f"{os.path.basename(trace)}: an inet call the check cannot read: {line.strip()}")
+                    for v4, v6 in found:
+                        addr = v4 or v6
+                        addresses[addr] = addresses.get(addr, 0) + 1
+    return addresses, families, lines
+
+
+LOOPBACK = {"127.0.0.1", "::1", "::ffff:127.0.0.1"}
+
+
+def control_trace():
+    """The check must see an address off the loopback when one is used: a process under the
+    same strace connects UDP sockets (which sends nothing) to TEST-NET-1 and the IPv6
+    documentation prefix; both must be reported."""
+    trace = os.path.join(WORK, "control.strace")
+    code = ("import socket\n"
+            "for fam, addr in ((socket.AF_INET, '192.0.2.1'), (socket.AF_INET6, '2001:db8::1')):\n"
+            "    s = socket.socket(fam, socket.SOCK_DGRAM)\n"
+            "    try:\n        s.connect((addr, 9))\n    except OSError:\n        pass\n    s.close()\n")
+    subprocess.run(traced(trace, ["/usr/bin/python3", "-c", code]), check=True, capture_output=True, timeout=60)
+    addresses, _, _ = inet_addresses([trace])
+    if not {"192.0.2.1", "2001:db8::1"} <= set(addresses) - LOOPBACK:
+        fail(f"the isolation check misses addresses off the loopback: it read {addresses} from the control")
+
+
+def check_traces():
+    addresses, families, lines = inet_addresses(TRACES)
+    outside = sorted(a for a in addresses if a not in LOOPBACK)
+    if outside:
+        fail(f"Syncthing used addresses outside the loopback: {outside}")
+    if addresses.get("127.0.0.1", 0) == 0:
+        fail("strace saw no call on 127.0.0.1 at all: the trace is not working")
+    say(f"isolation: {len(TRACES)} traces, {lines} calls; inet addresses used: "
+        f"{', '.join(f'{a} ×{n}' for a, n in sorted(addresses.items()))}; socket families: "
+        f"{', '.join(f'{k} ×{v}' for k, v in sorted(families.items()))} (the control's 192.0.2.1 and 2001:db8::1 were caught)")
+
+
+def check_listening(peers):
+    pids = {pid for p in peers for pid in p.processes()}
+    allowed = {f"127.0.0.1:{port}" for p in peers for port in (p.listen, p.gui)}
+    out = subprocess.run(["ss", "-H", "-tuapn"], capture_output=True, text=True, check=True).stdout
+    listening, udp, other = set(), [], []
+    for line in out.splitlines():
+        owners = {int(x) for x in re.findall(r"pid=(\d+)", line)}
+        if not owners & pids:
+            continue
+        cols = line.split()
+        proto, state, local, peer = cols[0], cols[1], cols[4], cols[5]
+        if proto != "tcp":
+            udp.append(line)
+        elif state == "LISTEN":
+            listening.add(local)
+        elif not (local.startswith("127.0.0.1:") and peer.startswith("127.0.0.1:")):
+            other.append(line)
+    if udp:
+        fail(f"Syncthing holds UDP sockets: {udp}")
+    if other:
+        fail(f"Syncthing has TCP connections off the loopback: {other}")
+    if listening != allowed:
+        fail(f"Syncthing listens on {sorted(listening)}, expected exactly {sorted(allowed)}")
+    say(f"listening: exactly the {len(allowed)} chosen ports on 127.0.0.1, no UDP socket")
+
+
+# ---------------------------------------------------------------- the story
+
+A = Peer("a", VAULT, encrypted=False)
+B = Peer("b", os.path.join(WORK, "b", "vault"), encrypted=False)
+C = Peer("c", os.path.join(WORK, "c", "encrypted"), encrypted=True)
+PEERS = [A, B, C]
+
+
+def vault_names():
+    """Every name in A's synced files (path components, IDs), for the untrusted peer's check."""
+    names = set()
+    for rel in synced_view(A):
+        for part in rel.split("/"):
+            names.add(part)
+            stem, _, suffix = part.partition(".")
+            names.add(stem.split("_")[-1])
+            if suffix:
+                names.add("." + suffix)
+    return {n for n in names if len(n) >= 4}
+
+
+def main():
+    os.makedirs(os.path.join(WORK, "a", "run"), mode=0o700, exist_ok=True)
+    control_trace()
+    say(f"nu11vlt {NU11VLT}; {subprocess.run(['syncthing', '--version'], capture_output=True, text=True).stdout.split(' (')[0]}")
+    n11(["init", "--kdf-iterations", "2", "--kdf-memory", "19"])
+    ignore = os.path.join(VAULT, ".stignore")
+    if not os.path.isfile(ignore) or stat.S_IMODE(os.stat(ignore).st_mode) != 0o600:
+        fail("init wrote no .stignore (0600) in the vault folder")
+    src = os.path.join(WORK, "src")
+    make_sources(os.path.join(src, "Holiday"), ["beach.jpg", "dunes.jpg", "ticket.pdf"], 1)
+    make_sources(os.path.join(src, "loose"), [f"scan-{i:02}.bin" for i in range(8)], 2)
+    n11(["import", "-r", "--albums-from-folders", os.path.join(src, "Holiday"), "--quiet"])
+    n11(["import", "-r", os.path.join(src, "loose"), "--quiet"])
+    n11(["note", "add", "--title", "first"], stdin=b"a note that travels\n")
+    items = n11_json(["list"])["items"]
+    say(f"vault on A: {len(items)} items; files: {summary(synced_view(A))}")
+    # Every kind of file that must travel is there, so a pattern that kept one back would show.
+    kinds = {"content": r"Vault/Photos/[0-9a-f]{32}\.n11", "album member": r"Vault/Albums/[0-9a-f]{32}/[0-9a-f]{32}\.n11",
+             "sidecar": r"Meta/[0-9a-f]{32}\.n11m", "album name": r"Meta/[0-9a-f]{32}\.n11a",
+             "note": r"Notes/vault_[0-9a-f]{32}\.n11note", "thumbnail": r"Thumbnails/[0-9a-f]{32}\.n11thumb",
+             "recovery data": r"recovery\.n11r"}
+    absent = [k for k, rx in kinds.items() if not any(re.fullmatch(rx, rel) for rel in synced_view(A))]
+    if absent:
+        fail(f"A's vault folder lacks a file of each kind that must travel: no {', '.join(absent)}")
+    # Device-local files an adversarial check needs to see kept back: a temp file of a write in
+    # progress (in a subfolder, where the pattern must still hold), an index set aside by a repair,
+    # the SQLite companions (the index is closed between commands, so they stand in).
+    # Planted before each round's scan and removed after its checks (nu11vlt's own commands
+    # remove temp files and the SQLite companions they find, and must not meet stand-ins).
+    planted = ["Vault/Photos/.n11tmp-sync-test", "index.sqlite.damaged-1700000000", "index.sqlite-wal", "index.sqlite-shm"]
+
+    def plant(on):
+        for rel in planted:
+            path = os.path.join(VAULT, rel)
+            if on:
+                with open(path, "wb") as f:
+                    f.write(b"device-local " + rel.encode())
+            elif os.path.exists(path):
+                os.remove(path)
+    plant(True)
+    expect_local = ["index.sqlite", ".lock", "CACHEDIR.TAG", ".stignore"] + planted
+
+    for p in PEERS:
+        p.generate()
+    ports = free_ports(2 * len(PEERS))
+    for i, p in enumerate(PEERS):
+        p.listen, p.gui = ports[2 * i], ports[2 * i + 1]
+    for p in PEERS:
+        p.write_config(PEERS, p.listen, p.gui)
+    for p in PEERS:
+        p.start()
+    for p in PEERS:
+        p.wait_up()
+    say("three Syncthing instances up (A, B trusted; C untrusted, receive-encrypted)")
+    ignores = A.api(f"/rest/db/ignores?folder={FOLDER_ID}")
+    with open(ignore) as f:
+        written = [l for l in f.read().splitlines() if l.strip() and not l.startswith("//")]
+    if [l for l in (ignores.get("ignore") or []) if l.strip() and not l.startswith("//")] != written:
+        fail(f"Syncthing on A did not load the vault's .stignore: {ignores}")
+
+    # Round 1: the vault as init and import left it.
+    wait_converged([A, B], [C], "round 1")
+    want, local = check_trusted(A, B, expect_local)
+    say(f"round 1: B holds A's {len(want)} synced files byte-identical (0600/0700); kept on A only: {', '.join(local)}")
+    check_untrusted(C, want, vault_names(), os.path.join(WORK, "c"))
+    check_listening(PEERS)
+    plant(False)
+
+    # Round 2: A changes the vault while B's folder is paused; B must not move, then catch up
+    # after the resume. A deleted item's files must go on B and C too.
+    B.set_folder_paused(True)
+    # A photo in an album: its content, sidecar and thumbnail must all go.
+    deleted_id = [it for it in items if it.get("thumbnail") and it.get("album")][0]["id"]
+    before = {rel for rel in synced_view(A) if deleted_id in rel}
+    if not before:
+        fail(f"no file of item {deleted_id} in A's folder")
+    n11(["delete", deleted_id])
+    make_sources(os.path.join(src, "later"), [f"later-{i}.bin" for i in range(4)] + ["later.jpg"], 3)
+    n11(["import", "-r", os.path.join(src, "later"), "--quiet"])
+    moved = [it for it in items if it.get("album") is None and it["kind"] != "note"][0]["id"]
+    n11(["album", "move", "--to", "Holiday", moved])
+    n11(["note", "add", "--title", "second"], stdin=b"written while B was away\n")
+    plant(True)
+    A.scan()
+    time.sleep(1)
+    if {rel: v[0] for rel, v in walk(B.folder).items()} != {rel: v[0] for rel, v in want.items()}:
+        fail("B's folder changed while it was paused")
+    B.set_folder_paused(False)
+    wait_converged([A, B], [C], "round 2 (after B's pause)")
+    want2, _ = check_trusted(A, B, expect_local)
+    gone = sorted(rel for rel in walk(B.folder) if deleted_id in rel)
+    if gone:
+        fail(f"the deleted item's files are still on B: {gone}")
+    say(f"round 2: B holds A's {len(want2)} synced files; item {deleted_id[:8]}'s {len(before)} files are gone on B")
+    check_untrusted(C, want2, vault_names(), os.path.join(WORK, "c"), gone={deleted_id})
+    check_listening(PEERS)
+
+
+def cleanup(*_):
+    for p in PEERS:
+        try:
+            p.stop()
+        except Exception as e:  # noqa: BLE001 - stopping the others matters more
+            print(f"sync: stopping {p.name}: {e}", flush=True)
+
+
+if __name__ == "__main__":
+    def interrupted(*_):
+        raise KeyboardInterrupt()
+    signal.signal(signal.SIGTERM, interrupted)
+    ok = False
+    try:
+        main()
+        ok = True
+    except AssertionError as e:
+        print(f"sync: FAIL: {e}", flush=True)
+    except KeyboardInterrupt:
+        print("sync: FAIL: interrupted", flush=True)
+    finally:
+        cleanup()
+    if ok:
+        try:
+            check_traces()
+        except AssertionError as e:
+            print(f"sync: FAIL: {e}", flush=True)
+            ok = False
+    if not ok:
+        for p in PEERS:
+            print(f"--- syncthing {p.name} log (tail)\n{tail(p.log, 25)}", flush=True)
+        sys.exit(1)
+    say("all three stopped by PID")
+    print("sync: PASS", flush=True)
