@@ -71,6 +71,47 @@ struct DomainMoveFaultTests {
         #expect(outcomes == [false, true], "outcomes: \(outcomes)")
     }
 
+    @Test("a move whose marker was lost (an older program discards it) after its commit point: check names the copy left in the other domain; --repair sets it aside, never destroys it")
+    func lostMarker() throws {
+        try #require(FaultShim.library != nil, "the fault shim did not build (cc missing?)")
+        let cli = try CLI()
+        try cli.initVault()
+        let id = try cli.importIDs([cli.file("p.jpg", Array(FaultTests.payload))])[0]
+        let args = [CLI.binary, "fade", "set", "--pin-stdin", id, "1h"]
+        let input = Data((cli.pin + "\n").utf8)
+        let prepared = cli.root + "/prepared"
+        try FileManager.default.createDirectory(atPath: prepared, withIntermediateDirectories: true)
+        for part in ["vault", "keystore"] { try FileManager.default.copyItem(atPath: cli.root + "/" + part, toPath: prepared + "/" + part) }
+        let log = cli.root + "/.log"
+        #expect(try FaultShim.run(cli, args, input: input, at: 0, log: log).code == 0)
+        // Killed after the commit point and the sidecar's rename, before the old key record goes.
+        let calls = FaultLog(text: (try? String(contentsOfFile: log, encoding: .utf8)) ?? "", root: cli.root).calls
+        let renamed = try #require(calls.first { $0.op.hasPrefix("rename") && $0.path == "vault/Meta/\(id).n11m" }?.n)
+        let shred = try #require(calls.first { $0.n > renamed && $0.op.hasPrefix("pwrite") && $0.path.hasPrefix("keystore/keys/") }?.n)
+        for part in ["vault", "keystore"] {
+            try FileManager.default.removeItem(atPath: cli.root + "/" + part)
+            try FileManager.default.copyItem(atPath: prepared + "/" + part, toPath: cli.root + "/" + part)
+        }
+        #expect(try FaultShim.run(cli, args, input: input, at: shred, kill: true).code != 0)
+        let pending = cli.keystore + "/pending"
+        let markers = try FileManager.default.contentsOfDirectory(atPath: pending)
+        #expect(markers.count == 1, "\(markers)")
+        for marker in markers { try FileManager.default.removeItem(atPath: pending + "/" + marker) }
+        #expect(try IDStabilityTests.recordDomains(cli, id).sorted() == [1, 2], "both copies' key records")
+        #expect(cli.exists(cli.vault + "/Vault/Photos/\(id).n11") && cli.exists(cli.vault + "/Fade/\(id).n11"))
+        let check = try cli.run(["check"], pinStdin: true)
+        #expect(check.out.contains("a key record of its copy in another domain") && check.out.contains("a copy in another domain"),
+                "\(check.out) \(check.stderr)")
+        let repair = try cli.run(["check", "--repair"], pinStdin: true)
+        #expect(repair.code == 0, "\(repair.out) \(repair.stderr)")
+        #expect(try IDStabilityTests.recordDomains(cli, id) == [2], "the Fade copy's record alone stays in the packs")
+        #expect(cli.exists(cli.keystore + "/quarantine/\(id).key") && cli.exists(cli.vault + "/Quarantine/\(id).n11"), "set aside, not destroyed")
+        let again = try cli.run(["check"], pinStdin: true)
+        #expect(again.code == 0 && !again.out.contains("another domain"), "\(again.out) \(again.stderr)")
+        #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == FaultTests.payload)
+        #expect(try cli.listJSON().first?["fadesAt"] is String)
+    }
+
     @Test("fade set 1h (an album's photo into Fade)") func intoFade() throws { try trial(into: true) }
     @Test("fade set off (a fade photo back to Photos)") func outOfFade() throws { try trial(into: false) }
 }
