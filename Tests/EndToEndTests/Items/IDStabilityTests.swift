@@ -109,6 +109,23 @@ struct IDStabilityTests {
         #expect(Self.files(cli, naming: id).isEmpty, "files left: \(Self.files(cli, naming: id))")
     }
 
+    @Test("a deadline that outlives the item's fade (an older device state put back after `fade set off`) destroys nothing of the permanent item with that ID")
+    func staleDeadline() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let id = try cli.importIDs([cli.file("s.txt", Array("stay\n".utf8))], extra: ["--fade", "1h"])[0]
+        let state = cli.keystore + "/state.n11s"
+        let fading = try Data(contentsOf: URL(fileURLWithPath: state))  // names the deadline
+        #expect(try cli.run(["fade", "set", id, "off"], pinStdin: true).code == 0)
+        try fading.write(to: URL(fileURLWithPath: state))
+        cli.clockAhead = "+2h"  // past the old deadline: the sweep at the start of the next command
+        let items = try cli.listJSON()
+        #expect(items.compactMap { $0["id"] as? String } == [id] && items.first?["fadesAt"] is NSNull, "\(items)")
+        #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == Data("stay\n".utf8))
+        #expect(try Self.recordDomains(cli, id) == [1], "the permanent item's key record")
+        #expect(try cli.run(["check"], pinStdin: true).code == 0)
+    }
+
     @Test("a Live Photo's still keeps its ID and its motion's through fade set and back; delete by the still's ID takes both")
     func livePhoto() throws {
         let cli = try CLI()
