@@ -48,7 +48,7 @@ enum DomainMove {
     /// Settles a move a crash interrupted (the gate, before the leftover sweep): finished when
     /// the index row is in the new domain (the commit point passed), undone otherwise. With no
     /// row (an index lost or damaged meanwhile) the sidecar decides: it names the new domain only
-    /// once the commit point passed. Returns the domain the item is in now.
+    /// once the commit point passed. The deadline follows the copy that stays (`state`).
     static func settle(_ op: PendingOperation, location: VaultLocation, keyStore: KeyStore, index: VaultIndex,
                        state: inout DeviceState) throws {
         guard let kind = ItemKind(rawValue: op.kind), let from = Domain(rawValue: op.domain),
