@@ -119,7 +119,7 @@ enum Gate {
         if let first = loose.refused.first {
             report.warnings.append("\(loose.refused.count) file(s) in the key store's items/ folder are not key records of the item they are named after and were left there (e.g. \(first))")
         }
-        try recoverPending(location, keyStore: keyStore, index: index)
+        try recoverPending(location, keyStore: keyStore, index: index, state: &state)
         let stuck = sweepLeftovers(location, keyStore: keyStore)
         if !stuck.isEmpty {
             report.warnings.append("\(stuck.count) temp file(s) of an interrupted command could not be removed (e.g. \(stuck[0]))")
@@ -131,7 +131,7 @@ enum Gate {
         let scheduled = Dictionary(state.fade.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         var expired = Set(state.fade.filter { $0.deadline <= now }.map(\.id))
         if tampered {
-            for id in try index.itemIDs(domain: .fade) where (try? keyStore.itemKeyRecord(id).domain) == .fade {
+            for id in try index.itemIDs(domain: .fade) where (try? keyStore.itemKeyRecord(id, domain: .fade).domain) == .fade {
                 expired.insert(id)
             }
         }
@@ -143,14 +143,18 @@ enum Gate {
             expired.removeAll()
         }
         if !expired.isEmpty {
-            // Keys first (that is the destruction), then files, then rows.
+            // Keys first (that is the destruction), then files, then rows. Only the Fade copy of
+            // each: a deadline that outlived a cancelled fade (the item moved back under the same
+            // ID, FORMAT.md §4.6) never reaches the permanent item, whose row stays.
             let shredder = Shredder(location, keyStore: keyStore, secure: Shredder.secureMode(keyStore))
+            var kept = Set<ItemID>()
             for id in expired {
-                try shredder.shred(id: id, kind: scheduled[id].flatMap { ItemKind(rawValue: $0.kind) }, domain: .fade, album: nil)
+                try shredder.shred(id: id, kind: scheduled[id].flatMap { ItemKind(rawValue: $0.kind) }, onlyIn: .fade, album: nil)
+                if let row = try index.item(id), row.domain != .fade { kept.insert(id) }
             }
-            try index.deleteItems(Array(expired))
+            try index.deleteItems(Array(expired.subtracting(kept)))
             state.fade.removeAll { expired.contains($0.id) }
-            report.shredded = expired.map(\.hex).sorted()
+            report.shredded = expired.subtracting(kept).map(\.hex).sorted()
         }
         var journal = report.warnings.map { AuditEntry(time: now, event: "warning", detail: $0) }
         if !report.shredded.isEmpty {
@@ -219,11 +223,17 @@ enum Gate {
 
     /// Finishes what a crash interrupted: an import without its index row is undone (the
     /// item is absent), a delete is completed, a replaced item whose row the commit removed
-    /// is shredded.
-    static func recoverPending(_ location: VaultLocation, keyStore: KeyStore, index: VaultIndex) throws {
+    /// is shredded, a move between domains is finished or undone (`DomainMove.settle`; its
+    /// waiting files are temp files, so this runs before the leftover sweep).
+    static func recoverPending(_ location: VaultLocation, keyStore: KeyStore, index: VaultIndex,
+                               state: inout DeviceState) throws {
         var markers = Set<String>()
         for (op, marker) in try keyStore.pendingOperations() {
             markers.insert(marker)
+            if op.operation == .moving {
+                try DomainMove.settle(op, location: location, keyStore: keyStore, index: index, state: &state)
+                continue
+            }
             guard let kind = ItemKind(rawValue: op.kind), let domain = Domain(rawValue: op.domain) else { continue }
             let row = try index.item(op.id)
             // An import whose row was committed stays; an item being replaced stays until the

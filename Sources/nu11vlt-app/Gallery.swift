@@ -280,6 +280,19 @@ final class Gallery {
         for (item, id) in bound where changed.contains(id) { bind(item) }
     }
 
+    /// The vault's fade deadlines now (`Items.fadeDeadlines`): an item keeps its ID when it
+    /// moves into or out of Fade (issue 58, here or by another process), so a summary held from
+    /// before would keep showing its old countdown, or none — and `tick` would take an item that
+    /// is permanent again off the grid at its old deadline. The summaries and bound badges follow.
+    func followFades(_ deadlines: [ItemID: Date]) {
+        for (id, summary) in summaries where summary.fadesAt != deadlines[id] { summaries[id]?.fadesAt = deadlines[id] }
+        for (item, id) in bound {
+            guard let tile = tiles[item], let summary = summaries[id] else { continue }
+            gtk_widget_set_visible(tile.badge, summary.fadesAt == nil ? 0 : 1)
+        }
+        tick(now: Date())
+    }
+
     /// Once a second: fade badges count down; an item whose deadline passed leaves the grid.
     func tick(now: Date) {
         for (item, id) in bound {

@@ -257,14 +257,14 @@ final class MainScreen {
         let scale = Int(window.map { gtk_widget_get_scale_factor($0) } ?? 1)
         // A refresh makes the first screen only of the items it does not show yet (the new ones).
         let known: Set<ItemID> = quiet ? Set(gallery.summaries.keys) : []
-        app.session.run({ vault -> ([(id: ItemID, date: Date)], [ItemSummary]?, FirstScreen, Set<ItemID>) in
+        app.session.run({ vault -> ([(id: ItemID, date: Date)], [ItemSummary]?, FirstScreen, Set<ItemID>, [ItemID: Date]) in
             let album: String? = if case .album(let name) = section { name } else { nil }
             let start = Timings.enabled ? App.monotonic() : 0
             defer { if Timings.enabled { Timings.report("list-call", (App.monotonic() - start) * 1000) } }
             if section == .fade {
                 // A handful of items: their summaries (with the deadlines) at once.
                 let items = try vault.items.list(limit: Int.max, order: .taken).items.filter { $0.fadesAt != nil }
-                return ([], items.reversed(), FirstScreen(), [])
+                return ([], items.reversed(), FirstScreen(), [], vault.items.fadeDeadlines())
             }
             let scope: LibraryFilter.Scope = section == .photos ? .media : section == .files ? .files : .everything
             let entries = try filter.entries(vault, album: album, scope: scope)
@@ -274,14 +274,15 @@ final class MainScreen {
             if Timings.enabled { Timings.report("list-ids", (App.monotonic() - start) * 1000) }
             let head = try FirstScreen(vault: vault, ids: dated.prefix(headCount).map(\.id).filter { !known.contains($0) }[...], scale: scale)
             if Timings.enabled { Timings.report("list-head", (App.monotonic() - start) * 1000) }
-            return (dated, nil, head, changed)
+            return (dated, nil, head, changed, vault.items.fadeDeadlines())
         }) { [weak self] result in
             guard let self, first?() ?? true else { return }
             switch result {
-            case .success(let (dated, summaries, head, changed)):
+            case .success(let (dated, summaries, head, changed, deadlines)):
                 guard self.section == section, filter == (section == .fade ? LibraryFilter() : gallery.filters.filter) else { return }
                 // Items another process turned, renamed or moved: their tiles are made again.
                 if !changed.isEmpty { gallery.refresh(changed) }
+                gallery.followFades(deadlines)
                 if quiet, summaries == nil, dated.map(\.id) == gallery.ids { return reloadAlbums() }
                 if quiet && Timings.enabled { reportPainted() }
                 if let start = gallery.firstScreen.started { Timings.report("listed", (App.monotonic() - start) * 1000) }

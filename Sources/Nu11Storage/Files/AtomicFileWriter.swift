@@ -177,6 +177,27 @@ public final class AtomicFileWriter {
         if durability == .immediate { try POSIX.afterEffect { try POSIX.syncDirectory(POSIX.parent(of: destination)) } }
     }
 
+    /// Renames the prepared file to `path`, a fixed name beside its destination, instead of
+    /// the destination itself: the sidecar and thumbnail of an item moving between domains,
+    /// which replace the old ones only after the move's commit point (`Items.moveDomain`). The
+    /// file is no longer the writer's to remove (nor the signal handler's). Not synced: the
+    /// caller syncs the batch, as `publish` of a `.batched` file.
+    public func publishStaged(at path: String) throws {
+        guard !done else { throw Nu11Error(.internalError, "atomic write committed twice") }
+        guard !unnamed else { throw Nu11Error(.internalError, "a plaintext file cannot be staged") }
+        try prepare(.immediate)
+        done = true
+        defer { nu11_cleanup_unregister(cleanupSlot) }
+        if fd >= 0 { close(fd) }
+        fd = -1
+        guard rename(temporaryPath, path) == 0 else {
+            let error = POSIX.error("rename", path)
+            unlink(temporaryPath)
+            throw error
+        }
+        if durability == .immediate { try POSIX.afterEffect { try POSIX.syncDirectory(POSIX.parent(of: path)) } }
+    }
+
     public func abort() {
         guard !done else { return }
         done = true

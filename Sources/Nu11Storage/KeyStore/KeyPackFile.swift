@@ -130,12 +130,16 @@ final class KeyPackFile {
         return out
     }
 
-    /// Puts `record` in its item's slot (the one already naming it), else the first free
-    /// slot, else a new one at the end. Not synced: the caller does.
+    /// Puts `record` in its item's slot for its domain (the one already naming the item with
+    /// that domain), else the first free slot, else a new one at the end. An item holds one
+    /// record per domain: two only while it moves between domains (`fade set`), so that the
+    /// record of the domain it leaves stays until the move's commit point. Not synced: the
+    /// caller does.
     func put(_ record: ItemKeyRecord, free: inout [Int]) throws {
         var named = namedSlots()
+        let key = SlotKey(id: record.itemID, domain: record.domain.rawValue)
         let index: Int
-        if let existing = named[record.itemID] {
+        if let existing = named[key] {
             index = existing
         } else if !free.isEmpty {
             index = free.removeFirst()
@@ -145,28 +149,47 @@ final class KeyPackFile {
         try write(record.encoded(), at: KeyPack.offset(ofSlot: index))
         // The slot was the item's, free (an all-zero ID, never mapped) or new: only this
         // item's entry can change.
-        if named[record.itemID] == nil { named[record.itemID] = index }
+        if named[key] == nil { named[key] = index }
         firstSlotNaming = named
     }
 
-    /// The first slot naming each ID (what `slots(naming:).first` finds), built once per open
-    /// and kept by `put`: a group's records go into one pack, and a scan per record made that
-    /// quadratic. Any other write forgets it.
-    private var firstSlotNaming: [ItemID: Int]?
+    /// An item in one domain: what a slot is found by (its ID field and its domain byte).
+    struct SlotKey: Hashable {
+        let id: ItemID
+        let domain: UInt8
+    }
 
-    private func namedSlots() -> [ItemID: Int] {
+    /// The first slot naming each item and domain, built once per open and kept by `put`: a
+    /// group's records go into one pack, and a scan per record made that quadratic. Any other
+    /// write forgets it.
+    private var firstSlotNaming: [SlotKey: Int]?
+
+    private func namedSlots() -> [SlotKey: Int] {
         if let firstSlotNaming { return firstSlotNaming }
-        var named: [ItemID: Int] = [:]
+        var named: [SlotKey: Int] = [:]
         let free = [UInt8](repeating: 0, count: ItemID.byteCount)
         var index = 0
         while KeyPack.offset(ofSlot: index) + 24 <= bytes.count {
             let start = KeyPack.offset(ofSlot: index)
             let field = bytes[(start + 8)..<(start + 24)]
-            if !field.elementsEqual(free), let id = try? ItemID(bytes: field), named[id] == nil { named[id] = index }
+            if !field.elementsEqual(free), let id = try? ItemID(bytes: field) {
+                let key = SlotKey(id: id, domain: bytes[start + 5])
+                if named[key] == nil { named[key] = index }
+            }
             index += 1
         }
         firstSlotNaming = named
         return named
+    }
+
+    /// Slots naming `id` that `destroyItemKeys(_:domain:)` zeroes: a record of `domain`, or a
+    /// slot that names the item but is not a record (a write of it cut short), never a sound
+    /// record of another domain.
+    func slots(naming id: ItemID, domain: Domain) -> [Int] {
+        slots(naming: id).filter { index in
+            guard let record = try? ItemKeyRecord.parse(Array(raw(index))) else { return true }
+            return record.domain == domain
+        }
     }
 
     /// Indices of the free slots.

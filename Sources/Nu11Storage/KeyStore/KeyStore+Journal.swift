@@ -8,7 +8,12 @@ import Nu11Format
 /// item replaced by a commit (a note edit, fade set) is shredded once the commit's index
 /// transaction removed its row — never before.
 public struct PendingOperation: Codable, Sendable, Equatable {
-    public enum Kind: String, Codable, Sendable { case importing, deleting, replacing }
+    public enum Kind: String, Codable, Sendable {
+        case importing, deleting, replacing
+        /// An item moving to the domain `to` with the same ID (`fade set`, FORMAT.md §4.6):
+        /// `domain` is the one it leaves.
+        case moving
+    }
 
     public var operation: Kind
     public var id: ItemID
@@ -19,9 +24,13 @@ public struct PendingOperation: Codable, Sendable, Equatable {
     /// (a `delete --secure`, or the deletion mode when it was recorded). Absent in markers
     /// written before it existed: the deletion mode then decides.
     public var secure: Bool?
+    /// `moving` only: the domain the item moves to.
+    public var to: UInt8?
 
-    public init(_ operation: Kind, id: ItemID, kind: ItemKind, domain: Domain, album: ItemID?, secure: Bool? = nil) {
+    public init(_ operation: Kind, id: ItemID, kind: ItemKind, domain: Domain, album: ItemID?, secure: Bool? = nil,
+                to: Domain? = nil) {
         self.operation = operation
+        self.to = to?.rawValue
         self.id = id
         self.kind = kind.rawValue
         self.domain = domain.rawValue
@@ -43,6 +52,7 @@ extension PendingOperation {
             out += "{\"operation\":\"\(op.operation.rawValue)\",\"id\":\"\(op.id.hex)\",\"kind\":\(op.kind),\"domain\":\(op.domain)"
             if let album = op.album { out += ",\"album\":\"\(album.hex)\"" }
             if let secure = op.secure { out += ",\"secure\":\(secure)" }
+            if let to = op.to { out += ",\"to\":\(to)" }
             out += "}"
         }
         out += "]"

@@ -91,16 +91,18 @@ extension KeyStore {
     /// its pack. It stays restorable: moved back into `items/`, the next command adopts it.
     /// A record already gone is not an error; a pack that cannot be read is (nothing is
     /// destroyed on a read that failed).
-    public func quarantineItemKey(_ id: ItemID) throws {
+    /// With `domain`, only the item's record of that domain (a copy a move between domains left).
+    public func quarantineItemKey(_ id: ItemID, domain: Domain? = nil) throws {
         let record: ItemKeyRecord
         do {
-            record = try itemKeyRecord(id)
+            record = try itemKeyRecord(id, domain: domain)
         } catch let error as Nu11Error where error.code == .notFound {
             return
         }
+        if let domain, record.domain != domain { return }
         try ProtectedFiles.makeDirectory(quarantinePath)
         try ProtectedFiles.writeAtomically(record.encoded(), to: POSIX.join(quarantinePath, id.hex + ".key"))
-        try destroyItemKey(id)
+        try destroyItemKeys([id], domain: domain)
     }
 
     /// Sets a damaged slot's bytes aside in `quarantine/` (durably), then zeroes the slot, so

@@ -5,7 +5,7 @@ import Glibc
 import Nu11Format
 
 /// Item key records in 256 packs (`keys/<hh>.n11p`, `KeyPack`): writing, reading, destroying,
-/// listing. One record per item; destroying it (its slot zeroed in place, synced)
+/// listing. One record per item (and domain: two while it moves between domains); destroying it (its slot zeroed in place, synced)
 /// crypto-shreds the item.
 extension KeyStore {
     var packsPath: String { layout.keys }
@@ -77,11 +77,19 @@ extension KeyStore {
 
     public func storeItemKey(_ record: ItemKeyRecord) throws { try writeItemKeys([record], durable: true) }
 
-    public func itemKeyRecord(_ id: ItemID) throws -> ItemKeyRecord {
+    /// The item's key record. With `domain`, the record of that domain when the item has one
+    /// (an item has two records only while it moves between domains, FORMAT.md §4.3), else
+    /// its other record, which then fails to open under that domain's key as before.
+    public func itemKeyRecord(_ id: ItemID, domain: Domain? = nil) throws -> ItemKeyRecord {
         do {
             if let pack = try KeyPackFile(packPath(id), exclusive: false) {
                 defer { pack.release() }
-                for case .record(let record) in try pack.slots() where record.itemID == id { return record }
+                var first: ItemKeyRecord?
+                for case .record(let record) in try pack.slots() where record.itemID == id {
+                    if domain == nil || record.domain == domain { return record }
+                    if first == nil { first = record }
+                }
+                if let first { return first }
             }
             if let loose = try looseRecord(id) { return loose }
         } catch let error as Nu11Error {
@@ -93,18 +101,28 @@ extension KeyStore {
 
     public func hasItemKey(_ id: ItemID) -> Bool { (try? itemKeyRecord(id)) != nil }
 
+    /// Whether the item has a key record of `domain`.
+    public func hasItemKey(_ id: ItemID, domain: Domain) -> Bool { (try? itemKeyRecord(id, domain: domain))?.domain == domain }
+
     /// Crypto-shredding: zeroes the item's slot in its pack, in place, and syncs the pack.
     public func destroyItemKey(_ id: ItemID) throws { try destroyItemKeys([id]) }
 
-    /// The same for many items, one sync per pack.
-    public func destroyItemKeys(_ ids: [ItemID]) throws {
-        try destroyLooseRecords(ids)
+    /// The same for many items, one sync per pack. With `domain`, only their records of that
+    /// domain (and slots naming them that are not records): the move of an item between
+    /// domains keeps the record of the other (`fade set`, FORMAT.md §4.3). Without, every
+    /// record of each item.
+    public func destroyItemKeys(_ ids: [ItemID], domain: Domain? = nil) throws {
+        if let domain {
+            try destroyLooseRecords(ids.filter { (try? looseRecord($0))?.domain == domain })
+        } else {
+            try destroyLooseRecords(ids)
+        }
         for (shard, group) in Dictionary(grouping: ids, by: KeyPack.shard(of:)) {
             guard let pack = try KeyPackFile(packPath(shard), exclusive: true) else { continue }
             defer { pack.release() }
             var zeroed = false
             for id in group {
-                for index in pack.slots(naming: id) {
+                for index in domain.map({ pack.slots(naming: id, domain: $0) }) ?? pack.slots(naming: id) {
                     try pack.zero(index)
                     zeroed = true
                 }
@@ -122,6 +140,15 @@ extension KeyStore {
         }
         let inPacks = Set(out)
         return out + (try looseRecordIDs()).filter { !inPacks.contains($0) }
+    }
+
+    /// Every item key record in the packs (an item has two while it moves between domains).
+    public func itemKeyRecords() throws -> [ItemKeyRecord] {
+        var out: [ItemKeyRecord] = []
+        try eachReadablePack { pack in
+            for case .record(let record) in try pack.slots() { out.append(record) }
+        }
+        return out
     }
 
     /// Slots that are neither a record nor free (a write cut short, or damage), per pack name.

@@ -66,7 +66,7 @@ extension Archives {
             item.rotate = meta.turns == 0 ? nil : meta.turns
             var payload = meta.size
             if kind == .secure {
-                let itemKey = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
+                let itemKey = try keyStore.itemKeyRecord(row.id, domain: row.domain).open(domainKey: domainKey(row.domain))
                 item.id = row.id.hex
                 item.domain = row.domain.rawValue
                 item.wrappedKey = Hex.encode(try KeyWrap.wrap(itemKey, under: key,

@@ -22,11 +22,18 @@ extension Items {
         return state.fade.first { $0.id == row.id }.map { Date(timeIntervalSince1970: $0.deadline) }
     }
 
-    /// Gives an item a fade deadline `seconds` from now; returns its ID. A permanent item is
-    /// re-encrypted into the Fade domain as a new item (new ID, new key — the domain is part
-    /// of the envelope's identity) through the one commit path, which removes the permanent
-    /// item at the same commit point and then shreds it: a crash leaves one or the other,
-    /// never neither. A fade item just gets the new deadline.
+    /// The fade deadlines the schedule holds, by item ID. An item keeps its ID when it moves
+    /// into or out of Fade (issue 58), so a listing held from before (the app's summaries)
+    /// compares its deadlines with these instead of relying on a changed ID.
+    public func fadeDeadlines() -> [ItemID: Date] {
+        Dictionary(state.fade.map { ($0.id, Date(timeIntervalSince1970: $0.deadline)) }, uniquingKeysWith: { a, b in min(a, b) })
+    }
+
+    /// Gives an item a fade deadline `seconds` from now; returns its ID, which does not change
+    /// (issue 58). A permanent item is re-encrypted into the Fade domain under a new key (the
+    /// domain is part of the envelope's identity) and swapped for the permanent copy at one
+    /// commit point, which is then shredded (`moveDomain`): a crash leaves one or the other,
+    /// never neither and never both. A fade item just gets the new deadline.
     @discardableResult
     public func setFade(_ ref: ItemRef, seconds: Double) throws -> ItemID {
         let row = try row(ref)
@@ -40,13 +47,13 @@ extension Items {
         guard row.domain == mainDomain else {
             throw Nu11Error(.invalidArgument, "item \(ref) cannot fade", item: ref.digits)
         }
-        let id = try reencrypt(row, into: .fade, fadeDeadline: now + seconds)
-        audit("fade set", count: 1, items: [row.id], detail: "now \(id.hex)")
-        return id
+        try moveDomain(row, into: .fade, fadeDeadline: now + seconds)
+        audit("fade set", count: 1, items: [row.id])
+        return row.id
     }
 
-    /// Cancels a fade: the item becomes permanent again (in Photos), re-encrypted as a new
-    /// item through the one commit path, like `setFade` the other way. Returns its new ID.
+    /// Cancels a fade: the item becomes permanent again (in Photos), re-encrypted under a new
+    /// key with the same ID, like `setFade` the other way. Returns its ID.
     @discardableResult
     public func cancelFade(_ ref: ItemRef) throws -> ItemID {
         let row = try row(ref)
@@ -54,14 +61,14 @@ extension Items {
             throw Nu11Error(.invalidArgument, "item \(ref) does not fade", remedy: .advice(.nothingToCancel), item: ref.digits)
         }
         try checkFade(row)
-        let id = try reencrypt(row, into: mainDomain, fadeDeadline: nil)
-        audit("fade cancel", count: 1, items: [row.id], detail: "now \(id.hex)")
-        return id
+        try moveDomain(row, into: mainDomain, fadeDeadline: nil)
+        audit("fade cancel", count: 1, items: [row.id])
+        return row.id
     }
 
-    /// Re-encrypts an item into another domain (or its own, `rekey --content`) as a new item
-    /// (new ID and key: the domain is part of the envelope's identity); the old one is
-    /// removed at the same commit point. Thumbnails are made again under the new key.
+    /// Re-encrypts an item into its own domain as a new item (`rekey --content`: new ID and
+    /// key); the old one is removed at the same commit point. Thumbnails are made again under
+    /// the new key. (A move to another domain keeps the ID: `moveDomain`.)
     func reencrypt(_ row: ItemRow, into domain: Domain, fadeDeadline: Double?, album: ItemID? = nil) throws -> ItemID {
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
         let (fd, oldKey) = try openItem(row)

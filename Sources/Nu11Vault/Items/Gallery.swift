@@ -66,6 +66,9 @@ extension Items {
         for entry in toOpen where vault.listingCache.knows(entry.row.id) {
             forgetCached(entry.row.id)
             vault.listingChanged.insert(entry.row.id)
+            // A Fade row's facts are never kept (below), so the entry it had while permanent
+            // (`fade set` keeps the ID) goes: it is reported changed once, not at every listing.
+            if entry.row.domain == .fade { vault.listingCache.forget(entry.row.id) }
         }
         var keys: [Domain: SecretBytes] = [:]
         for domain in Set(toOpen.map(\.row.domain)) { keys[domain] = try metadataKey(domain) }
@@ -259,6 +262,8 @@ struct ListingCache {
 
     /// Whether an entry is held for `id` (whatever record it was read from).
     func knows(_ id: ItemID) -> Bool { entries[id] != nil }
+
+    mutating func forget(_ id: ItemID) { entries[id] = nil }
 
     /// Facts known without opening the record: an item this session has just sealed, its
     /// metadata in hand (a folder import). They count on the same terms as opened ones.

@@ -86,11 +86,34 @@ struct Shredder: Sendable {
         try shred(id: id, paths: files.candidates(id: id, kind: kind, domain: domain, album: album))
     }
 
-    private func shred(id: ItemID, paths: [String]) throws {
+    /// Destroys one domain's copy of an item that moves between domains keeping its ID
+    /// (`fade set`, `Items.moveDomain`): its key record of that domain, its content files there,
+    /// and its thumbnail and sidecar only when their clear headers name that domain (byte 6 of
+    /// both, FORMAT.md §2.1, §2.2) — the other domain's copy, under the same ID, stays whole.
+    /// The fade sweep destroys expired items this way too, so a deadline left behind by a
+    /// cancelled fade never reaches the item that is permanent again.
+    func shred(id: ItemID, kind: ItemKind?, onlyIn domain: Domain, album: ItemID?) throws {
+        var paths = Array(files.candidates(id: id, kind: kind, domain: domain, album: album).dropLast(2))
+        for shared in [files.thumbnail(id), files.location.sidecarPath(id)] where Self.domain(of: shared) == domain {
+            paths.append(shared)
+        }
+        try shred(id: id, paths: paths, keysOf: domain)
+    }
+
+    /// The domain a thumbnail or sidecar file names in its clear header (byte 6), nil when
+    /// there is no such file or it is too short to say.
+    static func domain(of path: String) -> Domain? {
+        guard ProtectedFiles.kind(path) == .file, let head = try? ProtectedFiles.readPrefix(path, count: 8), head.count == 8 else {
+            return nil
+        }
+        return Domain(rawValue: head[6])
+    }
+
+    private func shred(id: ItemID, paths: [String], keysOf domain: Domain? = nil) throws {
         if secure {
             for path in paths where ProtectedFiles.kind(path) == .file { try ProtectedFiles.overwrite(path) }
         }
-        try keyStore.destroyItemKey(id)
+        try keyStore.destroyItemKeys([id], domain: domain)
         // The listing cache holds the dates and IDs of the items it lists: it goes with any
         // deletion (the next full listing writes it again, without this item).
         try keyStore.destroyListingCache()

@@ -170,7 +170,7 @@ extension Items {
 
     func openItem(_ row: ItemRow) throws -> (Int32, SecretBytes) {
         try checkFade(row)
-        let key = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
+        let key = try keyStore.itemKeyRecord(row.id, domain: row.domain).open(domainKey: domainKey(row.domain))
         let path = try locate(row)
         let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { throw SystemIO.error("open", item: path) }

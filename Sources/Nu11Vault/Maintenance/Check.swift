@@ -134,6 +134,7 @@ extension Maintenance {
         let names = try checkAlbumNameFiles(repair: repair)
         report.failures += names.failures
         report.warnings += names.warnings
+        report.warnings += try otherDomainCopies(visible, files: files, repair: repair)
         // Key records without rows, temp files, files of nothing.
         for path in files {
             let name = (path as NSString).lastPathComponent
@@ -193,7 +194,7 @@ extension Maintenance {
             return "its index entry does not authenticate"
         }
         do {
-            _ = try keyStore.itemKeyRecord(row.id)
+            _ = try keyStore.itemKeyRecord(row.id, domain: row.domain)
         } catch let error as Nu11Error {
             return error.code == .notFound ? "its key record is missing" : error.message
         } catch {
@@ -221,6 +222,34 @@ extension Maintenance {
         if let path = try? vault.items.locate(row) { moved = try? moveToQuarantine(path) }
         try index.setQuarantined(row.id)
         return moved.map { "marked quarantined; file \($0)" } ?? "marked quarantined"
+    }
+
+    /// A fade change cut short whose `moving` marker was lost (an older program discarded it,
+    /// FORMAT.md §4.6) can leave the item's copy in the domain its row is not in: a key record
+    /// of that domain beside the row's, and a content file there. Reported; `--repair` moves
+    /// them aside (the record to the key store's quarantine/, the file to Quarantine/), never
+    /// destroys them. (A marker that is there is settled by every command before this runs.)
+    private func otherDomainCopies(_ rows: [ItemRow], files: [String], repair: Bool) throws -> [CheckReport.Finding] {
+        let domains = Dictionary(rows.map { ($0.id, $0.domain) }, uniquingKeysWith: { a, _ in a })
+        var out: [CheckReport.Finding] = []
+        for record in try keyStore.itemKeyRecords() {
+            guard let domain = domains[record.itemID], domain != record.domain,
+                  keyStore.hasItemKey(record.itemID, domain: domain) else { continue }
+            var finding = CheckReport.Finding(item: record.itemID.hex, problem: "a key record of its copy in another domain (a fade change cut short)")
+            if repair {
+                try keyStore.quarantineItemKey(record.itemID, domain: record.domain)
+                finding.repaired = "moved to \(keyStore.quarantinePath)/"
+            }
+            out.append(finding)
+        }
+        for path in files where path.hasSuffix(".n11") || path.hasSuffix(".n11note") {
+            guard let header = try? N11Header.parse(ProtectedFiles.readPrefix(path, count: N11Header.byteCount)),
+                  let domain = domains[header.itemID], domain != header.domain else { continue }
+            var finding = CheckReport.Finding(item: header.itemID.hex, problem: "a copy in another domain (\(path); a fade change cut short)")
+            if repair { finding.repaired = try moveToQuarantine(path) }
+            out.append(finding)
+        }
+        return out
     }
 
     private func moveToQuarantine(_ path: String) throws -> String {

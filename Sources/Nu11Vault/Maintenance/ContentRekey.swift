@@ -5,7 +5,7 @@ import Nu11Storage
 
 /// `rekey --content`: for a suspected leak of item keys. After the domain keys rotate,
 /// every item of this vault is re-encrypted, streaming, under a fresh item key — as a new
-/// item through the one commit path (new ID, like a note edit or a fade change; the old
+/// item through the one commit path (new ID, like a note edit; the old
 /// one crypto-shredded at the same commit point), keeping its album, name, dates and fade
 /// deadline; thumbnails are made again. A marker in the key store holds the insertion
 /// sequence the job started at: re-encrypted items get later ones, so a run cut short is

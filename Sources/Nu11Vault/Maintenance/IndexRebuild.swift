@@ -25,7 +25,10 @@ extension Maintenance {
     /// `--repair` only reports).
     /// `albumKeys`: other keys that may open album names (`recover` without an index: the
     /// phrase's key sets); a name they open is sealed again under this session's key.
-    func adoptOrphans(_ files: [String], known: Set<ItemID>, write: Bool, albumKeys: [SecretBytes] = []) throws -> Adoption {
+    func adoptOrphans(_ files: [String], known given: Set<ItemID>, write: Bool, albumKeys: [SecretBytes] = []) throws -> Adoption {
+        // An item adopted once: a move between domains cut short (and its marker lost) can
+        // leave a content file in each, under one ID; the first that opens wins.
+        var known = given
         var result = Adoption()
         var albumNames: [ItemID: AlbumRow] = [:]
         if mainDomain == .vault, let key = try? metadataKey(.vault) {
@@ -53,7 +56,7 @@ extension Maintenance {
                   let header = try? N11Header.parse(ProtectedFiles.readPrefix(path, count: N11Header.byteCount)),
                   !known.contains(header.itemID), (try? ItemID(hex: Self.stem(name))) == header.itemID else { continue }
             let id = header.itemID
-            guard let record = try? keyStore.itemKeyRecord(id) else { continue }  // an orphan, reported by the caller
+            guard let record = try? keyStore.itemKeyRecord(id, domain: header.domain) else { continue }  // an orphan, reported by the caller
             guard visibleDomains.contains(header.domain), record.domain == header.domain,
                   let itemKey = try? record.open(domainKey: domainKey(header.domain)) else {
                 result.foreign.insert(path)
@@ -110,6 +113,7 @@ extension Maintenance {
             // carries a revoked phrase's seal (FORMAT.md §5.3).
             row.recovery = write ? try freshRecoverySeal(row, itemKey: itemKey) : nil
             adopted.append((row, meta.created))
+            known.insert(id)
             sidecars.append((row, meta, itemKey, facts != nil))
             var done = "index entry rebuilt"
             if facts == nil { done += "; metadata file rewritten" }
@@ -152,7 +156,7 @@ extension Maintenance {
             if row.domain == .fade, let entry = state.fade.first(where: { $0.id == row.id }), entry.deadline <= now { continue }
             let key = try metadataKey(row.domain)
             guard !ItemMetadata.opens(row, key: key), (try? ItemMetadata.openReportingLegacy(row, key: key)) == nil,
-                  let itemKey = try? keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain)),
+                  let itemKey = try? keyStore.itemKeyRecord(row.id, domain: row.domain).open(domainKey: domainKey(row.domain)),
                   let bytes = try? ProtectedFiles.read(location.sidecarPath(row.id), limit: SidecarEnvelope.maxBytes),
                   let (head, facts) = try? ItemSidecar.open(bytes, id: row.id, itemKey: itemKey),
                   head.kind == row.kind, head.domain == row.domain else { continue }
@@ -270,7 +274,7 @@ extension Maintenance {
                     let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
                     var withSeal = row
                     withSeal.recovery = row.domain == .vault ? seals[row.id] : nil
-                    let itemKey = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
+                    let itemKey = try keyStore.itemKeyRecord(row.id, domain: row.domain).open(domainKey: domainKey(row.domain))
                     try ProtectedFiles.makeDirectory(location.metaFolder)
                     try ProtectedFiles.writeAtomically(ItemSidecar.seal(row: withSeal, meta: meta, recoverySeal: withSeal.recovery, itemKey: itemKey),
                                                        to: location.sidecarPath(row.id))

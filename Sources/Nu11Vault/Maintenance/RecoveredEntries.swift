@@ -30,7 +30,7 @@ extension Maintenance {
         var vouched = Set<Int>()
         for row in try index.allRows() where row.domain == .vault && isVisible(row) {
             guard !ItemMetadata.opens(row, key: key),
-                  let itemKey = try? keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(.vault)) else { continue }
+                  let itemKey = try? keyStore.itemKeyRecord(row.id, domain: .vault).open(domainKey: domainKey(.vault)) else { continue }
             var resealed = row
             let fromSets = setKeys.indices.lazy.compactMap { i in
                 (try? ItemMetadata.openReportingLegacy(row, key: setKeys[i])).map { (i, $0.meta) }

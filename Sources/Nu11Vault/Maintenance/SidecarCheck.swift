@@ -53,7 +53,7 @@ extension Maintenance {
     /// sidecar from the index row and seals a fresh recovery seal (index and sidecar).
     /// `seals`: the index's recovery seals. nil when all is well.
     func checkSidecar(_ row: ItemRow, seals: [ItemID: [UInt8]], repair: Bool) throws -> CheckReport.Finding? {
-        let itemKey = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
+        let itemKey = try keyStore.itemKeyRecord(row.id, domain: row.domain).open(domainKey: domainKey(row.domain))
         var problems: [String] = []
         let state = sidecarState(row, itemKey: itemKey)
         var sidecarSound = false

@@ -114,7 +114,7 @@ extension Photos {
         guard ProtectedFiles.exists(path) else {
             throw Nu11Error(.notFound, "item \(row.id) has no thumbnail", remedy: .makeThumbnails, item: row.id.hex)
         }
-        let key = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
+        let key = try keyStore.itemKeyRecord(row.id, domain: row.domain).open(domainKey: domainKey(row.domain))
         vault.thumbnailFilesOpened += 1
         do {
             let sealed = try ProtectedFiles.read(path, limit: ThumbnailEnvelope.maxBytes + 4096)

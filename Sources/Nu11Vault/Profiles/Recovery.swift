@@ -184,7 +184,7 @@ extension Profiles {
         //    the old phrase yet).
         var seals: [(id: ItemID, seal: [UInt8])] = []
         for row in try index.items(domains: [.vault], limit: nil) {
-            let itemKey = try keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(.vault))
+            let itemKey = try keyStore.itemKeyRecord(row.id, domain: .vault).open(domainKey: domainKey(.vault))
             seals.append((row.id, try RecoverySeal.seal(itemKey, to: publicKey,
                                                          associatedData: RecoverySeal.itemAAD(vaultID: vaultID, itemID: row.id, kind: row.kind))))
         }

@@ -36,7 +36,7 @@ struct Fade: ParsableCommand {
                 if duration == "off" {
                     let kept = try vault.items.cancelFade(id)
                     if output.json { return try Output.json(Results.Faded(id: kept.hex, previousID: previous, fadesAt: nil)) }
-                    print("\(kept.hex) is permanent again (re-encrypted as a new item: the ID changed from \(id))")
+                    print("\(kept.hex) is permanent again")
                     return
                 }
                 guard let seconds = try fadeSeconds(duration, settings: vault.settings) else { return }
@@ -45,7 +45,6 @@ struct Fade: ParsableCommand {
                     return try Output.json(Results.Faded(id: faded.hex, previousID: previous, fadesAt: Date(timeIntervalSince1970: vault.now + seconds)))
                 }
                 print("\(faded.hex) fades at \(Output.localTime.string(from: Date(timeIntervalSince1970: vault.now + seconds)))")
-                if !faded.hex.hasPrefix(id.digits) { print("(re-encrypted as a new item: the ID changed from \(id))") }
             }
         }
     }

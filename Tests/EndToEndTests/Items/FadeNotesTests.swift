@@ -111,7 +111,7 @@ struct FadeNotesTests {
         #expect(!cli.hasKeyRecord(id), "its key survived")
     }
 
-    @Test("fade set moves a permanent item into Fade (re-encrypted) and it expires")
+    @Test("fade set moves a permanent item into Fade (re-encrypted, same ID) and it expires")
     func fadeSet() throws {
         let cli = try CLI()
         try cli.initVault()
@@ -121,11 +121,12 @@ struct FadeNotesTests {
         // Long enough that a loaded machine lists it before it fades; the clock is moved past it below.
         let set = try cli.run(["fade", "set", old, "10m"], pinStdin: true)
         #expect(set.code == 0, "\(set.stderr)")
-        // Re-encrypted into Fade as a new item; the permanent one is gone (key and file).
+        // Re-encrypted into Fade under a new key, keeping its ID (issue 58; it was a new ID
+        // before); the permanent copy is gone (its key record and file).
         let id = String(set.out.prefix(32))
-        #expect(id != old && set.out.contains("ID changed"))
-        expectCleanError(try cli.run(["export", old, "-o", "-"], pinStdin: true), code: 4, mentions: "no item")
-        #expect(!cli.hasKeyRecord(old))
+        #expect(id == old && !set.out.contains("ID changed"))
+        #expect(try IDStabilityTests.recordDomains(cli, old) == [2], "the permanent copy's key record survived")
+        #expect(!cli.exists(cli.vault + "/Vault/Photos/\(old).n11"))
         #expect(cli.exists(cli.vault + "/Fade/\(id).n11"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: cli.vault + "/Vault/Albums").allSatisfy {
             (try? FileManager.default.contentsOfDirectory(atPath: cli.vault + "/Vault/Albums/" + $0))?.isEmpty ?? true

@@ -53,7 +53,7 @@ struct PhotoSafetyTests {
         #expect(try cli.run(["delete", ids[0]], pinStdin: true).code == 0)
         #expect(try cli.run(["delete", "--secure", ids[1]], pinStdin: true).code == 0)
         #expect(thumbnails(cli) == [ids[2], ids[3]].sorted().map { "\($0).n11thumb" }, "\(thumbnails(cli))")
-        // fade set gives the item a new ID: the old thumbnail goes, the new one is there.
+        // fade set keeps the item's ID (issue 58): its thumbnail, made again under its new key, is there.
         let set = try cli.run(["fade", "set", ids[2], "2s"], pinStdin: true)
         #expect(set.code == 0, "fade set: \(set.stderr)")
         let faded = try #require(try cli.listJSON().first { $0["fadesAt"] is String }?["id"] as? String)

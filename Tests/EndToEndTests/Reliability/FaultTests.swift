@@ -247,6 +247,9 @@ struct FaultTests {
                 let fading = copies.first?["fadesAt"] is String  // null when permanent
                 #expect(fading == ok, "fade set said \(ok ? "done" : "failed") but the item \(fading ? "fades" : "is permanent")")
                 if let id = copies.first?["id"] as? String { try exports(cli, [id: Self.payload], pin: cli.pin, "the item") }
+                // The same ID either way (issue 58), with one key record: the domain it is in.
+                #expect(copies.first?["id"] as? String == permanent, "the ID changed: \(copies)")
+                #expect(try IDStabilityTests.recordDomains(cli, permanent) == [fading ? 2 : 1], "key records of the item")
                 return cli.pin
             })
     }

@@ -67,7 +67,7 @@ extension VaultFeature {
     /// Writes an existing item's sidecar again after its row changed (an album move, new
     /// thumbnails, a repair), keeping its recovery seal. `itemKey` nil: from its key record.
     func rewriteSidecar(row: ItemRow, meta: ItemMetadata, itemKey given: SecretBytes? = nil) throws {
-        let itemKey = try given ?? keyStore.itemKeyRecord(row.id).open(domainKey: domainKey(row.domain))
+        let itemKey = try given ?? keyStore.itemKeyRecord(row.id, domain: row.domain).open(domainKey: domainKey(row.domain))
         let path = location.sidecarPath(row.id)
         let seal = (try? ProtectedFiles.read(path, limit: SidecarEnvelope.maxBytes)).flatMap { try? SidecarEnvelope.head($0).recoverySeal }
         try ProtectedFiles.makeDirectory(location.metaFolder)
