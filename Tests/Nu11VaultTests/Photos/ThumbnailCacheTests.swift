@@ -103,5 +103,12 @@ struct ThumbnailCacheTests {
         let now = try mine.photos.thumbnail(turned.ref, size: .grid)
         #expect(now.width == 192 && now.height == 256, "this session shows the photo unturned: \(now.width)x\(now.height)")
         #expect(try mine.items.libraryEntries().allSatisfy { !$0.changed }, "a change is reported twice")
+        // Into Fade by the other session (the ID kept): reported once, not at every listing.
+        #expect(try other.items.setFade(still.ref, seconds: 3600) == still.id)
+        // (Under the vault's lock, as the app lists: the session reads the new deadline.)
+        let afterFade = try mine.exclusive { try mine.items.libraryEntries() }
+        #expect(Set(afterFade.filter(\.changed).map(\.id)) == [still.id], "\(afterFade.map { ($0.id == still.id, $0.changed) })")
+        #expect(try mine.exclusive { try mine.items.libraryEntries() }.allSatisfy { !$0.changed },
+                "a Fade item is reported changed at every listing")
     }
 }
