@@ -19,6 +19,7 @@ public final class VideoDecoder: @unchecked Sendable {
     private let lock = NSLock()
     private var pid: Int32 = 0
     private var reaped = false
+    private var ending = "running"
     private var toChild: Int32 = -1
     private var fromChild: Int32 = -1
     private var reader: VideoStream.Reader
@@ -65,6 +66,14 @@ public final class VideoDecoder: @unchecked Sendable {
         if pid > 0 && !reaped { kill(pid, SIGKILL) }
     }
 
+    /// How the helper ended, for a log: "exit N" or "signal N" when it had ended by itself
+    /// before `finish`, "killed" when `finish` ended it, "running" before `finish`.
+    public var helperEnding: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return ending
+    }
+
     /// Closes the pipes and waits for the helper (killed first if still running).
     public func finish() {
         if toChild >= 0 { close(toChild) }
@@ -72,9 +81,14 @@ public final class VideoDecoder: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if pid > 0 && !reaped {
-            kill(pid, SIGKILL)
             var status: Int32 = 0
-            _ = SystemIO.retrying { waitpid(pid, &status, 0) }
+            if SystemIO.retrying({ waitpid(pid, &status, WNOHANG) }) == pid {
+                ending = status & 0x7f == 0 ? "exit \((status >> 8) & 0xff)" : "signal \(status & 0x7f)"
+            } else {
+                kill(pid, SIGKILL)
+                _ = SystemIO.retrying { waitpid(pid, &status, 0) }
+                ending = "killed"
+            }
             reaped = true
         }
         if fromChild >= 0 { close(fromChild) }

@@ -26,6 +26,8 @@ final class VideoPlayer {
     private let show: @MainActor (TextureBox) -> Void
     private let ended: @MainActor (String?) -> Void
     private var stopped = false
+    /// Frames handed to `show` (for `--timings`).
+    private var shown = 0
 
     /// Starts playing `video` (consumed: zeroed by the reading thread once sent), frames at
     /// most `maxSide` on the long side; `show` gets each frame when it is due, `ended` once,
@@ -55,8 +57,13 @@ final class VideoPlayer {
             guard let origin, Double(due) / 1e6 <= now - origin else { break }
             latest = feed.pop()
         }
-        if let latest { show(latest) }
+        if let latest {
+            shown += 1
+            if shown == 1 { Timings.event("play-first-frame-shown") }
+            show(latest)
+        }
         if let outcome = feed.outcome(), feed.peekTime() == nil {
+            Timings.event("play-ended shown \(shown)")
             timer = 0
             stop()
             ended(outcome.reason)
@@ -83,6 +90,7 @@ final class VideoPlayer {
     /// Ends playback at once: the helper is killed, the queued frames dropped.
     func stop() {
         guard !stopped else { return }
+        Timings.event("play-stopped shown \(shown)")
         stopped = true
         if timer != 0 { g_source_remove(timer) }
         timer = 0
@@ -156,7 +164,10 @@ final class PlayFeed: Sendable {
         }
     }
 
-    private func finish(_ reason: String?) { state.withLock { if $0.finished == nil { $0.finished = Outcome(reason: reason) } } }
+    private func finish(_ reason: String?) {
+        Timings.event(reason.map { "play-stream-failed: " + $0 } ?? "play-stream-ended")
+        state.withLock { if $0.finished == nil { $0.finished = Outcome(reason: reason) } }
+    }
 
     /// The reading thread: the helper, its messages, the sound.
     static func read(_ video: [UInt8], maxSide: Int, into feed: PlayFeed) {
@@ -172,15 +183,23 @@ final class PlayFeed: Sendable {
             return feed.finish((error as? ImageDecodeError)?.reason ?? "the video decoder did not start")
         }
         secureZero(&video)
-        defer { decoder.finish() }
+        Timings.event("play-helper-started")
+        var frames = 0, sounds = 0
+        defer {
+            decoder.finish()
+            Timings.event("play-reader-done frames \(frames) audio \(sounds) helper \(decoder.helperEnding)")
+        }
         guard feed.attach(decoder) else { return }
         while true {
             let message: VideoStream.Message
             do { message = try decoder.next() } catch { return feed.finish(error.reason) }
             switch message {
             case .frame(let frame):
+                frames += 1
+                if frames == 1 { Timings.event("play-first-frame-received") }
                 guard feed.push(frame.ptsMicros, TextureBox(texture(frame))) else { return }
             case .audio(let audio):
+                sounds += 1
                 guard feed.waitWhilePaused() else { return }
                 if soundFormat != (audio.rate, audio.channels) {
                     n11g_sound_close(sound)

@@ -362,11 +362,11 @@ final class Viewer {
             case .success(let bytes):
                 setText(badge, "")
                 player = VideoPlayer(video: bytes, maxSide: 1280, show: { [weak self] box in
-                    guard let self, mine == self.generation else { return }
+                    guard let self, mine == self.generation else { return Timings.event("play-frame-for-another-item") }
                     texture = box
                     gtk_picture_set_paintable(op(picture), box.texture)
                 }, ended: { [weak self] reason in
-                    guard let self, mine == self.generation else { return }
+                    guard let self, mine == self.generation else { return Timings.event("play-end-for-another-item") }
                     player = nil
                     setPlaying(false)
                     if let reason { screen.app.tell("Cannot play “\(item.name)”", reason) }
