@@ -41,28 +41,6 @@ void n11g_set_bool(gpointer object, const char *property, gboolean value) {
     g_object_set(object, property, value, NULL);
 }
 
-int n11g_launch_default(const char *path, const char *content_type, char *app_name, size_t name_len, char *err, size_t err_len) {
-    if (app_name != NULL && name_len > 0) app_name[0] = '\0';
-    GAppInfo *app = g_app_info_get_default_for_type(content_type, FALSE);
-    if (app == NULL) {
-        g_snprintf(err, err_len, "no application is set to open %s", content_type);
-        return -1;
-    }
-    if (app_name != NULL && name_len > 0) g_strlcpy(app_name, g_app_info_get_display_name(app), name_len);
-    GFile *file = g_file_new_for_path(path);
-    GList *files = g_list_append(NULL, file);
-    GdkAppLaunchContext *context = gdk_display_get_app_launch_context(gdk_display_get_default());
-    GError *error = NULL;
-    gboolean ok = g_app_info_launch(app, files, G_APP_LAUNCH_CONTEXT(context), &error);
-    if (!ok) g_snprintf(err, err_len, "%s did not start: %s", g_app_info_get_display_name(app), error != NULL ? error->message : "unknown");
-    if (error != NULL) g_error_free(error);
-    g_object_unref(context);
-    g_list_free(files);
-    g_object_unref(file);
-    g_object_unref(app);
-    return ok ? 0 : -1;
-}
-
 #include <epoxy/gl.h>
 
 int n11g_prefer_cairo_over_software_gl(void) {

@@ -4,11 +4,11 @@ import Nu11Format
 
 /// The pipe protocol between nu11vlt and `nu11vlt-image-helper` (all integers big-endian).
 ///
-///     request:  op (1 analyze, 2 exif, 3 png, 4 pixels, 5 video, 6 video location) | arg u32 | length u64 | image bytes
+///     request:  op (1 analyze, 2 exif, 3 png, 4 pixels, 5 video, 6 video location, 7 play) | arg u32 | length u64 | image bytes
 ///
 /// `arg`: for analyze, the quarter turns clockwise (0...3) the thumbnails get after EXIF's
 /// orientation (the user's rotation); for png and pixels, the max side in its low 28 bits and
-/// those quarter turns in its top 4 (`sideAndTurns`); 0 otherwise.
+/// those quarter turns in its top 4 (`sideAndTurns`); for play, the longest side asked; 0 otherwise.
 ///     response: status (0 ok, 1 refused) | length u64 | payload
 ///
 /// An analyze payload is `width u32 | height u32 | orientation u8 | alpha u8 | exif length
@@ -19,8 +19,10 @@ import Nu11Format
 /// keys, because reading it parses nothing (`RawImage.parse`). A video payload is
 /// `ImageWire.encode(VideoAnalysis)`: its poster frame's thumbnails and the container's facts;
 /// a video location payload is one byte, 1 when FFmpeg sees a location in the container, else 0.
+/// A play request is answered by a stream of messages instead (`VideoStream`), and the helper
+/// then exits.
 public enum ImageWire {
-    public enum Op: UInt8, Sendable { case analyze = 1, exif = 2, png = 3, pixels = 4, video = 5, videoLocation = 6 }
+    public enum Op: UInt8, Sendable { case analyze = 1, exif = 2, png = 3, pixels = 4, video = 5, videoLocation = 6, play = 7 }
     public static let requestHeaderSize = 13
     public static let responseHeaderSize = 9
     /// Larger requests are refused by the helper before it reads them.

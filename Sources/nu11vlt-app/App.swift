@@ -14,7 +14,6 @@ final class App {
     /// Replaced only while no vault is open (`open`: a vault elsewhere, or a found half).
     private(set) var session: Session
     /// Videos in the user's player, from a private RAM folder (emptied on lock and quit).
-    let playback = Playback()
     let application: UnsafeMutablePointer<AdwApplication>
     private(set) var window: Widget?
     private var stack: Widget?
@@ -249,7 +248,6 @@ final class App {
     func lock(reason: String) {
         guard main != nil else { return }
         main?.tearDown()
-        playback.clear()
         main = nil
         role = nil
         actions.vaultOpen(false)
@@ -260,7 +258,6 @@ final class App {
 
     func quit() {
         main?.tearDown()
-        playback.close()
         main = nil
         session.close()
         g_application_quit(UnsafeMutablePointer(OpaquePointer(application)))

@@ -36,6 +36,9 @@ final class Viewer {
     private var foldable: [Widget] = []
     private var more: Widget?
     private let middle: Widget
+    /// Play/Pause, and the video playing in place (`VideoPlayer`), if any.
+    private var playButton: Widget?
+    private var player: VideoPlayer?
 
     init(screen: MainScreen) {
         self.screen = screen
@@ -76,7 +79,7 @@ final class Viewer {
             self.screen.confirmDelete([item.id]) { [weak self] in self?.close() }
         }
         for (icon, name, action) in [("view-grid-symbolic", "Back to gallery", "back"), ("go-previous-symbolic", "Previous item", "previous"),
-                                     ("go-next-symbolic", "Next item", "next"), ("media-playback-start-symbolic", "Play video", "play"),
+                                     ("go-next-symbolic", "Next item", "next"), ("media-playback-start-symbolic", "Play", "play"),
                                      ("zoom-out-symbolic", "Zoom out", "zoom-out"),
                                      ("zoom-in-symbolic", "Zoom in", "zoom-in"), ("zoom-original-symbolic", "Full size", "zoom"),
                                      ("view-fullscreen-symbolic", "Full screen", "fullscreen"),
@@ -85,6 +88,7 @@ final class Viewer {
                                      ("document-save-symbolic", "Export item", "export"), ("folder-symbolic", "Move to album", "move"),
                                      ("alarm-symbolic", "Fade item", "fade"), ("dialog-information-symbolic", "Information", "info")] {
             let b = actions.iconButton(icon, name: name, action: action)
+            if action == "play" { playButton = b }
             append(bar, b)
             if !Self.kept.contains(action) { foldable.append(b) }
         }
@@ -172,7 +176,7 @@ final class Viewer {
 
     func tearDown() {
         generation += 1
-        screen.app.playback.clear()
+        stopVideo()
         if fullscreen { toggleFullscreen() }
         image.show(nil)
         // No name of an item stays in the widget tree once the viewer is gone.
@@ -201,7 +205,7 @@ final class Viewer {
 
     private func step(_ delta: Int) {
         guard !items.isEmpty else { return }
-        screen.app.playback.clear()
+        stopVideo()
         position = (position + delta + items.count) % items.count
         showCurrent()
     }
@@ -210,6 +214,7 @@ final class Viewer {
     private func showCurrent() {
         guard let item = current else { return }
         generation += 1
+        stopVideo()
         zoomed = false
         let mine = generation
         setText(caption, item.name)
@@ -319,9 +324,12 @@ final class Viewer {
         }
     }
 
-    /// A video (or a Live Photo's motion) in the user's player, from the private RAM file
-    /// (see `Playback`).
+    /// Plays the video (or a Live Photo's motion) in place, or pauses and resumes it.
     private func play() {
+        if let player {
+            if player.paused { player.resume() } else { player.pause() }
+            return setPlaying(!player.paused)
+        }
         guard let item = current else { return }
         if item.isVideo { return play(item) }
         guard let motion = item.motion else { return }
@@ -335,18 +343,55 @@ final class Viewer {
         }
     }
 
+    /// Decrypts the video into memory (never a file) and starts a `VideoPlayer` on it.
     private func play(_ item: ItemSummary) {
+        guard item.size <= UInt64(VideoStream.maxInput) else {
+            return screen.app.tell("Cannot play “\(item.name)” here", "it is over \(VideoStream.maxInput >> 20) MiB, more than the app plays from memory; export it to play it")
+        }
         let mine = generation
-        setText(badge, "Opening in your video player…")
-        screen.app.playback.play(item, session: screen.app.session) { [weak self] result in
+        setText(badge, "Starting…")
+        setPlaying(true)
+        screen.app.session.run({ vault -> [UInt8] in
+            var sink = MemorySink(capacity: Int(min(item.size, UInt64(VideoStream.maxInput))))
+            _ = try vault.items.export(ItemRef(item.id), to: &sink)
+            defer { sink.zero() }
+            return sink.bytes
+        }) { [weak self] result in
             guard let self, mine == self.generation else { return }
             switch result {
-            case .success(let player): setText(badge, "Playing in \(player) from a private file in memory, removed when you leave this video")
+            case .success(let bytes):
+                setText(badge, "")
+                player = VideoPlayer(video: bytes, maxSide: 1280, show: { [weak self] box in
+                    guard let self, mine == self.generation else { return Timings.event("play-frame-for-another-item") }
+                    texture = box
+                    gtk_picture_set_paintable(op(picture), box.texture)
+                }, ended: { [weak self] reason in
+                    guard let self, mine == self.generation else { return Timings.event("play-end-for-another-item") }
+                    player = nil
+                    setPlaying(false)
+                    if let reason { screen.app.tell("Cannot play “\(item.name)”", reason) }
+                })
             case .failure(let error):
                 setText(badge, "")
-                screen.app.tell("Cannot play “\(item.name)”", error.message)
+                setPlaying(false)
+                screen.app.tell("Cannot play “\(item.name)”", describe(error))
             }
         }
+    }
+
+    /// The Play button says what it does next: "Play", or "Pause" while a video plays.
+    private func setPlaying(_ playing: Bool) {
+        guard let playButton else { return }
+        let name = playing ? "Pause" : "Play"
+        gtk_button_set_icon_name(typed(playButton), playing ? "media-playback-pause-symbolic" : "media-playback-start-symbolic")
+        gtk_widget_set_tooltip_text(playButton, name)
+        n11g_set_label(playButton, name)
+    }
+
+    private func stopVideo() {
+        player?.stop()
+        player = nil
+        setPlaying(false)
     }
 
     private func fade() {

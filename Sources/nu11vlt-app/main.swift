@@ -77,8 +77,9 @@ let status = g_application_run(UnsafeMutablePointer(OpaquePointer(app.applicatio
 exit(status)
 
 /// `--timings`: on stderr, how long the first screen of tiles took after unlock, the listing,
-/// and each tile's decrypt + decode on the worker (bench/gallery.py reads them). Timings only,
-/// never a name or an ID.
+/// and each tile's decrypt + decode on the worker (bench/gallery.py reads them), and what a
+/// playing video did (`event`: the helper started, frames received and shown, how the stream
+/// and the helper ended; the GUI test reads them). Timings only, never a name or an ID.
 enum Timings {
     /// Set once, from the command line (no value of ours starts with "--": see above).
     static let enabled = CommandLine.arguments.dropFirst().contains("--timings")
@@ -90,5 +91,12 @@ enum Timings {
     static func count(_ what: String, _ count: Int) {
         guard enabled else { return }
         FileHandle.standardError.write(Data("count \(what) \(count)\n".utf8))
+    }
+
+    /// An event of the app's own making (a fixed word and numbers: what a video's playback
+    /// did), with the monotonic time in milliseconds.
+    static func event(_ what: String) {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("event \(String(format: "%.2f", App.monotonic() * 1000)) \(what)\n".utf8))
     }
 }

@@ -66,6 +66,30 @@ func probeTargets(_ args: ArraySlice<String>) -> nu11_probe_targets {
     return t
 }
 
+/// One piece of a playing video, framed on stdout (`VideoStream`); non-zero stops decoding
+/// (the app has gone: the write fails).
+func playSink() -> nu11_play_sink {
+    { _, kind, pts, a, b, data, length in
+        guard let data else { return 1 }
+        let header = kind == Int32(NU11_PLAY_FRAME)
+            ? VideoStream.frameHeader(ptsMicros: pts, width: Int(a), height: Int(b))
+            : VideoStream.audioHeader(ptsMicros: pts, rate: Int(a), channels: Int(b), bytes: length)
+        return writeAll(header) && (try? SystemIO.writeAll(1, UnsafeRawBufferPointer(start: data, count: length))) != nil ? 0 : 1
+    }
+}
+
+/// Plays a video to stdout, then the end (or a refusal); the helper exits after it.
+func play(_ video: inout [UInt8], _ arg: UInt32) -> Int32 {
+    let (maxSide, audio) = VideoStream.parseArg(arg)
+    var err = [CChar](repeating: 0, count: 256)
+    let rc = video.withUnsafeBytes { raw in
+        nu11_video_play(raw.baseAddress, raw.count, Int32(maxSide), audio ? 1 : 0, playSink(), nil, &err, err.count)
+    }
+    for i in video.indices { video[i] = 0 }
+    let reason = String(decoding: err.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return writeAll(rc == 0 ? VideoStream.endMessage : VideoStream.refusal(reason)) ? 0 : 74
+}
+
 let mode = CommandLine.arguments.dropFirst().first
 if mode == "--allow-list" {
     var i: Int32 = 0
@@ -110,7 +134,9 @@ default: break
 }
 while let head = readAll(ImageWire.requestHeaderSize) {
     let (op, arg, length) = ImageWire.parseRequestHeader(head)
-    guard let op, length <= ImageWire.maxRequest, var image = readAll(Int(length)) else { exit(65) }
+    guard let op, length <= (op == .play ? UInt64(VideoStream.maxInput) : ImageWire.maxRequest),
+          var image = readAll(Int(length)) else { exit(65) }
+    if op == .play { exit(play(&image, arg)) }
     let result: Result<[UInt8], ImageDecodeError> = image.withUnsafeBytes { raw in
         do {
             switch op {
@@ -128,6 +154,7 @@ while let head = readAll(ImageWire.requestHeaderSize) {
                 return .success(try ImageCodec.pixels(raw, maxSide: side, turns: turns))
             case .video: return .success(ImageWire.encode(try ImageCodec.video(raw)))
             case .videoLocation: return .success([try ImageCodec.videoHasLocation(raw) ? 1 : 0])
+            case .play: return .failure(ImageDecodeError(reason: "play is answered by a stream"))
             }
         } catch let error as ImageDecodeError {
             return .failure(error)

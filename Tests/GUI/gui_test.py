@@ -58,7 +58,6 @@ FIRST_VAULT = os.path.join(FIRST_HOME, ".local", "share", "nu11vlt")
 FIRST_KEYSTORE = os.path.join(FIRST_HOME, ".local", "state", "nu11vlt")
 FIRST_PIN = "2580-new-pin"
 PLAYER_LOG = os.path.join(WORK, "player.log")
-played = []  # the private files the fake player was handed
 step_started = time.monotonic()
 
 
@@ -98,10 +97,39 @@ def start_security_key():
     return key_process
 
 
+def played_in_place(shot):
+    """Play, and the viewer's picture changes from the poster to the clip's later frames (a
+    two-second clip may end before the accessibility tree shows Pause on a loaded machine);
+    at the end the button says Play again."""
+    poster = shot.replace(".png", "-poster.png")
+    screenshot(poster)
+    press("Play")
+
+    def moved():
+        screenshot(shot)
+        r = subprocess.run(["compare", "-metric", "AE", "-fuzz", "15%", poster, shot, "null:"], capture_output=True, text=True)
+        try:
+            return float(r.stderr.split()[0]) > 500 or None
+        except (ValueError, IndexError):
+            return None
+    wait_for(moved, "the video to play in the viewer (its picture to move on from the poster)", 30)
+    find("Play", "push button", timeout=60)
+
+
+def no_player_no_file(what):
+    """Videos play inside the app (issue 58): the desktop's player (the fake one below, a
+    tripwire) never got a file, and the private RAM folder older versions played from is not there."""
+    assert not os.path.exists(PLAYER_LOG), f"{what} was handed to the desktop's video player: {open(PLAYER_LOG).read()}"
+    # The run's own runtime folder (tmpfs: where older versions put the file); /dev/shm is
+    # shared with whatever else runs on the machine, so it proves nothing here.
+    folder = os.path.join(os.environ["XDG_RUNTIME_DIR"], "nu11vlt-app")
+    assert not os.path.exists(folder), f"{what}: the app made its private RAM folder {folder}"
+
+
 def install_fake_player():
     """The user's default video player, as GIO finds it (a desktop file and mimeapps.list in
     $HOME): a script that records the path it was handed, the SHA-256 of what it read there
-    and the file's mode."""
+    and the file's mode. The app must never start it (videos play inside the app)."""
     script = os.path.join(WORK, "fake_player.py")
     with open(script, "w") as f:
         f.write("import hashlib, os, sys\n"
@@ -305,7 +333,7 @@ def scenario():
     assert "IMG_0001.MOV" not in texts(), "a Live Photo's motion has a tile of its own"
     screenshot(os.path.join(SHOTS, "gallery-sections.png"))
 
-    step("videos: tiles with the poster and duration; the viewer plays one in the user's player from a private RAM file, gone after")
+    step("videos: tiles with the poster and duration; the viewer plays one in place (the helper decodes it), no player, no file")
     clip = find("clip-a.mp4, video, 0:02", timeout=60)
     find("clip-b.webm, video, 0:01", timeout=30)
     double_click(clip)
@@ -314,44 +342,26 @@ def scenario():
     press("Information")
     wait_label("Duration: 0:02", timeout=15, exact=False)
     press("Information")
-    assert enabled(find("Play video", "push button")), "Play is not offered for a video"
-    press("Play video")
-    line = wait_for(lambda: open(PLAYER_LOG).read().strip() if os.path.exists(PLAYER_LOG) else None, "the player to be started", 30)
-    path, digest, mode = line.split("\t")
-    original = hashlib.sha256(open(os.path.join(dump, "Camera", "clip-a.mp4"), "rb").read()).hexdigest()
-    assert digest == original, "the player did not get the video's bytes"
-    assert mode == "0o600" and os.stat(os.path.dirname(path)).st_mode & 0o777 == 0o700, f"the private file is {mode}"
-    assert "clip-a" not in path, f"the item's name is in the private file's path: {path}"
-    fs = subprocess.run(["stat", "-f", "-c", "%T", path], capture_output=True, text=True).stdout.strip()
-    assert fs in ("tmpfs", "ramfs"), f"the private file is on {fs}, not in memory"
-    played.append(path)
-    wait_label("Playing in Test Player", timeout=15, exact=False)
-    screenshot(os.path.join(SHOTS, "viewer-video.png"))
+    assert enabled(find("Play", "push button")), "Play is not offered for a video"
+    played_in_place(os.path.join(SHOTS, "viewer-video.png"))
+    no_player_no_file("the video")
     press("Back to gallery")
-    wait_for(lambda: not os.path.exists(path), "the private file to be removed when the viewer closes", 15)
     main_window()
 
-    step("a Live Photo is one tile (LIVE); its viewer plays the motion from a private RAM file")
+    step("a Live Photo is one tile (LIVE); its viewer plays the motion in place")
     double_click(find("IMG_0001.HEIC, Live Photo", timeout=30))
     find("Back to gallery", "push button")
     press("Information")
     wait_label("Live Photo", timeout=15, exact=False)
     press("Information")
-    press("Play video")
-    lines = wait_for(lambda: (lambda l: l if len(l) >= 2 else None)(open(PLAYER_LOG).read().split("\n")[:-1]), "the motion to be played", 30)
-    path, digest, mode = lines[1].split("\t")
-    original = hashlib.sha256(open(os.path.join(dump, "Camera", "IMG_0001.MOV"), "rb").read()).hexdigest()
-    assert digest == original and mode == "0o600", "the player did not get the motion's bytes"
-    assert "IMG_0001" not in path, f"the item's name is in the private file's path: {path}"
-    played.append(path)
-    screenshot(os.path.join(SHOTS, "viewer-live-photo.png"))
+    played_in_place(os.path.join(SHOTS, "viewer-live-photo.png"))
     # Delete names the motion that would go with the still (a name-based pairing may be wrong); Cancel keeps both.
     press("Delete item")
     wait_label("“IMG_0001.MOV”", timeout=20, exact=False)
     respond("Cancel")
     gone("“IMG_0001.MOV”", timeout=15, exact=False)
+    no_player_no_file("the Live Photo's motion")
     press("Back to gallery")
-    wait_for(lambda: not os.path.exists(path), "the motion's private file to be removed when the viewer closes", 15)
     main_window()
 
     step("another program's window in front: the privacy cover is up; back in the app it is gone")
@@ -639,7 +649,7 @@ def scenario():
     step("quit with Ctrl+Q")
     main_window()
     key("ctrl+q")
-    wait_for(lambda: not os.path.exists(os.path.dirname(played[0])), "the app's private RAM folder to be removed on quit", 15)
+    no_player_no_file("anything")
 
 
 def cli_as(args, stdin, vault=None, keystore=None):

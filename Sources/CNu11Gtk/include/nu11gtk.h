@@ -16,10 +16,12 @@ char *n11g_dropped_paths(const GValue *value);
 GType n11g_file_list_type(void);
 // A property of type int or boolean (g_object_set).
 void n11g_set_bool(gpointer object, const char *property, gboolean value);
-// Opens a local file in the user's default application for its content type (GIO's
-// launcher: the desktop file's Exec line, spawned by GLib). 0, or -1 with a one-line reason;
-// the application's name in app_name.
-int n11g_launch_default(const char *path, const char *content_type, char *app_name, size_t name_len, char *err, size_t err_len);
+// Sound for video playback (sound.c): a stream of interleaved S16LE PCM to the desktop's
+// sound server over its Unix socket, or NULL when there is none (then play silently).
+// Write blocks while the server's buffer is full; close drops what is still buffered.
+void *n11g_sound_open(unsigned rate, unsigned channels);
+int n11g_sound_write(void *sound, const void *data, size_t bytes);
+void n11g_sound_close(void *sound);
 // On GTK before 4.14, when GSK_RENDERER is unset and OpenGL is software (llvmpipe, softpipe:
 // no GPU), sets GSK_RENDERER=cairo, as GTK 4.14+ decides by itself. Before the first window
 // is realized. 1 when it did.

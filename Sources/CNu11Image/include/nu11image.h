@@ -116,6 +116,22 @@ int nu11_video_has_location(const void *buf, size_t len, char *err, size_t errle
 /* Whether bytes start like a container nu11_video_poster opens (MP4/QuickTime, Matroska/WebM). */
 int nu11_video_signature(const void *buf, size_t len);
 
+/* Playback (see play.c). The sink gets each decoded piece in presentation order per stream:
+ *   NU11_PLAY_FRAME: a = width, b = height, data = width x height RGBA (rows without padding);
+ *   NU11_PLAY_AUDIO: a = sample rate, b = channels (1 or 2), data = interleaved S16 (native order).
+ * pts_us is microseconds from the start. It returns 0 to go on, anything else to stop. */
+enum { NU11_PLAY_FRAME = 1, NU11_PLAY_AUDIO = 2 };
+#define NU11_PLAY_MAX_SIDE 1920
+#define NU11_PLAY_PIXEL_RATE 62208000LL           /* 1920 x 1080 at 30 frames a second */
+#define NU11_PLAY_MAX_SOURCE_PIXELS (8192LL * 8192)
+typedef int (*nu11_play_sink)(void *ctx, int kind, int64_t pts_us, int a, int b, const void *data, size_t len);
+
+/* Decodes a whole video held in memory (as nu11_video_poster opens it) and hands every frame,
+ * scaled to at most max_side (16...NU11_PLAY_MAX_SIDE) on the long side and upright, and,
+ * when with_audio, its first audio stream's sound, to the sink. 0, or -1 with a reason. */
+int nu11_video_play(const void *buf, size_t len, int max_side, int with_audio, nu11_play_sink sink, void *ctx,
+                    char *err, size_t errlen);
+
 /* Zeroes and frees a buffer this library returned. */
 void nu11_image_free(void *p, size_t len);
 
