@@ -28,6 +28,8 @@ final class VideoPlayer {
     private var stopped = false
     /// Frames handed to `show` (for `--timings`).
     private var shown = 0
+    /// A decoder that stops answering ends playback with a message (`PlaybackWatch`).
+    private var watch = PlaybackWatch()
 
     /// Starts playing `video` (consumed: zeroed by the reading thread once sent), frames at
     /// most `maxSide` on the long side; `show` gets each frame when it is due, `ended` once,
@@ -49,7 +51,10 @@ final class VideoPlayer {
 
     private func tick() -> Bool {
         guard !stopped else { return false }
-        if paused { return true }
+        if paused {
+            _ = watch.stalled(now: Self.now(), messages: feed.messages(), queued: true, paused: true)
+            return true
+        }
         let now = Self.now()
         var latest: TextureBox?
         while let due = feed.peekTime() {
@@ -61,6 +66,13 @@ final class VideoPlayer {
             shown += 1
             if shown == 1 { Timings.event("play-first-frame-shown") }
             show(latest)
+        }
+        if feed.outcome() == nil, watch.stalled(now: now, messages: feed.messages(), queued: feed.peekTime() != nil, paused: false) {
+            Timings.event("play-stalled shown \(shown)")
+            timer = 0
+            stop()
+            ended("its decoder stopped answering for \(Int(watch.limit)) seconds (hint: play it again; if it stops again, export it and play it in another player)")
+            return false
         }
         if let outcome = feed.outcome(), feed.peekTime() == nil {
             Timings.event("play-ended shown \(shown)")
@@ -109,6 +121,8 @@ final class PlayFeed: Sendable {
         var cancelled = false
         var paused = false
         var decoder: VideoDecoder?
+        /// Messages read from the decoder so far (frames, sound, the end).
+        var messages = 0
     }
     private let state = Mutex(State())
     /// Half a second at 25 frames a second: the sound, decoded in the same stream, runs ahead by as much.
@@ -124,6 +138,10 @@ final class PlayFeed: Sendable {
     }
 
     func outcome() -> Outcome? { state.withLock { $0.finished } }
+
+    func messages() -> Int { state.withLock { $0.messages } }
+
+    fileprivate func noteMessage() { state.withLock { $0.messages += 1 } }
 
     func setPaused(_ value: Bool) { state.withLock { $0.paused = value } }
 
@@ -193,6 +211,7 @@ final class PlayFeed: Sendable {
         while true {
             let message: VideoStream.Message
             do { message = try decoder.next() } catch { return feed.finish(error.reason) }
+            feed.noteMessage()
             switch message {
             case .frame(let frame):
                 frames += 1

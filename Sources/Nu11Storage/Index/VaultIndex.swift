@@ -284,7 +284,9 @@ public final class VaultIndex: Sendable {
     /// new domain, album and metadata, and its recovery seal follows: removed when the item
     /// leaves the primary vault, the new item key's seal inserted when it comes back. The WAL
     /// is then truncated, as after a delete (the removed seal's pages zeroed in the main file).
-    public func moveItem(_ row: ItemRow) throws {
+    /// `committed` runs once the transaction is durable, before that checkpoint (the caller
+    /// records the commit where a lost or older index cannot undo it).
+    public func moveItem(_ row: ItemRow, committed: () -> Void = {}) throws {
         try write { db in
             try db.execute(sql: "UPDATE item SET kind = ?, domain = ?, album = ?, meta = ? WHERE id = ?",
                            arguments: [row.kind.rawValue, row.domain.rawValue, row.album?.hex, Data(row.meta), row.id.hex])
@@ -296,6 +298,7 @@ public final class VaultIndex: Sendable {
                 try db.execute(sql: "INSERT INTO recovery (id, seal) VALUES (?, ?)", arguments: [row.id.hex, Data(seal)])
             }
         }
+        committed()
         try POSIX.afterEffect { try checkpoint() }
     }
 

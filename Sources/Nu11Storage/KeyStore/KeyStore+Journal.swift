@@ -26,6 +26,10 @@ public struct PendingOperation: Codable, Sendable, Equatable {
     public var secure: Bool?
     /// `moving` only: the domain the item moves to.
     public var to: UInt8?
+    /// `moving` only: the commit point passed (the index row changed its domain), written
+    /// right after it: the next command finishes the move whatever the index says by then (a
+    /// lost or older index put back must not undo a committed move). Absent before it.
+    public var committed: Bool?
 
     public init(_ operation: Kind, id: ItemID, kind: ItemKind, domain: Domain, album: ItemID?, secure: Bool? = nil,
                 to: Domain? = nil) {
@@ -53,6 +57,7 @@ extension PendingOperation {
             if let album = op.album { out += ",\"album\":\"\(album.hex)\"" }
             if let secure = op.secure { out += ",\"secure\":\(secure)" }
             if let to = op.to { out += ",\"to\":\(to)" }
+            if let committed = op.committed { out += ",\"committed\":\(committed)" }
             out += "}"
         }
         out += "]"
@@ -74,6 +79,11 @@ extension KeyStore {
     }
 
     public func clearPendingBatch(_ path: String) throws { try ProtectedFiles.remove(path) }
+
+    /// Replaces a batch marker's operations (atomically, in place).
+    public func rewritePendingBatch(_ path: String, _ operations: [PendingOperation]) throws {
+        try ProtectedFiles.writeAtomically(PendingOperation.json(operations), to: path)
+    }
 
     /// Every pending operation, with the marker file that holds it.
     public func pendingOperations() throws -> [(PendingOperation, String)] {

@@ -46,18 +46,26 @@ enum DomainMove {
     }
 
     /// Settles a move a crash interrupted (the gate, before the leftover sweep): finished when
-    /// the index row is in the new domain (the commit point passed), undone otherwise. With no
-    /// row (an index lost or damaged meanwhile) the sidecar decides: it names the new domain only
-    /// once the commit point passed. The deadline follows the copy that stays (`state`).
+    /// the marker says the commit point passed (`committed`, written right after it), or the
+    /// index row is in the new domain, or the old copy's key record is already gone (the
+    /// shredding after the commit had begun: undoing would leave no copy); undone otherwise.
+    /// With no row (an index lost or damaged meanwhile) the sidecar decides: it names the new
+    /// domain only once the commit point passed. The deadline follows the copy that stays.
     static func settle(_ op: PendingOperation, location: VaultLocation, keyStore: KeyStore, index: VaultIndex,
                        state: inout DeviceState) throws {
         guard let kind = ItemKind(rawValue: op.kind), let from = Domain(rawValue: op.domain),
               let to = op.to.flatMap(Domain.init(rawValue:)) else { return }
         let row = try index.item(op.id)
-        let committed = row.map { $0.domain == to } ?? (Shredder.domain(of: location.sidecarPath(op.id)) == to)
+        let committed = op.committed == true
+            || (row.map { $0.domain == to } ?? (Shredder.domain(of: location.sidecarPath(op.id)) == to))
+            || (!keyStore.hasItemKey(op.id, domain: from) && keyStore.hasItemKey(op.id, domain: to))
         if committed {
             try finish(location, keyStore: keyStore, secure: op.secure ?? Shredder.secureMode(keyStore), id: op.id, kind: kind,
                        from: from, album: op.album)
+            // A row still in the old domain is an index older than the commit (lost and rebuilt,
+            // or put back): it names the copy just shredded. It goes, and the new copy is
+            // adopted from its sidecar as any row-less item is (`check --repair`).
+            if let row, row.domain == from { try index.deleteItems([op.id]) }
         } else {
             try undo(location, keyStore: keyStore, id: op.id, kind: kind, to: to)
         }
@@ -133,8 +141,14 @@ extension Items {
             undo()
             throw error
         }
+        // The commit point passed: said in the marker at once (before the index's checkpoint),
+        // so that a crash from there on is finished by the next command even if the index is
+        // lost or an older one is put back before it. (Failing, the index row still tells.)
+        var done = PendingOperation(.moving, id: id, kind: old.kind, domain: old.domain, album: old.album, secure: secure, to: to)
+        done.committed = true
+        func markCommitted() { try? keyStore.rewritePendingBatch(marker, [done]) }
         do {
-            try index.moveItem(staged.row)  // the commit point
+            try index.moveItem(staged.row, committed: markCommitted)  // the commit point
         } catch let error as Nu11Error where error.tookEffect {
             // Committed; only the checkpoint after it failed (the next delete truncates the WAL).
             notice("done, but the index could not be checkpointed (\(error.message))")
@@ -154,6 +168,7 @@ extension Items {
             undo()
             throw error
         }
+        markCommitted()  // again, if the index's own call did not get to it (a checkpoint that failed)
         forgetCached(id)
         afterCommit("shredding the item's previous copy") {
             try DomainMove.finish(location, keyStore: keyStore, secure: secure, id: id, kind: old.kind, from: old.domain,

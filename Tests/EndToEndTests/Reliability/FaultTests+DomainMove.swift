@@ -26,7 +26,11 @@ struct DomainMoveFaultTests {
         }.map(\.n)
     }
 
-    func trial(into fade: Bool) throws {
+    /// `rollBack`: after the kill, the index from before the move is put back (a sync peer or a
+    /// backup restoring an older `index.sqlite`, or one lost and rebuilt) before the next command,
+    /// then `check --repair` runs: a committed move must not be undone by it (a Fade item kept
+    /// past its deadline and sealed to the phrase again), nor leave no copy.
+    func trial(into fade: Bool, rollBack: Bool = false) throws {
         try #require(FaultShim.library != nil, "the fault shim did not build (cc missing?)")
         let template = try CLI()
         try template.initVault()
@@ -47,9 +51,16 @@ struct DomainMoveFaultTests {
         for at in picked {
             let cli = try CLI()
             for part in ["vault", "keystore"] { try FileManager.default.copyItem(atPath: prepared + "/" + part, toPath: cli.root + "/" + part) }
-            let place = "fade set \(fade ? "1h" : "off"), killed at call \(at)"
+            let place = "fade set \(fade ? "1h" : "off"), killed at call \(at)\(rollBack ? ", the older index put back" : "")"
             let r = try FaultShim.run(cli, args, input: input, at: at, kill: true)
             #expect(r.code != 0, "\(place): the kill did not happen")
+            if rollBack {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cli.root + "/vault/index.sqlite" + suffix) }
+                try FileManager.default.copyItem(atPath: prepared + "/vault/index.sqlite", toPath: cli.root + "/vault/index.sqlite")
+                _ = try cli.run(["list"], pinStdin: true)  // settles the move
+                let repair = try cli.run(["check", "--repair"], pinStdin: true)
+                #expect(!repair.out.contains("sealed afresh to the current recovery phrase") || !fade, "\(place): \(repair.out)")
+            }
             let items = try cli.listJSON()
             #expect(items.compactMap { $0["id"] as? String } == [id], "\(place): \(items)")
             let fading = items.first?["fadesAt"] is String
@@ -114,4 +125,6 @@ struct DomainMoveFaultTests {
 
     @Test("fade set 1h (an album's photo into Fade)") func intoFade() throws { try trial(into: true) }
     @Test("fade set off (a fade photo back to Photos)") func outOfFade() throws { try trial(into: false) }
+    @Test("fade set 1h killed at each step, then the index from before it put back: one copy, never undone after its commit point")
+    func intoFadeIndexRolledBack() throws { try trial(into: true, rollBack: true) }
 }
