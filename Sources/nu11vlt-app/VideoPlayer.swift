@@ -71,7 +71,7 @@ final class VideoPlayer {
             Timings.event("play-stalled shown \(shown)")
             timer = 0
             stop()
-            ended("its decoder stopped answering for \(Int(watch.limit)) seconds (hint: play it again; if it stops again, export it and play it in another player)")
+            ended("its decoder stopped answering for \(Int(watch.limit)) seconds. Play it again; if it stops again, export it and play it in another player")
             return false
         }
         if let outcome = feed.outcome(), feed.peekTime() == nil {
