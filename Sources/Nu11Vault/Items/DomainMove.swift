@@ -82,12 +82,9 @@ extension Items {
     /// link kept; out of any album. The old copy is shredded after the commit point.
     func moveDomain(_ row: ItemRow, into domain: Domain, fadeDeadline: Double?) throws {
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
-        let (fd, oldKey) = try openItem(row)
+        let (source, fd) = try plaintextSource(row)
         defer { close(fd) }
-        let expected = N11Header(kind: row.kind, domain: row.domain, itemID: row.id)
-        let decryptor = try ChunkedDecryptor<N11Envelope.AEAD, FileDescriptorStream>(
-            source: try N11Envelope.body(of: fd, label: row.id.hex, expected: expected), key: oldKey, context: expected.context)
-        var staged = try stage(DecryptingSource(decryptor: decryptor), name: meta.name, kind: row.kind, domain: domain, album: nil,
+        var staged = try stage(source, name: meta.name, kind: row.kind, domain: domain, album: nil,
                                fadeDeadline: fadeDeadline, id: row.id, created: meta.created, type: meta.type,
                                modified: meta.modified, motion: meta.motion, turns: meta.turns)
         vault.recoverySealer = nil  // its seal is sealed: the next write gets an ephemeral key of its own (FORMAT.md §5.2)

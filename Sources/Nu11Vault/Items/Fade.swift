@@ -66,17 +66,29 @@ extension Items {
         return row.id
     }
 
+    /// An item's plaintext as a stream, its file checked against its row (kind, domain, ID) and
+    /// opened with its key; the caller closes `fd` once it has read it.
+    func plaintextSource(_ row: ItemRow) throws -> (source: DecryptingSource<N11Envelope.AEAD, FileDescriptorStream>, fd: Int32) {
+        let (fd, key) = try openItem(row)
+        do {
+            let expected = N11Header(kind: row.kind, domain: row.domain, itemID: row.id)
+            let decryptor = try ChunkedDecryptor<N11Envelope.AEAD, FileDescriptorStream>(
+                source: try N11Envelope.body(of: fd, label: row.id.hex, expected: expected), key: key, context: expected.context)
+            return (DecryptingSource(decryptor: decryptor), fd)
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
     /// Re-encrypts an item into its own domain as a new item (`rekey --content`: new ID and
     /// key); the old one is removed at the same commit point. Thumbnails are made again under
     /// the new key. (A move to another domain keeps the ID: `moveDomain`.)
     func reencrypt(_ row: ItemRow, into domain: Domain, fadeDeadline: Double?, album: ItemID? = nil) throws -> ItemID {
         let meta = try ItemMetadata.open(row, key: metadataKey(row.domain))
-        let (fd, oldKey) = try openItem(row)
+        let (source, fd) = try plaintextSource(row)
         defer { close(fd) }
-        let expected = N11Header(kind: row.kind, domain: row.domain, itemID: row.id)
-        let decryptor = try ChunkedDecryptor<N11Envelope.AEAD, FileDescriptorStream>(
-            source: try N11Envelope.body(of: fd, label: row.id.hex, expected: expected), key: oldKey, context: expected.context)
-        var staged = [try stage(DecryptingSource(decryptor: decryptor), name: meta.name, kind: row.kind, domain: domain, album: album,
+        var staged = [try stage(source, name: meta.name, kind: row.kind, domain: domain, album: album,
                                 fadeDeadline: fadeDeadline, created: meta.created, type: meta.type, modified: meta.modified,
                                 turns: meta.turns)]
         try commit(&staged, replacing: [row])
