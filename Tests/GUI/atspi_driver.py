@@ -33,9 +33,25 @@ def walk(acc, depth=0, out=None):
     return out
 
 
+# What the tree walks cost (each node is a few D-Bus round trips): step() prints and resets it,
+# so a slow step shows whether it waited on the app or on walking its tree.
+WALKS = {"count": 0, "seconds": 0.0, "nodes": 0}
+
+
+def walk_stats():
+    stats = dict(WALKS)
+    WALKS.update(count=0, seconds=0.0, nodes=0)
+    return stats
+
+
 def everything():
+    started = time.monotonic()
     root = app_root()
-    return [] if root is None else [acc for _, acc in walk(root)]
+    found = [] if root is None else [acc for _, acc in walk(root)]
+    WALKS["count"] += 1
+    WALKS["seconds"] += time.monotonic() - started
+    WALKS["nodes"] += len(found)
+    return found
 
 
 def named(name, role=None, exact=True):
