@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Drives nu11vlt-app the way a screen reader and a keyboard would: the accessibility tree
-(AT-SPI, Debian's python3-pyatspi) to find and press controls by their accessible names,
-xdotool for keys, text and pointer clicks. Used by gui_test.py."""
+(AT-SPI: GTK's cache and D-Bus calls, atspi_tree; pyatspi's constants) to find and press
+controls by their accessible names, xdotool for keys, text and pointer clicks. Used by
+gui_test.py."""
 import os
 import subprocess
 import time
 
 import pyatspi
+
+import atspi_tree
 
 
 class Timeout(Exception):
@@ -14,11 +17,9 @@ class Timeout(Exception):
 
 
 def app_root(name="nu11vlt-app"):
-    desk = pyatspi.Registry.getDesktop(0)
-    for app in desk:
-        if app is not None and app.name == name:
-            return app
-    return None
+    """The app's root accessible (the first of that name the registry lists), or None."""
+    bus_name = atspi_tree.app_node(name)
+    return None if bus_name is None else atspi_tree.Node(bus_name, atspi_tree.ROOT)
 
 
 def walk(acc, depth=0, out=None):
@@ -33,8 +34,8 @@ def walk(acc, depth=0, out=None):
     return out
 
 
-# What the tree walks cost (each node is a few D-Bus round trips): step() prints and resets it,
-# so a slow step shows whether it waited on the app or on walking its tree.
+# What the tree walks cost: step() prints and resets it, so a slow step shows whether it
+# waited on the app or on walking its tree.
 WALKS = {"count": 0, "seconds": 0.0, "nodes": 0}
 
 
@@ -45,9 +46,13 @@ def walk_stats():
 
 
 def everything():
+    """Every presented accessible of the app (atspi_tree: GTK's cache in one call, then the
+    children of each accessible that has some), depth first."""
     started = time.monotonic()
-    root = app_root()
-    found = [] if root is None else [acc for _, acc in walk(root)]
+    try:
+        found = atspi_tree.tree("nu11vlt-app")
+    except Exception:
+        found = []  # the app went away during the walk (or is not up yet): the next poll sees
     WALKS["count"] += 1
     WALKS["seconds"] += time.monotonic() - started
     WALKS["nodes"] += len(found)
@@ -58,7 +63,7 @@ def named(name, role=None, exact=True):
     found = []
     for acc in everything():
         try:
-            n = acc.name or ""
+            n = acc.snap_name or ""
             if (n == name if exact else name in n) and (role is None or acc.getRoleName() == role):
                 found.append(acc)
         except Exception:
@@ -117,8 +122,8 @@ def texts(role="label"):
     out = []
     for acc in everything():
         try:
-            if acc.getRoleName() == role and showing(acc):
-                out.append(acc.name)
+            if acc.getRoleName() == role and acc.snap_state(pyatspi.STATE_VISIBLE):
+                out.append(acc.snap_name)
         except Exception:
             continue
     return out
@@ -127,6 +132,21 @@ def texts(role="label"):
 def center(acc):
     box = acc.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
     return box.x + box.width // 2, box.y + box.height // 2
+
+
+def settled_center(acc, timeout=5.0):
+    """Where to click `acc`: its centre once it stands still. A page that slides in (the
+    gallery after the viewer, a folded sidebar) moves its controls for a few hundred ms, and
+    a click taken from the first answer lands where the control was."""
+    last = center(acc)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        time.sleep(0.15)
+        now = center(acc)
+        if now == last:
+            break
+        last = now
+    return last
 
 
 def xdo(*args):
@@ -146,23 +166,36 @@ def focus_window(title, timeout=15.0):
     return wid
 
 
-def type_text(text):
-    xdo("type", "--delay", "40", text)
+def type_text(text, delay_ms=40):
+    """Types `text` as keystrokes. 40 ms a key by default (a loaded machine); a long text of
+    characters the keymap has already (no keysym remapped per character, which is what races)
+    may go faster: a post-quantum recipient is some 1,950 characters."""
+    xdo("type", "--delay", str(delay_ms), text)
 
 
 def key(*keys):
     xdo("key", *keys)
 
 
+def move_to(x, y):
+    """The pointer to (x, y). `mousemove --sync` waits for the pointer to move, and when it is
+    there already (the same menu button clicked again) it waits for nothing that comes: some
+    15 s on this xdotool. So it moves only when it has to."""
+    out = subprocess.run(["xdotool", "getmouselocation", "--shell"], capture_output=True, text=True).stdout
+    at = dict(line.split("=", 1) for line in out.split() if "=" in line)
+    if (at.get("X"), at.get("Y")) != (str(x), str(y)):
+        xdo("mousemove", "--sync", str(x), str(y))
+
+
 def double_click(acc):
-    x, y = center(acc)
-    xdo("mousemove", "--sync", str(x), str(y))
+    x, y = settled_center(acc)
+    move_to(x, y)
     xdo("click", "--repeat", "2", "--delay", "80", "1")
 
 
 def click(acc):
-    x, y = center(acc)
-    xdo("mousemove", "--sync", str(x), str(y))
+    x, y = settled_center(acc)
+    move_to(x, y)
     xdo("click", "1")
 
 

@@ -317,8 +317,9 @@ def share(lib):
     type_text("age1nope")
     wait_for(lambda: any(t.startswith("Not an age recipient") for t in texts()) or None, "a malformed recipient said as such", 10)
     key("ctrl+a")
-    type_text(recipient)
+    type_text(recipient, delay_ms=4)  # Bech32: lower-case letters and digits
     wait_for(lambda: any(t.startswith("Post-quantum recipient") for t in texts()) or None, "the recipient's kind said", 10)
+    step("  share: a malformed recipient refused, the post-quantum one's kind said")
     respond("Choose File…")
     path = os.path.join(lib.work, "march.age")
     focus_window("^Share$")
@@ -329,6 +330,7 @@ def share(lib):
     key("Return")
     wait_for(lambda: any(t.startswith("2 items shared to a post-quantum recipient") for t in texts()) or None, "the share's summary", 60)
     respond("OK")
+    step("  share: the file chosen, written, its summary said")
     assert os.stat(path).st_mode & 0o777 == 0o600, "the share is not 0600"
     cli_b("import", path)
     theirs = json.loads(cli_b("list", "--json", "--all"))["items"]
@@ -452,6 +454,7 @@ def narrow_viewer(lib, wid):
         acc.queryAction().doAction(0)
         time.sleep(0.5)
 
+    step("  narrow viewer: every action on screen or in the menu; now each one run once")
     # Each action once, through the accessibility tree.
     press("Next item")
     press("Previous item")
@@ -469,6 +472,7 @@ def narrow_viewer(lib, wid):
     from_menu("Rotate left")
     wait_for(lambda: turned("city.jpg") == (0, 320, 240) or None, "city.jpg back in its own orientation", 15)
     wait_for(lambda: "city.jpg" in texts() or None, "the viewer still on city.jpg", 10)
+    step("  narrow viewer: next, previous, information, rotate right and left run")
     from_menu("Full size")  # first: zooming in past the fit shows the full size too (and greys it)
     wait_for(lambda: not [a for a in named("Full size", "push button") if enabled(a)] or None, "Full size to grey out once shown", 15)
     from_menu("Zoom in")
@@ -485,6 +489,7 @@ def narrow_viewer(lib, wid):
     time.sleep(1.0)
     subprocess.run(["xdotool", "windowsize", "--sync", wid, "360", "720"], check=True, capture_output=True)
     time.sleep(1.0)
+    step("  narrow viewer: full size, zoom in and out, full screen run")
     from_menu("Export item")
     focus_window("^Export$")
     key("Escape")
@@ -501,6 +506,7 @@ def narrow_viewer(lib, wid):
     find("Delete “city.jpg”?", timeout=15)
     respond("Cancel")
     back_to_window()
+    step("  narrow viewer: export, move, fade and delete each open their dialog")
     # Play, on the video (a photo has nothing to play): Previous until it is the video.
     for _ in range(4):
         if [a for a in named("Play", "push button") if showing(a) and enabled(a)]:

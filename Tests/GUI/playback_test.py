@@ -73,11 +73,27 @@ def search(text):
     """Types `text` into the gallery's search (the tile may be scrolled out of sight)."""
     entry = wait_for(lambda: ([a for a in named("Search by name") if showing(a) and a.getRoleName() not in ("label", "panel")]
                               or [None])[0], "the search entry", 15)
-    click(entry)
-    key("ctrl+a")
-    key("BackSpace")
-    if text:
-        type_text(text)
+
+    def typed():
+        for candidate in [entry] + [c for c in entry if c is not None]:
+            try:
+                t = candidate.queryText()
+                return t.getText(0, t.characterCount)
+            except NotImplementedError:
+                continue
+        return None
+    for _ in range(3):  # a click while the gallery still slides in may miss the entry
+        click(entry)
+        key("ctrl+a")
+        key("BackSpace")
+        if text:
+            type_text(text)
+        try:
+            wait_for(lambda: typed() in (text, None) or None, f"the search to read {text!r}", 5)
+            return
+        except Timeout:
+            continue
+    raise AssertionError(f"the search entry reads {typed()!r}, not {text!r}")
 
 
 def player_events(lib, since=0.0):
