@@ -166,11 +166,9 @@ def focus_window(title, timeout=15.0):
     return wid
 
 
-def type_text(text, delay_ms=40):
-    """Types `text` as keystrokes. 40 ms a key by default (a loaded machine); a long text of
-    characters the keymap has already (no keysym remapped per character, which is what races)
-    may go faster: a post-quantum recipient is some 1,950 characters."""
-    xdo("type", "--delay", str(delay_ms), text)
+def type_text(text):
+    """Types `text` as keystrokes, 40 ms a key (a loaded machine)."""
+    xdo("type", "--delay", "40", text)
 
 
 def key(*keys):
