@@ -19,10 +19,6 @@ trap '[ -z "$scratch" ] || rm -rf "$scratch"' EXIT
 echo "test scratch folder: ${TMPDIR:-/tmp}"
 { swift test --skip-build 2>&1; echo $? > .build/test.rc; } | tee "$log"
 rc=$(cat .build/test.rc 2>/dev/null || echo 1)
-# The slowest tests, so that a CI run that grows shows where its time went.
-echo
-echo "=== the 15 slowest tests (wall time, run in parallel) ==="
-sed -n 's/^.*Test "\(.*\)" passed after \([0-9.]*\) seconds.*$/\2 \1/p' "$log" | sort -rn | head -15 | cut -c1-160
 if [ "$rc" -ne 0 ]; then
   echo
   echo "=== what failed (repeated from above) ==="
