@@ -34,14 +34,21 @@ enum AgentClient {
         return paths
     }()
 
+    /// The command words of `args` when its command is one the agent runs, else nil. The agent
+    /// asks this too, of every request: a client of its own sends what it likes.
+    static func agentPath(_ args: [String]) -> [String]? {
+        guard let first = args.first else { return nil }
+        if agentPaths.contains([first]) { return [first] }
+        if args.count > 1 && agentPaths.contains([first, args[1]]) { return [first, args[1]] }
+        return nil
+    }
+
     /// The vault a command line is for, when its command is one the agent runs: read from the
     /// words themselves (the command's words, then --vault/--keystore, else the environment's),
     /// without parsing the line — parsing the whole command tree was most of a client's time;
     /// the agent parses it and says any usage error, as this process would have.
     static func route(_ args: [String]) -> VaultLocation? {
-        guard let first = args.first else { return nil }
-        let path = agentPaths.contains([first]) ? [first] : args.count > 1 && agentPaths.contains([first, args[1]]) ? [first, args[1]] : []
-        guard !path.isEmpty else { return nil }
+        guard let path = agentPath(args) else { return nil }
         var vault: String?
         var keystore: String?
         var i = path.count

@@ -82,7 +82,9 @@ final class AgentServer {
                 try? vault.exclusive { vault.audit("agent-refused", detail: "a process of uid \(uid) (pid \(pid)) was refused by the unlock agent") }
                 continue
             }
-            guard let (request, passed) = try? AgentRequest.receive(connection) else { continue }
+            // A request in a few seconds, or none: a connection that sends nothing must not hold
+            // the agent (and with it `lock`, SIGTERM and lock.idle).
+            guard let (request, passed) = try? AgentRequest.receive(connection, within: 5) else { continue }
             defer { for f in passed { close(f) } }
             switch request.op {
             case .lock:
@@ -128,6 +130,15 @@ final class AgentServer {
                 _ = fchdir(home)
                 close(home)
             }
+        }
+        // Only the commands the client sends here (`AgentClient.viaAgent`): the rest need the PIN
+        // (pin, rekey, recovery, settings set, delete, …), and a same-user process with a
+        // client of its own must not get them without it.
+        guard AgentClient.agentPath(request.argv) != nil else {
+            let words = request.argv.prefix(2).map { String($0.prefix(40)) }.joined(separator: " ")
+            try? vault.exclusive { vault.audit("agent-refused", detail: "the unlock agent refused a command it does not run") }
+            Failure.printError("the unlock agent does not run `\(words)`: that command needs the PIN (hint: run `nu11vlt \(words)` at a terminal; it asks for the PIN itself)")
+            return 64
         }
         guard chdir(request.cwd) == 0 else {
             Failure.printError("the unlock agent cannot enter the folder \(request.cwd) (hint: run the command from a folder you can enter)")

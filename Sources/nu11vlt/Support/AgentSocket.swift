@@ -109,17 +109,32 @@ struct AgentRequest: Codable {
     }
 
     /// The request and the descriptors that came with it.
-    static func receive(_ fd: Int32) throws -> (AgentRequest, [Int32]) {
+    static func receive(_ fd: Int32, within seconds: Double) throws -> (AgentRequest, [Int32]) {
+        // Each read waits a second at most, the whole request `seconds`: a client that sends
+        // nothing, or a byte at a time, is dropped.
+        let deadline = Date().addingTimeInterval(seconds)
+        var tick = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tick, socklen_t(MemoryLayout<timeval>.size))
+        defer {
+            var none = timeval()
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+        }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var received: [UInt8] = []
         var fds: [Int32] = []
         while true {
+            guard Date() < deadline else {
+                for f in fds { close(f) }
+                throw AgentWire.broken("the request did not come in time")
+            }
             var passed = [Int32](repeating: -1, count: Int(NU11_MAX_PASSED_FDS))
             var count: Int32 = 0
             let n = buffer.withUnsafeMutableBytes { raw in
                 passed.withUnsafeMutableBufferPointer { nu11_recv_with_fds(fd, raw.baseAddress, raw.count, $0.baseAddress, &count) }
             }
+            let failure = errno
             fds += passed.prefix(Int(count))
+            if n < 0 && (failure == EAGAIN || failure == EWOULDBLOCK) { continue }
             guard n > 0 else {
                 for f in fds { close(f) }
                 throw AgentWire.broken("the request ended early")

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import TestSupport
+import Testing
+
+/// The unlock agent against a same-user process with a client of its own (not `nu11vlt`): it
+/// runs only what the docs say it runs, and a connection that sends nothing does not hold it.
+/// Both were found by an attacker with the binary and the docs alone: the agent had run
+/// `pin change`, `rekey`, `recovery setup`, `settings set` and `delete` for such a client
+/// without the PIN, deadlocked on `skeleton status`, and waited for ever on an idle connection.
+@Suite("unlock agent: a client of one's own")
+struct AgentRefusalTests {
+    /// One request as the protocol has it (README, THREAT-MODEL): a 4-byte big-endian length,
+    /// the JSON request, this process's descriptors 0, 1 and 2 passed along; the answer is the
+    /// command's exit code, which becomes this script's.
+    static let client = """
+        import json, os, socket, struct, sys
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(sys.argv[1])
+        body = json.dumps({"op": "run", "argv": sys.argv[2:], "cwd": os.getcwd(),
+                           "env": [k + "=" + v for k, v in os.environ.items()], "terminal": False}).encode()
+        socket.send_fds(s, [struct.pack(">I", len(body)) + body], [0, 1, 2])
+        answer = s.recv(4)
+        sys.exit(struct.unpack(">i", answer)[0] if len(answer) == 4 else 99)
+        """
+
+    @Test("commands that need the PIN (pin change, rekey, recovery setup, settings set, delete, skeleton, sweep): refused in one line, nothing changed, the agent serves on")
+    func pinCommandsRefused() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let id = try cli.importIDs([cli.file("keep.jpg", [1, 2, 3])])[0]
+        let pid = try AgentTests.unlock(cli)
+        defer { kill(pid, SIGKILL) }
+        let socket = try AgentTests.socket(cli)
+        // The client works: a command the agent runs answers through it (so a refusal below is
+        // the agent's, not a broken request).
+        let listed = try cli.spawn("/usr/bin/python3", ["-c", Self.client, socket, "list"])
+        #expect(listed.code == 0 && listed.out.contains("keep.jpg"), "list through the raw client: \(listed.code) \(listed.out) \(listed.stderr)")
+        let idleBefore = try cli.run(["settings", "get", "lock.idle"], pinStdin: true).out
+        let before = try cli.spawn("/usr/bin/python3", ["-c", Self.client, socket, "log", "--json"])
+        let refusedBefore = before.out.components(separatedBy: "agent-refused").count
+        let attempts: [([String], String)] = [
+            (["pin", "change", "--new-pin-fd", "0"], "attacker pin 4242\n"), (["pin", "set-backup", "--new-pin-fd", "0"], "attacker backup 4242\n"),
+            (["rekey"], ""), (["recovery", "setup"], ""), (["settings", "set", "lock.idle", "0"], ""), (["delete", id], ""),
+            (["skeleton", "status"], ""), (["skeleton", "enable", "--interval", "7d"], ""), (["sweep"], ""), (["wipe", "--yes"], ""),
+        ]
+        for (argv, input) in attempts {
+            let r = try cli.spawn("/usr/bin/python3", ["-c", Self.client, socket] + argv, input: Data(input.utf8))
+            #expect(r.code == 64, "\(argv): exit \(r.code) \(r.out) \(r.stderr)")
+            #expect(r.stderr.contains("the unlock agent does not run") && r.stderr.contains("hint:")
+                    && r.stderr.split(separator: "\n").count == 1, "\(argv): \(r.stderr)")
+            #expect(r.out.isEmpty, "\(argv) printed something: \(r.out)")
+        }
+        // Nothing changed: the PIN opens, the item is there, lock.idle is what it was, the
+        // agent is alive and serves (no deadlock), and it logged each refusal.
+        let own = try cli.run(["list"], pinStdin: true)
+        #expect(own.code == 0 && own.out.contains("keep.jpg"), "the owner's PIN after the attempts: \(own.stderr)")
+        let idle = try cli.run(["settings", "get", "lock.idle"], pinStdin: true)
+        #expect(idle.code == 0 && idle.out == idleBefore, "lock.idle: \(idle.out), before: \(idleBefore)")
+        #expect(AgentTests.alive(pid), "the agent ended")
+        let through = try cli.run(["list"])
+        #expect(through.code == 0 && through.out.contains("keep.jpg"), "through the agent afterwards: \(through.stderr)")
+        let after = try cli.run(["log", "--json"])
+        #expect(after.out.components(separatedBy: "agent-refused").count - refusedBefore == attempts.count, "refusals logged: \(after.out)")
+    }
+
+    @Test("a connection that sends nothing is dropped within seconds: `nu11vlt lock` gets through and the agent ends")
+    func idleConnectionDropped() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let pid = try AgentTests.unlock(cli)
+        defer { kill(pid, SIGKILL) }
+        let socket = try AgentTests.socket(cli)
+        let holder = try Program.start("/usr/bin/python3", ["-c", """
+            import socket, sys, time
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(sys.argv[1])
+            time.sleep(40)
+            """, socket])
+        defer { kill(holder.processIdentifier, SIGKILL) }
+        usleep(500_000)
+        let started = Date()
+        let r = try cli.run(["lock"])
+        let took = Date().timeIntervalSince(started)
+        #expect(r.code == 0, "lock: \(r.stderr)")
+        #expect(took < 15, "lock waited \(took) s behind a connection that sent nothing")
+        usleep(300_000)
+        #expect(!AgentTests.alive(pid), "the agent still runs")
+    }
+}
