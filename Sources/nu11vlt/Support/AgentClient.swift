@@ -38,6 +38,9 @@ enum AgentClient {
     /// asks this too, of every request: a client of its own sends what it likes.
     static func agentPath(_ args: [String]) -> [String]? {
         guard let first = args.first else { return nil }
+        // `check --repair` rewrites the index under a lock of its own: in the agent (which
+        // holds the vault's lock while it runs a command) it waited on itself for ever.
+        if first == "check" && args.contains(where: { $0 == "--repair" || $0.hasPrefix("--repair=") }) { return nil }
         if agentPaths.contains([first]) { return [first] }
         if args.count > 1 && agentPaths.contains([first, args[1]]) { return [first, args[1]] }
         return nil

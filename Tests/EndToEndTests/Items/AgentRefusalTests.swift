@@ -43,6 +43,7 @@ struct AgentRefusalTests {
             (["pin", "change", "--new-pin-fd", "0"], "attacker pin 4242\n"), (["pin", "set-backup", "--new-pin-fd", "0"], "attacker backup 4242\n"),
             (["rekey"], ""), (["recovery", "setup"], ""), (["settings", "set", "lock.idle", "0"], ""), (["delete", id], ""),
             (["skeleton", "status"], ""), (["skeleton", "enable", "--interval", "7d"], ""), (["sweep"], ""), (["wipe", "--yes"], ""),
+            (["check", "--repair"], ""),
         ]
         for (argv, input) in attempts {
             let r = try cli.spawn("/usr/bin/python3", ["-c", Self.client, socket] + argv, input: Data(input.utf8))
@@ -62,6 +63,19 @@ struct AgentRefusalTests {
         #expect(through.code == 0 && through.out.contains("keep.jpg"), "through the agent afterwards: \(through.stderr)")
         let after = try cli.run(["log", "--json"])
         #expect(after.out.components(separatedBy: "agent-refused").count - refusedBefore == attempts.count, "refusals logged: \(after.out)")
+    }
+
+    @Test("`check --repair` with an agent running is not sent to it (it waited on its own lock there): it asks for the PIN itself")
+    func repairNotThroughAgent() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let pid = try AgentTests.unlock(cli)
+        defer { kill(pid, SIGKILL) }
+        let r = try cli.run(["check", "--repair"])
+        #expect(r.code != 0 && r.stderr.contains("no terminal to ask for the PIN"), "check --repair: \(r.code) \(r.stderr)")
+        let direct = try cli.run(["check", "--repair"], pinStdin: true)
+        #expect(direct.code == 0, "check --repair with the PIN, the agent running: \(direct.stderr)")
+        #expect(try cli.run(["list"]).code == 0, "the agent no longer serves")
     }
 
     @Test("a connection that sends nothing is dropped within seconds: `nu11vlt lock` gets through and the agent ends")
