@@ -137,7 +137,7 @@ final class AgentServer {
         guard AgentClient.agentPath(request.argv) != nil else {
             let words = request.argv.prefix(2).map { String($0.prefix(40)) }.joined(separator: " ")
             try? vault.exclusive { vault.audit("agent-refused", detail: "the unlock agent refused a command it does not run") }
-            Failure.printError("the unlock agent does not run `\(words)`: that command needs the PIN (hint: run `nu11vlt \(words)` at a terminal; it asks for the PIN itself)")
+            Failure.printError("the unlock agent does not run `\(words)`: that command needs the PIN (hint: run it yourself at a terminal, not through the agent; it asks for the PIN there)")
             return 64
         }
         guard chdir(request.cwd) == 0 else {
