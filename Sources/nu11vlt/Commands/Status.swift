@@ -37,6 +37,7 @@ struct Status: ParsableCommand {
             let half = location.locked.halfVaultError
             if output.json {
                 try Output.json(info.json)
+                if info.initialized, let sync = SyncthingFolder.find(vault: info.vaultPath) { SyncLines.warn(sync) }
                 if let half { throw half }
                 return
             }
@@ -54,6 +55,10 @@ struct Status: ParsableCommand {
                 print(BackupLines.folder(backup))
                 print(BackupLines.changed(backup))
                 print(BackupLines.phrase(backup))
+            }
+            if info.initialized, let sync = SyncthingFolder.find(vault: info.vaultPath) {
+                print(SyncLines.line(sync, vault: info.vaultPath))
+                SyncLines.warn(sync)
             }
             print("decoders   \(DecoderSandbox.summary)")
         }

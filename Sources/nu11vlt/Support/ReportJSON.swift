@@ -28,7 +28,8 @@ extension VaultInfo {
     var json: JSONObject {
         JSONObject([("vaultPath", vaultPath), ("keyStorePath", keyStorePath), ("initialized", initialized),
                     ("kdfIterations", kdfIterations), ("kdfMemoryMiB", kdfMemoryMiB), ("backupsExcluded", backupsExcluded),
-                    ("items", items), ("albums", albums), ("fadeItems", fadeItems)])
+                    ("items", items), ("albums", albums), ("fadeItems", fadeItems),
+                    ("sync", initialized ? SyncthingFolder.find(vault: vaultPath)?.json : nil)])
     }
 }
 
