@@ -22,7 +22,10 @@ folders' own scan interval is an hour and their watchers are off):
   * C's folder holds no plaintext name of the vault's files (and no run of 32 bytes of their
     content), and `syncthing decrypt` with the password gives back exactly B's files;
   * a second round on A (more imports, a delete, an album move, a note) while B is paused on A,
-    then resumed: B and C converge again, and the deleted item's files are gone from both.
+    then resumed: B and C converge again, and the deleted item's files are gone from both;
+  * `nu11vlt status` on A reads the Syncthing folder from A's own config (STHOMEDIR): no
+    versioning, no warning; after versioning is turned on through Syncthing's API (which
+    rewrites the config), the warning that names .stversions.
 
 The later stage of issue 60 (commands writing journals, the index as a merged cache,
 `device add` on B) adds its assertions to the two rounds of main().
@@ -91,6 +94,17 @@ def n11(args, stdin=b""):
 
 def n11_json(args, stdin=b""):
     return json.loads(n11(args + ["--json"], stdin))
+
+
+def status_on(peer):
+    """`nu11vlt status --json` on A, reading `peer`'s Syncthing config (STHOMEDIR): its `sync`
+    object and its warnings."""
+    p = subprocess.run([NU11VLT, "status", "--json"], capture_output=True, timeout=60,
+                       env=dict(N11_ENV, STHOMEDIR=peer.home))
+    if p.returncode != 0:
+        fail(f"nu11vlt status exited {p.returncode}: {p.stderr.decode(errors='replace').strip()}")
+    warnings = [l for l in p.stderr.decode(errors="replace").splitlines() if "warning" in l]
+    return json.loads(p.stdout).get("sync"), warnings
 
 
 def make_sources(folder, names, seed):
@@ -723,6 +737,26 @@ def main():
     say(f"round 2: B holds A's {len(want2)} synced files; item {deleted_id[:8]}'s {len(before)} files are gone on B")
     check_untrusted(C, want2, vault_names(), os.path.join(WORK, "c"), gone={deleted_id})
     check_listening(PEERS)
+
+    # status reads the Syncthing folder from Syncthing's own config: as written before the start,
+    # no versioning and no warning; after file versioning is turned on through Syncthing's API
+    # (Syncthing rewrites its config), a warning that names .stversions.
+    sync, warnings = status_on(A)
+    if not sync or sync.get("label") != "vault" or sync.get("versioning") is not None or sync.get("missingIgnores") or warnings:
+        fail(f"status on A before versioning: sync {sync}, warnings {warnings}")
+    A.api(f"/rest/config/folders/{FOLDER_ID}", method="PATCH",
+          body={"versioning": {"type": "simple", "params": {"keep": "5"}, "cleanupIntervalS": 3600, "fsPath": "", "fsType": "basic"}})
+    deadline = time.monotonic() + 30
+    while True:
+        sync, warnings = status_on(A)
+        if sync and sync.get("versioning") == "simple":
+            break
+        if time.monotonic() > deadline:
+            fail(f"status on A never saw the versioning Syncthing's API turned on: {sync}")
+        time.sleep(0.5)
+    if not any("Syncthing keeps old copies" in w and os.path.join(VAULT, ".stversions") in w and "hint:" in w for w in warnings):
+        fail(f"status on A with versioning on gave no warning naming .stversions: {warnings}")
+    say("status on A: the Syncthing folder from its config, no warning; with versioning turned on, the warning")
 
 
 def cleanup(*_):

@@ -6,8 +6,9 @@ import Foundation
 import Nu11Format
 import Nu11Vault
 
-/// The unlock agent's loop: one connection at a time, each checked with SO_PEERCRED (our
-/// user only; another is refused and the refusal goes to the vault's audit log); a command
+/// The unlock agent's loop: one command at a time; connections are each checked with SO_PEERCRED
+/// (our user only; another is refused and the refusal goes to the vault's audit log) and their
+/// requests read side by side, each within 5 s (up to 32 waiting); a command
 /// runs in this process on the unlocked vault, as `nu11vlt shell` runs it, with the client's
 /// stdin, stdout, stderr, folder and environment. Ends on `nu11vlt lock`, after lock.idle
 /// without a command, when logind says the machine goes to sleep or the session was locked
@@ -62,30 +63,52 @@ final class AgentServer {
         let suspended = nu11_seconds_suspended()
         // logind's PrepareForSleep and this session's Lock (D-Bus), where there is a system bus.
         let watching = nu11_session_watch_start() == 0
+        // Connections whose request is still coming, each with its own 5 s: read side by side,
+        // so neither a silent one nor one that trickles holds the agent (and with it `lock`,
+        // SIGTERM and lock.idle), however many there are.
+        var waiting: [Waiting] = []
+        defer { for w in waiting { w.close() } }
         while true {
             let left = deadline.timeIntervalSinceNow
             guard left > 0 else { return }
+            let now = Date()
+            waiting.removeAll { w in
+                guard now.timeIntervalSince(w.since) > Self.requestWithin else { return false }
+                w.close()
+                return true
+            }
             var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: signals, events: Int16(POLLIN), revents: 0)]
-            // Wakes every 2 s at most, to notice a suspend: the machine slept, the agent ends.
-            let r = poll(&fds, 2, Int32(min(left * 1000, 2000)) + 1)
+                + waiting.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            // Wakes every 2 s at most, to notice a suspend (the machine slept, the agent ends),
+            // and when the oldest waiting request's time is up.
+            var wait = min(left, 2)
+            if let oldest = waiting.map(\.since).min() { wait = min(wait, max(0, Self.requestWithin - now.timeIntervalSince(oldest)) + 0.05) }
+            let r = poll(&fds, nfds_t(fds.count), Int32(wait * 1000) + 1)
             if nu11_seconds_suspended() - suspended > 1 { return }
             if watching && nu11_session_watch_fired() != 0 { return }
             if r < 0 && errno != EINTR { return }
             if fds[1].revents != 0 { return }
-            guard r > 0, fds[0].revents & Int16(POLLIN) != 0 else { continue }
-            let connection = nu11_unix_accept(listener)
-            guard connection >= 0 else { continue }
-            defer { close(connection) }
-            var uid: uid_t = 0
-            var pid: pid_t = 0
-            guard nu11_peer_credentials(connection, &uid, &pid) == 0, uid == getuid() else {
-                try? vault.exclusive { vault.audit("agent-refused", detail: "a process of uid \(uid) (pid \(pid)) was refused by the unlock agent") }
-                continue
+            guard r > 0 else { continue }
+            if fds[0].revents & Int16(POLLIN) != 0, let w = accepted() {
+                if waiting.count >= Self.maxWaiting { waiting.removeFirst().close() }
+                waiting.append(w)
             }
-            // A request in a few seconds, or none: a connection that sends nothing must not hold
-            // the agent (and with it `lock`, SIGTERM and lock.idle).
-            guard let (request, passed) = try? AgentRequest.receive(connection, within: 5) else { continue }
-            defer { for f in passed { close(f) } }
+            // The first request complete is served; the others wait for the next turn.
+            var ready: (AgentRequest, [Int32], Int32)?
+            for pfd in fds.dropFirst(2) where pfd.revents != 0 && ready == nil {
+                guard let index = waiting.firstIndex(where: { $0.fd == pfd.fd }) else { continue }
+                switch waiting[index].assembly.read(from: pfd.fd) {
+                case .more:
+                    continue
+                case .broken:
+                    waiting.remove(at: index).close()
+                case .done(let request, let passed):
+                    ready = (request, passed, waiting.remove(at: index).fd)
+                }
+            }
+            guard let (request, passed, connection) = ready else { continue }
+            _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) & ~O_NONBLOCK)
+            defer { close(connection); for f in passed { close(f) } }
             switch request.op {
             case .lock:
                 AgentWire.sendCode(connection, 0)
@@ -99,8 +122,42 @@ final class AgentServer {
                 AgentWire.sendCode(connection, code)
                 if vault.isLocked { return }
                 deadline = idle > 0 ? Date().addingTimeInterval(idle) : Date.distantFuture
+                // Those that waited while it ran get their full time again.
+                for i in waiting.indices { waiting[i].since = Date() }
             }
         }
+    }
+
+    /// How long a connection may take to send its whole request, and how many may be waiting
+    /// at once (the oldest is dropped for a new one).
+    static let requestWithin: TimeInterval = 5
+    static let maxWaiting = 32
+
+    /// A connection whose request is still coming.
+    struct Waiting {
+        let fd: Int32
+        var since = Date()
+        var assembly = AgentRequest.Assembly()
+        func close() {
+            var a = assembly
+            _ = a.drop("not served")
+            _ = Foundation.close(fd)
+        }
+    }
+
+    /// The next connection, when it is one of ours (else refused, audited, closed), not blocking.
+    private func accepted() -> Waiting? {
+        let connection = nu11_unix_accept(listener)
+        guard connection >= 0 else { return nil }
+        var uid: uid_t = 0
+        var pid: pid_t = 0
+        guard nu11_peer_credentials(connection, &uid, &pid) == 0, uid == getuid() else {
+            try? vault.exclusive { vault.audit("agent-refused", detail: "a process of uid \(uid) (pid \(pid)) was refused by the unlock agent") }
+            close(connection)
+            return nil
+        }
+        _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) | O_NONBLOCK)
+        return Waiting(fd: connection)
     }
 
     /// One command, in this process, with the client's descriptors, folder and environment.

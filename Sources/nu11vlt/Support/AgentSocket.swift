@@ -108,52 +108,53 @@ struct AgentRequest: Codable {
         guard rc == 0 else { throw AgentWire.broken("sending to the agent failed: \(String(cString: strerror(errno)))") }
     }
 
-    /// The request and the descriptors that came with it.
-    static func receive(_ fd: Int32, within seconds: Double) throws -> (AgentRequest, [Int32]) {
-        // Each read waits a second at most, the whole request `seconds`: a client that sends
-        // nothing, or a byte at a time, is dropped.
-        let deadline = Date().addingTimeInterval(seconds)
-        var tick = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tick, socklen_t(MemoryLayout<timeval>.size))
-        defer {
-            var none = timeval()
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+    /// The request and the descriptors that came with it, read as they arrive on a connection
+    /// that does not block (the agent reads from several at once: none can hold the others).
+    struct Assembly {
+        private(set) var received: [UInt8] = []
+        private(set) var fds: [Int32] = []
+
+        enum Step {
+            case more
+            case done(AgentRequest, [Int32])
+            case broken(String)
         }
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var received: [UInt8] = []
-        var fds: [Int32] = []
-        while true {
-            guard Date() < deadline else {
-                for f in fds { close(f) }
-                throw AgentWire.broken("the request did not come in time")
-            }
-            var passed = [Int32](repeating: -1, count: Int(NU11_MAX_PASSED_FDS))
-            var count: Int32 = 0
-            let n = buffer.withUnsafeMutableBytes { raw in
-                passed.withUnsafeMutableBufferPointer { nu11_recv_with_fds(fd, raw.baseAddress, raw.count, $0.baseAddress, &count) }
-            }
-            let failure = errno
-            fds += passed.prefix(Int(count))
-            if n < 0 && (failure == EAGAIN || failure == EWOULDBLOCK) { continue }
-            guard n > 0 else {
-                for f in fds { close(f) }
-                throw AgentWire.broken("the request ended early")
-            }
-            received += buffer.prefix(n)
-            guard received.count >= 4 else { continue }
-            let length = Int(received.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
-            guard length <= maxBytes, fds.count <= 3 else {
-                for f in fds { close(f) }
-                throw AgentWire.broken("the request is too large")
-            }
-            if received.count - 4 >= length {
-                do {
-                    return (try JSONDecoder().decode(AgentRequest.self, from: Data(received[4..<(4 + length)])), fds)
-                } catch {
-                    for f in fds { close(f) }
-                    throw AgentWire.broken("the request is not understood")
+
+        /// Reads what `fd` holds now. `.done` hands the descriptors over; `.broken` has closed them.
+        mutating func read(from fd: Int32) -> Step {
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            defer { secureZero(&buffer) }
+            while true {
+                var passed = [Int32](repeating: -1, count: Int(NU11_MAX_PASSED_FDS))
+                var count: Int32 = 0
+                let n = buffer.withUnsafeMutableBytes { raw in
+                    passed.withUnsafeMutableBufferPointer { nu11_recv_with_fds(fd, raw.baseAddress, raw.count, $0.baseAddress, &count) }
                 }
+                let failure = errno
+                fds += passed.prefix(Int(count))
+                if n < 0 && (failure == EAGAIN || failure == EWOULDBLOCK) { return .more }
+                guard n > 0 else { return drop("the request ended early") }
+                received += buffer.prefix(n)
+                guard received.count >= 4 else { continue }
+                let length = Int(received.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+                guard length <= maxBytes, fds.count <= 3 else { return drop("the request is too large") }
+                guard received.count - 4 >= length else { continue }
+                guard let request = try? JSONDecoder().decode(AgentRequest.self, from: Data(received[4..<(4 + length)])) else {
+                    return drop("the request is not understood")
+                }
+                secureZero(&received)
+                let handed = fds
+                fds = []
+                return .done(request, handed)
             }
+        }
+
+        /// Closes what came with a request that will not be served.
+        mutating func drop(_ why: String) -> Step {
+            for f in fds { close(f) }
+            fds = []
+            secureZero(&received)
+            return .broken(why)
         }
     }
 }

@@ -101,4 +101,46 @@ struct AgentRefusalTests {
         usleep(300_000)
         #expect(!AgentTests.alive(pid), "the agent still runs")
     }
+
+    @Test("many connections that send nothing, or a byte at a time, queued ahead: a command and `nu11vlt lock` still get through at once")
+    func queuedConnectionsDoNotDelay() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        _ = try cli.importIDs([cli.file("keep.jpg", [1, 2, 3])])
+        let pid = try AgentTests.unlock(cli)
+        defer { kill(pid, SIGKILL) }
+        let socket = try AgentTests.socket(cli)
+        // Six silent connections and six that send a length, then one byte a second.
+        let holders = try Program.start("/usr/bin/python3", ["-c", """
+            import socket, sys, time
+            held = []
+            for i in range(12):
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(sys.argv[1])
+                if i % 2:
+                    s.send(b"\\x00\\x00\\x01\\x00")
+                held.append(s)
+            for _ in range(40):
+                for s in held[1::2]:
+                    try:
+                        s.send(b"{")
+                    except OSError:
+                        pass
+                time.sleep(1)
+            """, socket])
+        defer { kill(holders.processIdentifier, SIGKILL) }
+        usleep(800_000)
+        var started = Date()
+        let listed = try cli.run(["list"])
+        var took = Date().timeIntervalSince(started)
+        #expect(listed.code == 0 && listed.out.contains("keep.jpg"), "list through the agent: \(listed.stderr)")
+        #expect(took < 3, "list waited \(took) s behind 12 connections that sent no whole request")
+        started = Date()
+        let r = try cli.run(["lock"])
+        took = Date().timeIntervalSince(started)
+        #expect(r.code == 0, "lock: \(r.stderr)")
+        #expect(took < 3, "lock waited \(took) s behind 12 connections that sent no whole request")
+        usleep(300_000)
+        #expect(!AgentTests.alive(pid), "the agent still runs")
+    }
 }
