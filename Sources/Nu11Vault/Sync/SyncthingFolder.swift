@@ -67,9 +67,13 @@ public struct SyncthingFolder: Sendable, Equatable {
     static func count(_ path: String) -> Int {
         guard let walk = FileManager.default.enumerator(atPath: path) else { return 0 }
         var n = 0
-        while let next = walk.nextObject() as? String, n < countLimit {
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path + "/" + next, isDirectory: &isDir), !isDir.boolValue { n += 1 }
+        var visited = 0
+        // Bounded by entries visited too, not only files counted: a folder of folders (or of
+        // links that lead back) ends the walk as surely as many files do.
+        while let next = walk.nextObject() as? String, n < countLimit, visited < 2 * countLimit {
+            visited += 1
+            var st = stat()
+            if lstat(path + "/" + next, &st) == 0, st.st_mode & S_IFMT == S_IFREG { n += 1 }
         }
         return n
     }
