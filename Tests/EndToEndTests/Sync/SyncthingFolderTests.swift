@@ -82,6 +82,34 @@ struct SyncthingFolderTests {
         #expect(sync?["keptVersions"] as? Int == 2, "\(String(describing: sync))")
     }
 
+    @Test("what the versioning warning says is true: a deleted item's files, put back from a peer's .stversions, open with the recovery phrase — never with the PIN")
+    func versionsOpenWithThePhrase() throws {
+        let cli = try CLI()
+        let phrase = try cli.initWithPhrase()
+        let kept = try cli.importIDs([cli.file("kept.txt", Array("kept".utf8))])[0]
+        let gone = try cli.importIDs([cli.file("secret.txt", Array("deleted but versioned".utf8))])[0]
+        // What another device's Syncthing moves into .stversions when this device deletes it.
+        let versions = cli.root + "/stversions"
+        let files = (FileManager.default.enumerator(atPath: cli.vault)?.allObjects as? [String] ?? []).filter { $0.contains(gone) }
+        #expect(!files.isEmpty, "no file names item \(gone)")
+        for rel in files {
+            try FileManager.default.createDirectory(atPath: versions + "/" + (rel as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: cli.vault + "/" + rel, toPath: versions + "/" + rel)
+        }
+        #expect(try cli.run(["delete", gone], pinStdin: true).code == 0)
+        // The old copies come back into the folder (a peer, or the owner restoring them).
+        for rel in files { try FileManager.default.copyItem(atPath: versions + "/" + rel, toPath: cli.vault + "/" + rel) }
+        let withPIN = try cli.run(["export", gone, "-o", "-"], pinStdin: true)
+        #expect(withPIN.code != 0 && withPIN.stdout.isEmpty, "the PIN opened a deleted item from its old copies")
+        // The phrase, on a new key store, opens them.
+        try FileManager.default.moveItem(atPath: cli.keystore, toPath: cli.root + "/old-keystore")
+        let r = try cli.recover(phrase: phrase, newPIN: "recovered pin")
+        #expect(r.code == 0, "recover: \(r.stderr)")
+        #expect(try cli.with("recovered pin", ["export", kept, "-o", "-"]).stdout == Data("kept".utf8))
+        #expect(try cli.with("recovered pin", ["export", gone, "-o", "-"]).stdout == Data("deleted but versioned".utf8),
+                "the deleted item's old copies did not open with the phrase: the warning would overstate")
+    }
+
     @Test("a vault in a subfolder of the Syncthing folder: its own .stignore is not read, so status names the lines the root's lacks; once added, no warning")
     func nested() throws {
         let cli = try CLI()
