@@ -38,7 +38,7 @@ public final class ChunkedRange<AEAD: ChunkAEAD>: PlaintextRange, @unchecked Sen
     private let lock = NSLock()
     private var pool: [Reader] = []
     /// Whole chunks read at once.
-    static var chunksPerRead: Int { 64 }
+    static var chunksPerRead: Int { Int(ProcessInfo.processInfo.environment["EXP_READ_CHUNKS"] ?? "") ?? 64 }
     /// A test seam: given to every plaintext buffer of this reader (`PlainScratch.witness`).
     var plaintextWitness: ((String, String, UnsafeRawBufferPointer) -> Void)? {
         didSet { finalPlaintext.witness = plaintextWitness }
@@ -70,7 +70,6 @@ public final class ChunkedRange<AEAD: ChunkAEAD>: PlaintextRange, @unchecked Sen
             fullChunkCount = full
             count = full * UInt64(ChunkedScheme.chunkSize) + remainder - UInt64(AEAD.tagByteCount)
             let reader = try Reader(keys: keys, chunks: 1, witness: nil)
-            defer { reader.edge.wipe("after use") }
             try open(reader, first: full, chunks: 1, length: Int(remainder),
                      into: UnsafeMutableRawBufferPointer(rebasing: finalPlaintext.bytes[0..<Int(remainder - UInt64(AEAD.tagByteCount))]))
             finalPlaintext.count = Int(remainder) - AEAD.tagByteCount
