@@ -2,10 +2,10 @@
 import Crypto
 
 /// An age file written as its plaintext is pushed in (or, for a vault item, handed over as a
-/// range to read): the header goes out first, then the payload's 64 KiB chunks, sealed 16 at
-/// a time on a second thread and this one and written 1 MiB at a time (`AgeSealPipeline`); a
+/// range to read): the header goes out first, then the payload's 64 KiB chunks, sealed 8 at
+/// a time on a second thread and this one and written 512 KiB at a time (`AgeSealPipeline`); a
 /// full chunk is sealed as not the last only once the next byte shows it is not; `finish()`
-/// seals the final chunk (and the armor's last lines). Six slots of 16 chunks of memory,
+/// seals the final chunk (and the armor's last lines). Twelve slots of 8 chunks of memory,
 /// whatever the size.
 public struct AgeEncryptor<K: ByteSink>: ByteSink {
     private var plain: K?

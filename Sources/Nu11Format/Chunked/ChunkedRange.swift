@@ -38,7 +38,7 @@ public final class ChunkedRange<AEAD: ChunkAEAD>: PlaintextRange, @unchecked Sen
     private let lock = NSLock()
     private var pool: [Reader] = []
     /// Whole chunks read at once.
-    static var chunksPerRead: Int { Int(ProcessInfo.processInfo.environment["EXP_READ_CHUNKS"] ?? "") ?? 64 }
+    static var chunksPerRead: Int { 32 }
     /// A test seam: given to every plaintext buffer of this reader (`PlainScratch.witness`).
     var plaintextWitness: ((String, String, UnsafeRawBufferPointer) -> Void)? {
         didSet { finalPlaintext.witness = plaintextWitness }
