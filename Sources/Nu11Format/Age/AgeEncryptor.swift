@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Crypto
 
-/// An age file written as its plaintext is pushed in: the header goes out first, then the
-/// payload's 64 KiB chunks, sealed 16 at a time on a thread of their own and written 1 MiB at
-/// a time (`AgeSealPipeline`); a full chunk is sealed as not the last only once the next byte
-/// shows it is not; `finish()` seals the final chunk (and the armor's last lines). Four
-/// slots of 16 chunks of memory, whatever the size.
+/// An age file written as its plaintext is pushed in (or, for a vault item, handed over as a
+/// range to read): the header goes out first, then the payload's 64 KiB chunks, sealed 8 at
+/// a time on a second thread and this one and written 512 KiB at a time (`AgeSealPipeline`); a
+/// full chunk is sealed as not the last only once the next byte shows it is not; `finish()`
+/// seals the final chunk (and the armor's last lines). Twelve slots of 8 chunks of memory,
+/// whatever the size.
 public struct AgeEncryptor<K: ByteSink>: ByteSink {
     private var plain: K?
     private var armored: AgeArmorEncoder<K>?
@@ -35,8 +36,7 @@ public struct AgeEncryptor<K: ByteSink>: ByteSink {
 
     private init(to sink: K, stanzas: [AgeStanza], fileKey: SymmetricKey, armor: Bool) throws {
         let nonce = SecureRandom.bytes(AgePayload.nonceSize)
-        sealer = AgeSealPipeline(cipher: try ChunkCipher(algorithm: .chacha20Poly1305,
-                                                          key: AgePayload.payloadKey(fileKey: fileKey, nonce: nonce)))
+        sealer = try AgeSealPipeline(key: AgePayload.payloadKey(fileKey: fileKey, nonce: nonce))
         if armor { armored = try AgeArmorEncoder(sink) } else { plain = sink }
         try emit(AgeHeader.encode(stanzas: stanzas, fileKey: fileKey) + nonce)
     }
@@ -53,6 +53,16 @@ public struct AgeEncryptor<K: ByteSink>: ByteSink {
         guard !finished else { throw Nu11Error(.internalError, "an age file was written to after its end") }
         let sealer = sealer
         try sealer.write(bytes) { try emit($0) }
+    }
+
+    /// Takes all of `range`'s plaintext, as `write` would, without reading it on this thread:
+    /// the slots that hold it read it (a vault item: decrypt it straight into the slot) when
+    /// they are sealed, on the sealer thread or this one. A failed read is thrown by a later
+    /// `write`, `write(range:)` or `finish`, in order, before anything after it is written.
+    public mutating func write(range: some PlaintextRange) throws {
+        guard !finished else { throw Nu11Error(.internalError, "an age file was written to after its end") }
+        let sealer = sealer
+        try sealer.write(range: range) { try emit($0) }
     }
 
     /// Seals the final chunk and hands back the sink.

@@ -109,6 +109,23 @@ public enum N11Envelope {
         return try ChunkedEncryption<AEAD>.decrypt(from: source, to: &sink, key: itemKey, context: expected.context)
     }
 
+    /// The plaintext of the envelope in `fd` as a range any thread can read (`ChunkedRange`,
+    /// which takes over the descriptor): the header checked, the final chunk and so the length
+    /// authenticated before it is returned. Errors name `label`.
+    public static func range(owning fd: Int32, expected: N11Header, itemKey: SecretBytes,
+                             label: String) throws -> ChunkedRange<AEAD> {
+        var bytes = [UInt8](repeating: 0, count: N11Header.byteCount)
+        do {
+            let n = try bytes.withUnsafeMutableBytes { try SystemIO.read(fd, at: 0, into: $0) }
+            try check(N11Header.parse(bytes.prefix(n)), expected: expected)
+        } catch let error as Nu11Error {
+            close(fd)
+            throw error.code == .io ? error : error.about(label)
+        }
+        return try ChunkedRange<AEAD>(owning: fd, offset: UInt64(N11Header.byteCount), key: itemKey,
+                                      context: expected.context, label: label)
+    }
+
     /// Random access to the plaintext of an envelope held by `source`.
     public static func randomAccess<S: RandomAccessSource>(
         _ source: S, expected: N11Header, itemKey: SecretBytes

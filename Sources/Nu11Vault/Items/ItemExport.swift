@@ -52,6 +52,14 @@ extension Items {
         }
     }
 
+    /// The stored bytes as a range any thread can read (a share's age workers decrypt them
+    /// straight into their slots): header checked, length authenticated first.
+    func plaintextRange(_ row: ItemRow) throws -> ChunkedRange<N11Envelope.AEAD> {
+        let (fd, key) = try openItem(row)
+        return try N11Envelope.range(owning: fd, expected: N11Header(kind: row.kind, domain: row.domain, itemID: row.id),
+                                     itemKey: key, label: "item \(row.id.hex)")
+    }
+
     /// Exports to a new file, all or nothing: a damaged item leaves no partial file. The
     /// file gets the source's modification time back, when the import recorded it.
     /// `stripLocation` removes the photo's location first (see `exportStripped`).

@@ -72,6 +72,10 @@ extension Sharing {
         return name
     }
 
+    /// Items at least this large are handed to the age file as ranges (read on its workers);
+    /// smaller ones stream through the chunk pipeline.
+    static let rangedItemBytes: UInt64 = 1 << 20
+
     /// One tar entry: its header, its content, its padding. A photo or video whose location
     /// is removed, or a JPEG the user turned (its EXIF orientation set, as an export does), is
     /// held in memory while that is done; any other item streams, and must give exactly the
@@ -93,6 +97,18 @@ extension Sharing {
             return (size, stripping)
         }
         try out.write(ShareTar.header(name: name, size: item.size, modified: date))
+        if item.size >= Self.rangedItemBytes {
+            // Decrypted by the age workers straight into their slots (AgeSealPipeline); a
+            // damaged chunk is thrown by a later write or the finish, naming the item.
+            let range = try vault.items.plaintextRange(row)
+            guard range.count == item.size else {
+                throw Nu11Error(.corrupted, "item \(item.id.hex) holds \(range.count) bytes, not the \(item.size) its metadata records",
+                                remedy: .check(reason: nil), item: item.id.hex)
+            }
+            try out.write(range: range)
+            try out.write(ShareTar.padding(item.size))
+            return (item.size, false)
+        }
         let size = try vault.items.export(row, to: &out)
         guard size == item.size else {
             throw Nu11Error(.corrupted, "item \(item.id.hex) holds \(size) bytes, not the \(item.size) its metadata records",

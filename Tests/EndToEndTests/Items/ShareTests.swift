@@ -95,6 +95,58 @@ struct ShareTests {
         }
     }
 
+    @Test("items of MiBs (decrypted by the age workers straight into their slots) share byte for byte next to small ones; a damaged or cut one is refused in one line naming it, and no file is left")
+    func largeItemsAndDamage() throws {
+        let a = try CLI(), b = try CLI(pin: "the other vault")
+        try a.initVault()
+        try b.initVault()
+        let contents: [(String, [UInt8])] = [
+            ("big.bin", (0..<((3 << 20) + 4321)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 11) }),
+            ("small.txt", (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }),
+            ("exact.bin", (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ $0 >> 13) }),
+            ("chunks.bin", (0..<(5 * 16_384)).map { UInt8(truncatingIfNeeded: $0 >> 3) }),
+        ]
+        let ids = try a.importIDs(contents.map { a.file($0.0, $0.1) })
+        let recipient = try b.run(["identity", "--post-quantum"], pinStdin: true).out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let out = a.root + "/big.age"
+        let shared = try a.run(["share", "--to", recipient, "-o", out] + ids, pinStdin: true)
+        #expect(shared.code == 0, "\(shared.stderr)")
+        let imported = try b.run(["import", out], pinStdin: true)
+        #expect(imported.code == 0, "\(imported.stderr)")
+        let there = try items(b)
+        for (name, bytes) in contents {
+            let id = try #require(there[name]?["id"] as? String, "\(name) missing in B")
+            #expect(try b.run(["export", id, "-o", "-"], pinStdin: true).stdout == Data(bytes), "\(name): bytes differ")
+        }
+
+        // The big item's stored file damaged: flipped in the middle, in its last chunk, cut
+        // inside its final chunk, cut at a chunk boundary (no final chunk), grown.
+        let relative = try #require(FileManager.default.enumerator(atPath: a.vault)?.compactMap { $0 as? String }
+            .first { $0.hasSuffix("\(ids[0]).n11") })
+        let stored = a.vault + "/" + relative
+        let original = try Data(contentsOf: URL(fileURLWithPath: stored))
+        let finalChunk = 4321 + 16
+        var middle = original, last = original, grown = original
+        middle[original.count / 2] ^= 0x10
+        last[original.count - 3] ^= 0x01
+        grown.append(0)
+        let damaged: [(String, Data)] = [("flipped in the middle", middle), ("flipped in the last chunk", last),
+                                         ("cut", original.prefix(original.count - 40)),
+                                         ("cut at a chunk", original.prefix(original.count - finalChunk)), ("grown", grown)]
+        for (label, bytes) in damaged {
+            try bytes.write(to: URL(fileURLWithPath: stored))
+            try? FileManager.default.removeItem(atPath: out)
+            let r = try a.run(["share", "--to", recipient, "-o", out] + ids, pinStdin: true)
+            expectCleanError(r, code: 5, mentions: ids[0])
+            #expect(!FileManager.default.fileExists(atPath: out), "\(label): a share file was left")
+            let left = try FileManager.default.contentsOfDirectory(atPath: a.root).filter { $0.contains("n11tmp") }
+            #expect(left.isEmpty, "\(label): a temporary file was left: \(left)")
+        }
+        try original.write(to: URL(fileURLWithPath: stored))
+        try? FileManager.default.removeItem(atPath: out)
+        #expect(try a.run(["share", "--to", recipient, "-o", out, ids[0]], pinStdin: true).code == 0)
+    }
+
     @Test("a malformed recipient is one line with a hint, before the PIN is asked")
     func badRecipient() throws {
         let a = try CLI()

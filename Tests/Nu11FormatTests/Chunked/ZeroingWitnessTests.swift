@@ -51,7 +51,8 @@ struct ZeroingWitnessTests {
     }
 
     static let exercised: Set<String> = ["ChunkedPushEncryptor.pending", "ChunkedRandomAccessReader.finalPlaintext",
-                                         "ChunkedRandomAccessReader.scratch", "AgeSealPipeline.slot"]
+                                         "ChunkedRandomAccessReader.scratch", "AgeSealPipeline.slot",
+                                         "ChunkedRange.finalPlaintext", "ChunkedRange.edge"]
 
     @Test("the list of plaintext buffers is complete: every PlainScratch in the sources is exercised below")
     func everyBufferListed() throws {
@@ -128,6 +129,33 @@ struct ZeroingWitnessTests {
         }
         #expect(failed.points["ChunkedRandomAccessReader.scratch after a failed chunk"] == 1, "\(failed.points)")
         #expect(failed.points["ChunkedRandomAccessReader.scratch after a read"] == 1, "\(failed.points)")
+        #expect(failed.dirty.isEmpty, "plaintext left in memory: \(failed.dirty)")
+    }
+
+    @Test("the range reader (a share's): its edge chunks after every read, a failed one too, and its final chunk leave zeros")
+    func chunkedRange() throws {
+        let message = Self.plain(5 * Self.c + 1000)
+        let file = try ChunkedRangeTests.Message(message)
+        let seen = Seen()
+        do {
+            let range = try file.open()
+            range.plaintextWitness = { seen.record($0, $1, $2) }
+            #expect(try ChunkedRangeTests.read(range, 10, 2 * Self.c) == Array(message[10..<(10 + 2 * Self.c)]))
+            #expect(try ChunkedRangeTests.read(range, 0, message.count) == message)
+            #expect(seen.points["ChunkedRange.edge after a read"] == 2, "\(seen.points)")
+        }
+        #expect(seen.points["ChunkedRange.edge released"] == 1, "\(seen.points)")
+        #expect(seen.points["ChunkedRange.finalPlaintext released"] == 1, "\(seen.points)")
+        #expect(seen.dirty.isEmpty, "plaintext left in memory: \(seen.dirty)")
+
+        try file.edit { $0[file.chunkOffset(2) + 1] ^= 1 }
+        let failed = Seen()
+        do {
+            let range = try file.open()
+            range.plaintextWitness = { failed.record($0, $1, $2) }
+            #expect(throws: Nu11Error.self) { _ = try ChunkedRangeTests.read(range, 100, 3 * Self.c) }
+        }
+        #expect(failed.points["ChunkedRange.edge after a read"] == 1, "\(failed.points)")
         #expect(failed.dirty.isEmpty, "plaintext left in memory: \(failed.dirty)")
     }
 
