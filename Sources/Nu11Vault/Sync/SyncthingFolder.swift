@@ -35,7 +35,7 @@ public struct SyncthingFolder: Sendable, Equatable {
         let home = environment["HOME"] ?? NSHomeDirectory()
         var best: SyncthingConfig.Folder?
         for file in SyncthingConfig.candidates(environment: environment, home: home) {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
+            guard let text = readCapped(file, limit: SyncthingConfig.maxBytes) else { continue }
             for folder in SyncthingConfig.folders(in: text, home: home) where contains(folder.path, vaultPath) {
                 if folder.path.count > (best?.path.count ?? -1) { best = folder }
             }
@@ -78,27 +78,71 @@ public struct SyncthingFolder: Sendable, Equatable {
         return n
     }
 
-    /// The § 5.4 patterns, anchored where the vault folder sits in the Syncthing folder; those
-    /// the root's `.stignore` (Syncthing reads no other, and an `#include`d file's patterns are
-    /// relative to the root too) does not hold, line for line.
+    /// An ignore file or config larger than this is not read (a real one is a few KiB): a file
+    /// planted to be huge costs `status` nothing.
+    static let maxIgnoreBytes = 256 << 10
+
+    /// The § 5.4 patterns, anchored where the vault folder sits in the Syncthing folder (its
+    /// name's glob characters escaped, as Syncthing would otherwise read `[2024]` as a class);
+    /// those the root's `.stignore` (Syncthing reads no other, and an `#include`d file's patterns
+    /// are relative to the root too) does not hold, line for line — or holds only after a
+    /// negation (`!…`), which Syncthing would meet first: such a line is counted as missing.
     static func missing(root: String, relative: String) -> [String] {
-        let prefix = relative.isEmpty ? "" : "/" + relative
+        let prefix = relative.isEmpty ? "" : "/" + escapedGlob(relative)
         let wanted = ["\(prefix)/index.sqlite*", "\(prefix)/.lock", "\(prefix)/CACHEDIR.TAG", "(?d).n11tmp-*"]
         var have = Set<String>()
-        var pending = [root + "/.stignore"]
+        var negated = false
+        var lines: [String] = []
         var read = Set<String>()
-        while let file = pending.popLast(), read.insert(file).inserted, read.count <= 16 {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
+        // Includes expanded in place, as Syncthing reads them, at most 16 files, each within the root.
+        func expand(_ file: String) {
+            guard read.count < 16, read.insert(file).inserted, let text = readCapped(file, limit: maxIgnoreBytes) else { return }
             for line in text.split(whereSeparator: \.isNewline).map({ $0.trimmingCharacters(in: .whitespaces) }) {
-                if line.hasPrefix("#include ") {
-                    let name = line.dropFirst(9).trimmingCharacters(in: .whitespaces)
-                    pending.append(name.hasPrefix("/") ? root + name : URL(fileURLWithPath: file).deletingLastPathComponent().path + "/" + name)
-                } else {
-                    have.insert(line)
-                }
+                guard line.hasPrefix("#include ") else { lines.append(line); continue }
+                let name = line.dropFirst(9).trimmingCharacters(in: .whitespaces)
+                let path = URL(fileURLWithPath: name.hasPrefix("/") ? root + name : URL(fileURLWithPath: file).deletingLastPathComponent().path + "/" + name)
+                    .standardizedFileURL.resolvingSymlinksInPath().path
+                if contains(root, path) && path != root { expand(path) }
             }
         }
+        expand(root + "/.stignore")
+        for line in lines {
+            var body = Substring(line)
+            while body.hasPrefix("(?d)") || body.hasPrefix("(?i)") { body = body.dropFirst(4) }
+            if body.hasPrefix("!") { negated = true; continue }
+            if !negated { have.insert(line) }
+        }
         return wanted.filter { !have.contains($0) }
+    }
+
+    /// `name` with Syncthing's glob characters escaped (`\` is its escape on Linux).
+    static func escapedGlob(_ name: String) -> String {
+        var out = ""
+        for ch in name {
+            if "*?[]{}\\!".contains(ch) { out.append("\\") }
+            out.append(ch)
+        }
+        return out
+    }
+
+    /// The file's text when it is a regular file (followed through links) of at most `limit`
+    /// bytes; nil otherwise. Opened without blocking (a FIFO or device named here is not waited on).
+    static func readCapped(_ path: String, limit: Int) -> String? {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size <= limit else { return nil }
+        let size = Int(st.st_size)
+        var bytes = [UInt8](repeating: 0, count: size)
+        var got = 0
+        while got < size {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress.map { $0 + got }, size - got) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            got += n
+        }
+        return String(decoding: bytes.prefix(got), as: UTF8.self)
     }
 }
 
@@ -122,15 +166,23 @@ enum SyncthingConfig {
         return dirs.map { $0 + "/config.xml" }
     }
 
-    /// The folders of a config, outside its `<defaults>` (the template for new folders).
+    /// A config larger than this is not read (Syncthing's own are a few KiB to a few hundred).
+    static let maxBytes = 4 << 20
+
+    /// The folders of a config, outside its `<defaults>` (the template for new folders) and its
+    /// comments.
     static func folders(in xml: String, home: String) -> [Folder] {
         var text = xml
+        while let start = text.range(of: "<!--") {
+            let end = text.range(of: "-->", range: start.upperBound..<text.endIndex)?.upperBound ?? text.endIndex
+            text.removeSubrange(start.lowerBound..<end)
+        }
         if let start = text.range(of: "<defaults>"), let end = text.range(of: "</defaults>", range: start.upperBound..<text.endIndex) {
             text.removeSubrange(start.lowerBound..<end.upperBound)
         }
         var out: [Folder] = []
         var cursor = text.startIndex
-        while let open = text.range(of: "<folder ", range: cursor..<text.endIndex),
+        while let open = tag("folder", in: text, from: cursor),
               let tagEnd = text.range(of: ">", range: open.upperBound..<text.endIndex) {
             let attributes = String(text[open.upperBound..<tagEnd.lowerBound])
             let close = text.range(of: "</folder>", range: tagEnd.upperBound..<text.endIndex)
@@ -140,21 +192,57 @@ enum SyncthingConfig {
             if path == "~" { path = home } else if path.hasPrefix("~/") { path = home + path.dropFirst(1) }
             path = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
             var folder = Folder(path: path, label: attribute("label", in: attributes))
-            if let v = body.range(of: "<versioning"), let vEnd = body.range(of: ">", range: v.upperBound..<body.endIndex) {
+            // The last <versioning> counts, as for Syncthing's own reader (a later element of one
+            // name replaces an earlier one).
+            var vCursor = body.startIndex
+            while let v = tag("versioning", in: body, from: vCursor), let vEnd = body.range(of: ">", range: v.upperBound..<body.endIndex) {
                 let type = attribute("type", in: String(body[v.upperBound..<vEnd.lowerBound]))
+                let rest = String(body[vEnd.upperBound...])
                 folder.versioning = (type?.isEmpty ?? true) ? nil : type
-                folder.versionsPath = element("fsPath", in: String(body[vEnd.upperBound...]))
-                    ?? param("versionsPath", in: String(body[vEnd.upperBound...]))
+                folder.versionsPath = element("fsPath", in: rest) ?? param("versionsPath", in: rest)
+                vCursor = vEnd.upperBound
             }
             out.append(folder)
         }
         return out
     }
 
+    /// Where `<name` starts an element (followed by white space, `>` or `/`), from `from`.
+    static func tag(_ name: String, in text: String, from: String.Index) -> Range<String.Index>? {
+        var cursor = from
+        while let r = text.range(of: "<" + name, range: cursor..<text.endIndex) {
+            guard r.upperBound < text.endIndex else { return nil }
+            let next = text[r.upperBound]
+            if next.isWhitespace || next == ">" || next == "/" { return r }
+            cursor = r.upperBound
+        }
+        return nil
+    }
+
+    /// An attribute's value: `name`, optional white space, `=`, optional white space, a value in
+    /// double or single quotes; after white space (or at the start).
     static func attribute(_ name: String, in attributes: String) -> String? {
-        guard let start = attributes.range(of: " \(name)=\"") ?? (attributes.hasPrefix("\(name)=\"") ? attributes.range(of: "\(name)=\"") : nil),
-              let end = attributes.range(of: "\"", range: start.upperBound..<attributes.endIndex) else { return nil }
-        return unescaped(String(attributes[start.upperBound..<end.lowerBound]))
+        let chars = Array(attributes)
+        let key = Array(name)
+        var i = 0
+        while i + key.count <= chars.count {
+            let boundary = i == 0 || chars[i - 1].isWhitespace
+            if boundary && Array(chars[i..<(i + key.count)]) == key {
+                var j = i + key.count
+                while j < chars.count && chars[j].isWhitespace { j += 1 }
+                if j < chars.count && chars[j] == "=" {
+                    j += 1
+                    while j < chars.count && chars[j].isWhitespace { j += 1 }
+                    if j < chars.count, chars[j] == "\"" || chars[j] == "'" {
+                        let quote = chars[j]
+                        if let end = chars[(j + 1)...].firstIndex(of: quote) { return unescaped(String(chars[(j + 1)..<end])) }
+                        return nil
+                    }
+                }
+            }
+            i += 1
+        }
+        return nil
     }
 
     static func element(_ name: String, in body: String) -> String? {

@@ -85,8 +85,8 @@ struct Init: ParsableCommand {
             if output.json {
                 try Output.json(info.json)
             } else {
-                print("created vault \(loc.vaultRoot)")
-                print("key store     \(loc.keyStoreRoot)")
+                print("created vault \(Output.escaped(loc.vaultRoot))")
+                print("key store     \(Output.escaped(loc.keyStoreRoot))")
                 print("Argon2id      \(parameters.iterations) passes, \(parameters.memoryMiB) MiB")
                 if tpm { print("TPM           bound to this machine's TPM (wrong PINs are counted by the hardware)") }
                 print(BackupQuestion.outcome(allowBackups))

@@ -42,8 +42,8 @@ struct Status: ParsableCommand {
                 return
             }
             let state = half != nil ? "  (incomplete: see below)" : info.initialized ? "" : "  (not initialised; run `nu11vlt init`)"
-            print("vault      \(info.vaultPath)\(state)")
-            print("key store  \(info.keyStorePath)")
+            print("vault      \(Output.escaped(info.vaultPath))\(state)")
+            print("key store  \(Output.escaped(info.keyStorePath))")
             if let half { throw half }
             if let t = info.kdfIterations, let m = info.kdfMemoryMiB { print("Argon2id   \(t) passes, \(m) MiB") }
             if let items = info.items, let albums = info.albums {

@@ -33,4 +33,39 @@ extension FaultTests {
                 return stride(from: 0, to: writes.count, by: step).map { writes[$0] }
             })
     }
+
+    /// 1.5 MiB of bytes that repeat nowhere: an item large enough for the share's range path
+    /// (items of 1 MiB and more are decrypted by the age workers straight into their slots).
+    static let shareBytes: Data = {
+        var x: UInt64 = 0x9E37_79B9_7F4A_7C15
+        return Data((0..<(3 << 19)).map { _ in x = x &* 6364136223846793005 &+ 1442695040888963407; return UInt8(truncatingIfNeeded: x >> 33) })
+    }()
+
+    @Test("share -o FILE: every file-system call failed in turn — a failure leaves no output and no temp file, a success opens with age -d to the item")
+    func shareOutput() throws {
+        nonisolated(unsafe) var item = ""
+        nonisolated(unsafe) var recipient = ""
+        try run("share -o FILE", Scenario(
+            prepare: { cli in
+                let key = try cli.spawn("/usr/bin/age-keygen", ["-o", cli.root + "/age.key"])
+                recipient = key.stderr.components(separatedBy: "Public key: ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+                #expect(recipient.hasPrefix("age1"), "age-keygen: \(key.stderr)")
+                item = try cli.importIDs([cli.file("big.bin", Array(Self.shareBytes))])[0]
+                return [item: Self.shareBytes]
+            },
+            command: { cli in [CLI.binary, "share", "--pin-stdin", "--to", recipient, "-o", cli.root + "/fresh-share.age", item] },
+            input: { cli in Data((cli.pin + "\n").utf8) },
+            verify: { cli, ok in
+                let out = cli.root + "/fresh-share.age"
+                let left = (try FileManager.default.contentsOfDirectory(atPath: cli.root)).filter { $0.hasPrefix(".n11tmp") || $0.hasPrefix(".fresh-share") }
+                #expect(left.isEmpty, "share left temp files: \(left)")
+                if ok {
+                    let opened = try cli.spawn("/bin/sh", ["-c", "age -d -i \"$0/age.key\" \"$0/fresh-share.age\" | tar -xOf -", cli.root])
+                    #expect(opened.stdout == Self.shareBytes, "share said done but its file does not open to the item: \(opened.stderr)")
+                } else {
+                    #expect(!FileManager.default.fileExists(atPath: out), "share failed but left its output")
+                }
+                return cli.pin
+            }))
+    }
 }

@@ -157,4 +157,53 @@ struct SyncthingFolderTests {
         #expect(r.stderr.contains("Syncthing keeps old copies") && r.stderr.contains("1 of this vault's files"), "\(r.stderr)")
         #expect(r.stderr.contains("would sync"), "the root has no .stignore: \(r.stderr)")
     }
+
+    @Test("files a sync peer or another process can write around the folder: a path with glob characters is escaped, a negation before the lines counts them missing, an include outside the folder or over 256 KiB is not read, and a config with comments, spaced or single-quoted attributes is read as Syncthing reads it")
+    func hostileSurroundings() throws {
+        let cli = try CLI()
+        let home = cli.root + "/home"
+        let synced = cli.root + "/Sync"
+        let vault = synced + "/Photos [2024]/vault"
+        try FileManager.default.createDirectory(atPath: synced + "/Photos [2024]", withIntermediateDirectories: true)
+        try Self.configure(cli, home: home, folder: synced, versioning: "")
+        cli.environment["NU11VLT_VAULT"] = vault
+        _ = try cli.run(["init", "--kdf-memory", "19", "--kdf-iterations", "2"], pinStdin: true, environment: ["HOME": home])
+        var (r, sync) = try Self.status(cli, home: home)
+        let escaped = #"/Photos \[2024\]/vault"#
+        let wanted = ["\(escaped)/index.sqlite*", "\(escaped)/.lock", "\(escaped)/CACHEDIR.TAG", "(?d).n11tmp-*"]
+        #expect(sync?["missingIgnores"] as? [String] == wanted, "the vault's name read as a glob: \(String(describing: sync))")
+        // Lines present, but a negation Syncthing meets first (from an include a peer synced).
+        try ("#include .peer\n" + wanted.joined(separator: "\n") + "\n").write(toFile: synced + "/.stignore", atomically: true, encoding: .utf8)
+        try "!\(escaped)/index.sqlite*\n".write(toFile: synced + "/.peer", atomically: true, encoding: .utf8)
+        (r, sync) = try Self.status(cli, home: home)
+        #expect(!((sync?["missingIgnores"] as? [String]) ?? []).isEmpty && r.stderr.contains("would sync"), "a negation ahead was not seen: \(String(describing: sync))")
+        // The lines only in an include outside the folder, or in one over 256 KiB: not read.
+        let outside = cli.root + "/outside-ignore"
+        try (wanted.joined(separator: "\n") + "\n").write(toFile: outside, atomically: true, encoding: .utf8)
+        try (wanted.joined(separator: "\n") + "\n" + String(repeating: "// padding\n", count: 30_000)).write(toFile: synced + "/.big", atomically: true, encoding: .utf8)
+        try "#include ../outside-ignore\n#include .big\n".write(toFile: synced + "/.stignore", atomically: true, encoding: .utf8)
+        let started = Date()
+        (r, sync) = try Self.status(cli, home: home)
+        #expect((sync?["missingIgnores"] as? [String]) == wanted, "an include outside the folder or too large was read: \(String(describing: sync))")
+        #expect(Date().timeIntervalSince(started) < 10)
+        // A config as a person or another program may write it: a comment holding a fake folder
+        // first, attributes spaced, on lines of their own, single-quoted; an empty <versioning>
+        // before the one that counts.
+        let config = home + "/.config/syncthing/config.xml"
+        let xml = """
+            <configuration version="37">
+                <!-- <folder id="x" label="FAKE" path="\(synced)"><versioning type=""></versioning></folder> -->
+                <folder id = 'n11'
+                        label = 'Real'
+                        path = '\(synced)'>
+                    <versioning></versioning>
+                    <versioning type = "staggered"><fsPath></fsPath></versioning>
+                </folder>
+            </configuration>
+            """
+        try xml.write(toFile: config, atomically: true, encoding: .utf8)
+        (r, sync) = try Self.status(cli, home: home)
+        #expect(sync?["label"] as? String == "Real" && sync?["versioning"] as? String == "staggered", "\(String(describing: sync))")
+        #expect(r.stderr.contains("Syncthing keeps old copies"), "\(r.stderr)")
+    }
 }
