@@ -231,33 +231,63 @@ int nu11_agent_client_interrupted(void) { return (int)client_signal; }
 #include <stdatomic.h>
 
 static atomic_int watch_cancelled;
+static atomic_int watch_terminated;
 static int watch_conn = -1;
+static int watch_signals = -1;
+static char watch_socket[4096];
 static int watch_wake[2] = { -1, -1 };
 static pthread_t watch_thread;
 static int watch_running = 0;
 
+/* A termination signal (SIGTERM, SIGINT, SIGHUP: `nu11vlt lock` sends SIGTERM when the agent does
+ * not answer) while a command runs: the command is asked to stop at its next safe point; if it
+ * has not ended a second later — blocked reading a client's stdin, or writing to a pipe nobody
+ * reads — the agent removes its socket and ends at once. Every command is crash-safe (what was
+ * committed stays, the next command finishes or removes the rest), and the process's memory,
+ * keys included, goes with it (the agent is not dumpable). */
 static void *watch_main(void *unused) {
     (void)unused;
-    struct pollfd p[2] = { { watch_conn, POLLIN | POLLRDHUP, 0 }, { watch_wake[0], POLLIN, 0 } };
+    struct pollfd p[3] = { { watch_conn, POLLIN | POLLRDHUP, 0 }, { watch_wake[0], POLLIN, 0 }, { watch_signals, POLLIN, 0 } };
+    int watching_conn = 1;
     for (;;) {
-        int r = poll(p, 2, -1);
+        p[0].fd = watching_conn ? watch_conn : -1;
+        int r = poll(p, 3, -1);
         if (r < 0) {
             if (errno == EINTR) continue;
             return NULL;
         }
         if (p[1].revents != 0) return NULL;
+        if (p[2].revents != 0) {
+            struct signalfd_siginfo info;
+            ssize_t n;
+            do { n = read(watch_signals, &info, sizeof info); } while (n < 0 && errno == EINTR);
+            int sig = n == (ssize_t)sizeof info ? (int)info.ssi_signo : SIGTERM;
+            atomic_store(&watch_terminated, sig);
+            atomic_store(&watch_cancelled, 1);
+            struct pollfd w = { watch_wake[0], POLLIN, 0 };
+            int waited;
+            do { waited = poll(&w, 1, 1000); } while (waited < 0 && errno == EINTR);
+            if (waited > 0) return NULL;
+            if (watch_socket[0] != 0) unlink(watch_socket);
+            _exit(128 + sig);
+        }
         if (p[0].revents != 0) {
             /* The client sends nothing after its request: any end, error or byte is its cancel. */
             atomic_store(&watch_cancelled, 1);
-            return NULL;
+            watching_conn = 0;  /* and still watch for a termination signal */
         }
     }
 }
 
-int nu11_agent_watch_start(int conn) {
+int nu11_agent_terminated(void) { return atomic_load(&watch_terminated); }
+
+int nu11_agent_watch_start(int conn, int signals, const char *socket_path) {
     atomic_store(&watch_cancelled, 0);
     if (pipe2(watch_wake, O_CLOEXEC) != 0) return -1;
     watch_conn = conn;
+    watch_signals = signals;
+    watch_socket[0] = 0;
+    if (socket_path != NULL && strlen(socket_path) < sizeof watch_socket) strcpy(watch_socket, socket_path);
     if (pthread_create(&watch_thread, NULL, watch_main, NULL) != 0) {
         close(watch_wake[0]);
         close(watch_wake[1]);

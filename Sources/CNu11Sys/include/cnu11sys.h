@@ -97,8 +97,12 @@ void nu11_agent_client_interruptible(int sock);
 /// The signal that interrupted the client (0 if none).
 int nu11_agent_client_interrupted(void);
 /// The agent while a command runs: a thread watches the client's connection and marks the
-/// command cancelled when the client ends it (its Ctrl-C, or the client gone). 0 or -1.
-int nu11_agent_watch_start(int conn);
+/// command cancelled when the client ends it (its Ctrl-C, or the client gone), and watches
+/// `signals` (the agent's signalfd): a termination signal cancels the command too, and ends the
+/// process (socket_path removed) when the command has not returned a second later. 0 or -1.
+int nu11_agent_watch_start(int conn, int signals, const char *socket_path);
+/// The termination signal the watcher took while the command ran (0 if none): the agent ends.
+int nu11_agent_terminated(void);
 /// Stops that thread (the command has returned).
 void nu11_agent_watch_stop(void);
 /// Whether the client cancelled the running command.

@@ -127,9 +127,16 @@ enum AgentClient {
         case .agent(let fd, let pid):
             defer { close(fd) }
             try AgentRequest(op: .lock).send(fd, fds: [])
-            _ = AgentWire.readCode(fd)
+            // An agent busy with a command that does not end (blocked on its client's stdin or
+            // stdout) cannot read the request: after 3 s it gets SIGTERM (`pid` is the socket's
+            // peer, our own uid: AgentSocket.probe), which ends it within a second.
+            var answer = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&answer, 1, 3000) > 0 { _ = AgentWire.readCode(fd) } else { kill(pid, SIGTERM) }
             // It has ended when its process has (up to 5 s: it zeroes its keys and removes its socket first).
             for _ in 0..<500 where !isZombieOrGone(pid) { usleep(10_000) }
+            guard isZombieOrGone(pid) else {
+                throw Nu11Error(.io, "the unlock agent (pid \(pid)) did not end", remedy: .frontEnd("end it with `kill \(pid)`; its keys go with it"))
+            }
             return true
         }
     }

@@ -120,7 +120,8 @@ final class AgentServer {
                 }
                 let code = run(request, stdio: passed, connection: connection)
                 AgentWire.sendCode(connection, code)
-                if vault.isLocked { return }
+                // A termination signal came while it ran (the command stopped at a safe point).
+                if vault.isLocked || nu11_agent_terminated() != 0 { return }
                 deadline = idle > 0 ? Date().addingTimeInterval(idle) : Date.distantFuture
                 // Those that waited while it ran get their full time again.
                 for i in waiting.indices { waiting[i].since = Date() }
@@ -169,7 +170,7 @@ final class AgentServer {
         for (i, fd) in stdio.enumerated() { dup2(fd, Int32(i)) }
         nu11_stdin_reset()
         ShellSession.clientTerminal = request.terminal ?? false
-        let watching = nu11_agent_watch_start(connection) == 0
+        let watching = nu11_agent_watch_start(connection, signals, socketPath) == 0
         apply(environment: request.env.reduce(into: [String: String]()) { env, line in
             guard let eq = line.firstIndex(of: "=") else { return }
             env[String(line[..<eq])] = String(line[line.index(after: eq)...])

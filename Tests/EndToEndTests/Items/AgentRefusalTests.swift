@@ -143,4 +143,38 @@ struct AgentRefusalTests {
         usleep(300_000)
         #expect(!AgentTests.alive(pid), "the agent still runs")
     }
+
+    @Test("a command blocked on its client's stdin (a pipe nobody writes) or stdout (a pipe nobody reads): `nu11vlt lock` still ends the agent within seconds, SIGTERM too; the vault is sound after")
+    func blockedCommandDoesNotHoldLock() throws {
+        for blocking in ["sleep 60 | exec \"$0\" note add --title stuck", "exec \"$0\" export \"$1\" -o - | sleep 60"] {
+            for how in ["lock", "SIGTERM"] {
+                let cli = try CLI()
+                try cli.initVault()
+                let big = Data((0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
+                let id = try cli.importIDs([cli.file("big.bin", Array(big))])[0]
+                let pid = try AgentTests.unlock(cli)
+                defer { kill(pid, SIGKILL) }
+                let client = try Program.start("/bin/sh", ["-c", blocking, CLI.binary, id], environment: cli.environment)
+                defer { kill(client.processIdentifier, SIGKILL) }
+                usleep(1_500_000)  // the command has started and blocks
+                let started = Date()
+                if how == "lock" {
+                    let r = try cli.run(["lock"])
+                    #expect(r.code == 0 && r.stderr.contains("locked"), "lock: \(r.code) \(r.stderr)")
+                } else {
+                    kill(pid, SIGTERM)
+                    for _ in 0..<100 where AgentTests.alive(pid) { usleep(100_000) }
+                }
+                let took = Date().timeIntervalSince(started)
+                #expect(!AgentTests.alive(pid), "\(blocking), \(how): the agent still runs")
+                #expect(took < 8, "\(blocking), \(how): ending the agent took \(took) s")
+                #expect(!FileManager.default.fileExists(atPath: AgentTests.socketFolder(cli) + "/" + ((try? FileManager.default.contentsOfDirectory(atPath: AgentTests.socketFolder(cli)))?.first ?? "-")),
+                        "\(how): the agent's socket is left")
+                // The vault is sound and opens with the PIN; the item is whole.
+                let check = try cli.run(["check"], pinStdin: true)
+                #expect(check.code == 0, "\(how): check after: \(check.out) \(check.stderr)")
+                #expect(try cli.run(["export", id, "-o", "-"], pinStdin: true).stdout == big, "\(how): the item")
+            }
+        }
+    }
 }
