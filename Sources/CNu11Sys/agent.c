@@ -319,3 +319,45 @@ void nu11_stdin_reset(void) {
     __fpurge(stdin);
     clearerr(stdin);
 }
+
+#include <sys/syscall.h>
+#include <stdio.h>
+
+/* `nu11vlt lock`'s SIGTERM to an agent that does not answer, only when the socket's peer is one:
+ * a pidfd taken first (so a PID reused after this check is never signalled), then the process
+ * must run this same program (its /proc/PID/exe is /proc/self/exe's file) as `agent-serve`. */
+int nu11_signal_agent(pid_t pid) {
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd < 0) return -1;
+    char path[64];
+    struct stat theirs, ours;
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    if (stat(path, &theirs) != 0 || stat("/proc/self/exe", &ours) != 0
+        || theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino) {
+        close(pfd);
+        errno = EPERM;
+        return -1;
+    }
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    char cmdline[4096];
+    int found = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, cmdline, sizeof cmdline - 1);
+        close(fd);
+        for (ssize_t i = 0; n > 0 && i < n; ) {
+            cmdline[n] = 0;
+            if (strcmp(cmdline + i, "agent-serve") == 0) { found = 1; break; }
+            i += (ssize_t)strlen(cmdline + i) + 1;
+        }
+    }
+    if (!found) {
+        close(pfd);
+        errno = EPERM;
+        return -1;
+    }
+    int r = (int)syscall(SYS_pidfd_send_signal, pfd, SIGTERM, NULL, 0);
+    close(pfd);
+    return r;
+}
+

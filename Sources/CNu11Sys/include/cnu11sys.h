@@ -103,6 +103,9 @@ int nu11_agent_client_interrupted(void);
 int nu11_agent_watch_start(int conn, int signals, const char *socket_path);
 /// The termination signal the watcher took while the command ran (0 if none): the agent ends.
 int nu11_agent_terminated(void);
+/// SIGTERM to `pid` only when it is this program running as `agent-serve` (through a pidfd taken
+/// before the check, so a reused PID is never signalled). 0, or -1 with errno (EPERM: not one).
+int nu11_signal_agent(pid_t pid);
 /// Stops that thread (the command has returned).
 void nu11_agent_watch_stop(void);
 /// Whether the client cancelled the running command.

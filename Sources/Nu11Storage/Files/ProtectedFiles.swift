@@ -77,7 +77,7 @@ public enum ProtectedFiles {
 
     /// Reads a whole (small) file. Refuses anything but a regular file.
     public static func read(_ path: String, limit: Int = 1 << 20) throws -> [UInt8] {
-        let fd = try POSIX.openFile(path, O_RDONLY | O_NOFOLLOW)
+        let fd = try POSIX.openRegular(path)
         defer { close(fd) }
         let size = try POSIX.fileSize(fd, path)
         guard size <= UInt64(limit) else {
@@ -88,7 +88,7 @@ public enum ProtectedFiles {
 
     /// The first `count` bytes of a file (fewer when it is shorter). Refuses anything but a regular file.
     public static func readPrefix(_ path: String, count: Int) throws -> [UInt8] {
-        let fd = try POSIX.openFile(path, O_RDONLY | O_NOFOLLOW)
+        let fd = try POSIX.openRegular(path)
         defer { close(fd) }
         return try readUpTo(fd, count, path)
     }

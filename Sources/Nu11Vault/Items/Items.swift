@@ -172,8 +172,17 @@ extension Items {
         try checkFade(row)
         let key = try keyStore.itemKeyRecord(row.id, domain: row.domain).open(domainKey: domainKey(row.domain))
         let path = try locate(row)
-        let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        // Without blocking, and a regular file only: a FIFO (or device) put in an item's place by
+        // a writer of the vault folder would otherwise hold export, share and check for ever.
+        let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { throw SystemIO.error("open", item: path) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw Nu11Error(.corrupted, "the item's file is not a regular file (a pipe, device or folder put in its place)",
+                            remedy: .advice(.untrusted), item: path)
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return (fd, key)
     }
 

@@ -130,12 +130,26 @@ enum AgentClient {
             // An agent busy with a command that does not end (blocked on its client's stdin or
             // stdout) cannot read the request: after 3 s it gets SIGTERM (`pid` is the socket's
             // peer, our own uid: AgentSocket.probe), which ends it within a second.
+            // Only a process that is this program serving as the agent is signalled
+            // (nu11_signal_agent): never another process holding the socket, nor a reused PID.
             var answer = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&answer, 1, 3000) > 0 { _ = AgentWire.readCode(fd) } else { kill(pid, SIGTERM) }
-            // It has ended when its process has (up to 5 s: it zeroes its keys and removes its socket first).
+            if poll(&answer, 1, 3000) > 0 {
+                _ = AgentWire.readCode(fd)
+            } else if nu11_signal_agent(pid) != 0 && errno == EPERM {
+                throw Nu11Error(.invalidArgument, "the process holding the agent's socket (pid \(pid)) does not answer and is not an unlock agent of this nu11vlt: it was not signalled",
+                                remedy: .frontEnd("see what it is with `ps -p \(pid) -o args`"))
+            }
+            // It has ended when its process has (up to 5 s: it zeroes its keys and removes its
+            // socket first), and its socket answers no more.
             for _ in 0..<500 where !isZombieOrGone(pid) { usleep(10_000) }
-            guard isZombieOrGone(pid) else {
-                throw Nu11Error(.io, "the unlock agent (pid \(pid)) did not end", remedy: .frontEnd("end it with `kill \(pid)`; its keys go with it"))
+            let gone: Bool
+            switch AgentSocket.probe(location) {
+            case .none, .stale: gone = true
+            case .agent(let other, _): close(other); gone = false
+            case .refused: gone = false
+            }
+            guard isZombieOrGone(pid), gone else {
+                throw Nu11Error(.io, "the unlock agent (pid \(pid)) did not end", remedy: .frontEnd("see what holds it with `ps -p \(pid) -o args`"))
             }
             return true
         }

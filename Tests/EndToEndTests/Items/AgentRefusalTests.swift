@@ -177,4 +177,38 @@ struct AgentRefusalTests {
             }
         }
     }
+
+    @Test("lock never signals a process that is not the agent: another program of the user holding a socket at the agent's place, silent, is left alone, and lock says so")
+    func lockSignalsOnlyTheAgent() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let agent = try AgentTests.unlock(cli)
+        defer { kill(agent, SIGKILL) }
+        let socket = try AgentTests.socket(cli)
+        #expect(try cli.run(["lock"]).code == 0)
+        // A listener of our own at that path that never answers; the process that listened then
+        // becomes another program (`sleep`) under the same PID, which is what SO_PEERCRED names.
+        let pids = cli.root + "/fake.pids"
+        let fake = try Program.start("/usr/bin/python3", ["-c", """
+            import os, socket, sys
+            s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4)
+            child = os.fork()
+            if child == 0:
+                keep = []
+                while True:
+                    keep.append(s.accept()[0])
+            open(sys.argv[2], "w").write(f"{os.getpid()} {child}")
+            s.close()
+            os.execvp("sleep", ["sleep", "60"])
+            """, socket, pids])
+        defer { kill(fake.processIdentifier, SIGKILL) }
+        for _ in 0..<50 where !FileManager.default.fileExists(atPath: pids) { usleep(100_000) }
+        usleep(300_000)
+        let ids = ((try? String(contentsOfFile: pids, encoding: .utf8)) ?? "").split(separator: " ").compactMap { pid_t($0) }
+        defer { for p in ids { kill(p, SIGKILL) } }
+        #expect(ids.count == 2, "the fake listener did not start")
+        let r = try cli.run(["lock"])
+        #expect(r.code != 0 && r.stderr.contains("not an unlock agent") && !r.stderr.contains("locked"), "lock: \(r.code) \(r.stderr)")
+        #expect(ids.allSatisfy { AgentTests.alive($0) }, "lock signalled a process that is not the agent")
+    }
 }

@@ -211,4 +211,25 @@ struct BadInputTests {
             #expect(check.code == 0, "check after a full disk: \(check.out) \(check.stderr)")
         }
     }
+
+    @Test("an item's file replaced by a FIFO (a writer of the vault folder): export, share and check answer in one line naming it, never wait on the pipe")
+    func fifoInAnItemsPlace() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let id = try cli.importIDs([cli.file("a.bin", Array(repeating: 5, count: 5000))])[0]
+        let path = cli.vault + "/Vault/Photos/\(id).n11"
+        try #require(FileManager.default.fileExists(atPath: path))
+        try FileManager.default.removeItem(atPath: path)
+        #expect(mkfifo(path, 0o600) == 0)
+        let recipient = try cli.run(["identity"], pinStdin: true).out.split(separator: "\n").first { $0.hasPrefix("age1") }.map(String.init) ?? ""
+        for args in [["export", id, "-o", "-"], ["share", "--to", recipient, "-o", cli.root + "/s.age", id], ["check"]] {
+            let r = try cli.spawn("/usr/bin/timeout", ["20", CLI.binary] + args + ["--pin-stdin"], input: Data((cli.pin + "\n").utf8))
+            #expect(r.code != 124, "\(args[0]) waited on the FIFO")
+            #expect(r.code != 0, "\(args[0]) succeeded with a FIFO for the item's file")
+            if args[0] != "check" {
+                #expect(r.stderr.contains("not a regular file") && r.stderr.contains("hint:"), "\(args[0]): \(r.stderr)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: cli.root + "/s.age"), "share left an output")
+    }
 }
