@@ -23,7 +23,11 @@ extension Sharing {
         guard !FileManager.default.fileExists(atPath: path) else {
             throw Nu11Error(.alreadyExists, "\(path) already exists", remedy: .otherOutputOrForce, item: path)
         }
-        let writer = try AtomicFileWriter(destination: path)
+        // A file outside the vault, written as an export is: unnamed until it is whole (O_TMPFILE),
+        // so a share cut anywhere — the agent ended by `lock` in the middle of it included —
+        // leaves no partial file an `age -d` would open.
+        ProtectedFiles.removeAbandonedTemps(besideFile: path)
+        let writer = try AtomicFileWriter(destination: path, plaintext: true)
         writer.replaceExisting = false
         var stripped = 0
         var bytes: UInt64 = 0

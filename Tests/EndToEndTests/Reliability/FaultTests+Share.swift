@@ -68,4 +68,34 @@ extension FaultTests {
                 return cli.pin
             }))
     }
+
+    @Test("share -o FILE killed (SIGKILL) at every file-system call: nothing is left in the output folder unless the share is whole (its temp file has no name until then)")
+    func shareKilled() throws {
+        try #require(FaultShim.library != nil, "the fault shim did not build (cc missing?)")
+        let cli = try CLI()
+        try cli.initVault()
+        let item = try cli.importIDs([cli.file("big.bin", Array(Self.shareBytes))])[0]
+        let key = try cli.spawn("/usr/bin/age-keygen", ["-o", cli.root + "/age.key"])
+        let recipient = key.stderr.components(separatedBy: "Public key: ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let out = cli.root + "/out"
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let command = [CLI.binary, "share", "--pin-stdin", "--to", recipient, "-o", out + "/s.age", item]
+        let input = Data((cli.pin + "\n").utf8)
+        let dry = try FaultShim.run(cli, command, input: input, at: 0, countFile: cli.root + "/.count", log: cli.root + "/.log")
+        #expect(dry.code == 0, "share without faults: \(dry.stderr)")
+        let calls = FaultLog(text: (try? String(contentsOfFile: cli.root + "/.log", encoding: .utf8)) ?? "", root: cli.root).calls(under: "out")
+        #expect(calls.count >= 3, "only \(calls.count) calls on the output folder")
+        for at in calls {
+            try FileManager.default.removeItem(atPath: out)
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            _ = try FaultShim.run(cli, command, input: input, at: at, kill: true)
+            let left = try FileManager.default.contentsOfDirectory(atPath: out)
+            if left == ["s.age"] {
+                let opened = try cli.spawn("/bin/sh", ["-c", "age -d -i \"$0/age.key\" \"$0/out/s.age\" | tar -xOf -", cli.root])
+                #expect(opened.stdout == Self.shareBytes, "killed at call \(at): a share file that does not open to the item")
+            } else {
+                #expect(left.isEmpty, "killed at call \(at): the output folder holds \(left)")
+            }
+        }
+    }
 }
