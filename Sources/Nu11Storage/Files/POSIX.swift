@@ -22,15 +22,7 @@ enum POSIX {
     /// Opens a regular file for reading, without blocking on the way: a FIFO or device put in
     /// its place (by a writer of the vault folder) is refused at once instead of waited on.
     static func openRegular(_ path: String) throws -> Int32 {
-        let fd = try openFile(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
-            close(fd)
-            throw Nu11Error(.corrupted, "\(path) is not a regular file (a pipe, device or folder put in its place)",
-                            remedy: .advice(.untrusted), item: path)
-        }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-        return fd
+        try ProtectedFiles.requireRegular(try openFile(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK), path)
     }
 
     static func fsyncOrThrow(_ fd: Int32, _ path: String) throws {

@@ -75,6 +75,19 @@ public enum ProtectedFiles {
         }
     }
 
+    /// `fd` (opened O_NONBLOCK, so a FIFO did not block the open) when it is a regular file, set
+    /// back to blocking; else it is closed and the error says what was put in the file's place.
+    public static func requireRegular(_ fd: Int32, _ path: String) throws -> Int32 {
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw Nu11Error(.corrupted, "\(path) is not a regular file (a pipe, device or folder put in its place)",
+                            remedy: .advice(.untrusted), item: path)
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        return fd
+    }
+
     /// Reads a whole (small) file. Refuses anything but a regular file.
     public static func read(_ path: String, limit: Int = 1 << 20) throws -> [UInt8] {
         let fd = try POSIX.openRegular(path)

@@ -176,14 +176,7 @@ extension Items {
         // a writer of the vault folder would otherwise hold export, share and check for ever.
         let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { throw SystemIO.error("open", item: path) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
-            close(fd)
-            throw Nu11Error(.corrupted, "the item's file is not a regular file (a pipe, device or folder put in its place)",
-                            remedy: .advice(.untrusted), item: path)
-        }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-        return (fd, key)
+        return (try ProtectedFiles.requireRegular(fd, path), key)
     }
 
     func summary(id: ItemID, meta: ItemMetadata, domain: Domain, kind: ItemKind, album: ItemID?) throws -> ItemSummary {
