@@ -134,12 +134,13 @@ struct AgentRefusalTests {
         let listed = try cli.run(["list"])
         var took = Date().timeIntervalSince(started)
         #expect(listed.code == 0 && listed.out.contains("keep.jpg"), "list through the agent: \(listed.stderr)")
-        #expect(took < 3, "list waited \(took) s behind 12 connections that sent no whole request")
+        // Bounds for a loaded CI machine; the old agent took 39 s here (12 × up to 5 s, one at a time).
+        #expect(took < 10, "list waited \(took) s behind 12 connections that sent no whole request")
         started = Date()
         let r = try cli.run(["lock"])
         took = Date().timeIntervalSince(started)
         #expect(r.code == 0, "lock: \(r.stderr)")
-        #expect(took < 3, "lock waited \(took) s behind 12 connections that sent no whole request")
+        #expect(took < 10, "lock waited \(took) s behind 12 connections that sent no whole request")
         usleep(300_000)
         #expect(!AgentTests.alive(pid), "the agent still runs")
     }
