@@ -81,9 +81,10 @@ struct Init: ParsableCommand {
             // With the TPM no guess can be checked offline, and the TPM counts the online ones.
             if !tpm, let warning = Strength.pinWarning(secret, parameters: parameters) { Output.note("nu11vlt: " + warning) }
             if tpm { TPMCommand.noteForeignLockout(loc.keyStoreRoot) }
-            if let sync = SyncthingFolder.find(vault: info.vaultPath) { SyncLines.warn(sync) }
+            let sync = SyncthingFolder.find(vault: info.vaultPath)
+            if let sync { SyncLines.warn(sync) }
             if output.json {
-                try Output.json(info.json)
+                try Output.json(info.json(sync: sync))
             } else {
                 print("created vault \(Output.escaped(loc.vaultRoot))")
                 print("key store     \(Output.escaped(loc.keyStoreRoot))")

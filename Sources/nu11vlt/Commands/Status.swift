@@ -35,9 +35,10 @@ struct Status: ParsableCommand {
                 try runGate(location)
             }
             let half = location.locked.halfVaultError
+            let sync = info.initialized ? SyncthingFolder.find(vault: info.vaultPath) : nil
             if output.json {
-                try Output.json(info.json)
-                if info.initialized, let sync = SyncthingFolder.find(vault: info.vaultPath) { SyncLines.warn(sync) }
+                try Output.json(info.json(sync: sync))
+                if let sync { SyncLines.warn(sync) }
                 if let half { throw half }
                 return
             }
@@ -56,7 +57,7 @@ struct Status: ParsableCommand {
                 print(BackupLines.changed(backup))
                 print(BackupLines.phrase(backup))
             }
-            if info.initialized, let sync = SyncthingFolder.find(vault: info.vaultPath) {
+            if let sync {
                 print(SyncLines.line(sync, vault: info.vaultPath))
                 SyncLines.warn(sync)
             }

@@ -25,11 +25,12 @@ struct JSONObject: Encodable {
 }
 
 extension VaultInfo {
-    var json: JSONObject {
+    /// `sync`: the Syncthing folder holding the vault folder, found once by the caller (it also warns).
+    func json(sync: SyncthingFolder?) -> JSONObject {
         JSONObject([("vaultPath", vaultPath), ("keyStorePath", keyStorePath), ("initialized", initialized),
                     ("kdfIterations", kdfIterations), ("kdfMemoryMiB", kdfMemoryMiB), ("backupsExcluded", backupsExcluded),
                     ("items", items), ("albums", albums), ("fadeItems", fadeItems),
-                    ("sync", initialized ? SyncthingFolder.find(vault: vaultPath)?.json : nil)])
+                    ("sync", sync?.json)])
     }
 }
 
