@@ -12,8 +12,10 @@
 #     version; then wipe;
 #  4. the four versions agree: VERSION, `nu11vlt --version`, the About window, the metainfo
 #     release and the package;
-#  5. apt-get remove --purge leaves no file of the package behind, and the installed packages
-#     are those from before.
+#  5. apt-get remove --purge leaves no file of the package behind; what the install pulled in
+#     (its dependencies and recommends, e.g. xdg-utils on a machine without it) is marked
+#     automatic, so `apt-get autoremove --purge` takes it; purged, the installed packages are
+#     those from before.
 # Prints "package: PASS" last when everything held.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -47,6 +49,7 @@ esac
 step "apt-get install $DEB"
 $SUDO apt-get install -y -q "$DEB" > "$WORK/install.log" 2>&1 || { tail -20 "$WORK/install.log"; fail "apt-get install failed"; }
 dpkg-query -L nu11vlt > "$WORK/files"
+dpkg-query -W -f '${Package} ${Version}\n' | sort > "$WORK/packages-installed"
 for f in /usr/bin/nu11vlt /usr/bin/nu11vlt-app /usr/libexec/nu11vlt/nu11vlt-image-helper /usr/share/man/man1/nu11vlt.1.gz \
          /usr/share/man/man1/nu11vlt-app.1.gz /usr/share/applications/org.nu11vlt.Nu11VLT.desktop \
          /usr/share/metainfo/org.nu11vlt.Nu11VLT.metainfo.xml /usr/share/icons/hicolor/scalable/apps/org.nu11vlt.Nu11VLT.svg \
@@ -142,6 +145,18 @@ while read -r f; do
   fi
 done < "$WORK/files"
 [ -z "$left" ] || fail "apt-get remove --purge left:$left"
+# What the install pulled in must be automatic (apt-get autoremove takes it); purge exactly that.
+pulled=$(comm -13 "$WORK/packages-before" "$WORK/packages-installed" | cut -d' ' -f1 | grep -vx nu11vlt || true)
+if [ -n "$pulled" ]; then
+  auto=$(apt-mark showauto)
+  for p in $pulled; do
+    dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || continue
+    echo "$auto" | grep -qx "$p" || fail "the install left $p marked manual: apt-get autoremove would keep it"
+  done
+  echo "  the install pulled in $(echo "$pulled" | wc -w) packages, all automatic; purging them"
+  # shellcheck disable=SC2086
+  $SUDO apt-get purge -y -q $pulled > "$WORK/purge.log" 2>&1 || { tail -20 "$WORK/purge.log"; fail "apt-get purge of what the install pulled in failed"; }
+fi
 dpkg-query -W -f '${Package} ${Version}\n' | sort > "$WORK/packages-after"
 diff "$WORK/packages-before" "$WORK/packages-after" > "$WORK/packages.diff" || fail "the installed packages changed: $(cat "$WORK/packages.diff")"
 echo "  $(wc -l < "$WORK/files") paths of the package: none left; the installed packages are those from before"
