@@ -10,26 +10,28 @@ extension VaultIndex {
     }
 
     /// Re-seals rows of `domains` page by page: `transform` returns a row's new sealed
-    /// metadata, or nil to leave it. Each page of up to 1,000 rows is one transaction, so
-    /// every row holds its old sealed value or its new one at every instant. Returns how
-    /// many rows changed.
+    /// metadata, or nil to leave it. Each page of up to 4,000 rows is one transaction, so
+    /// every row holds its old sealed value or its new one at every instant; a page's rows are
+    /// transformed on every core before its transaction. Returns how many rows changed.
     @discardableResult
     public func resealRows(domains: [Domain], progress: (Int) -> Void = { _ in },
-                           _ transform: (ItemRow) throws -> [UInt8]?) throws -> Int {
+                           _ transform: @Sendable (ItemRow) throws -> [UInt8]?) throws -> Int {
         var cursor: Int64 = 0
         var changed = 0
         var seen = 0
         while true {
-            let page = try items(domains: domains, afterSeq: cursor, limit: 1000)
+            let page = try items(domains: domains, afterSeq: cursor, limit: 4000)
             guard let last = page.last else { break }
+            let results = try ParallelRows.map(page, transform)
             var updates: [(ItemID, [UInt8])] = []
-            for row in page {
-                if let meta = try transform(row) { updates.append((row.id, meta)) }
+            for (row, meta) in zip(page, results) {
+                if let meta { updates.append((row.id, meta)) }
             }
             if !updates.isEmpty {
                 try write { db in
+                    let statement = try db.cachedStatement(sql: "UPDATE item SET meta = ? WHERE id = ?")
                     for (id, meta) in updates {
-                        try db.execute(sql: "UPDATE item SET meta = ? WHERE id = ?", arguments: [Data(meta), id.hex])
+                        try statement.execute(arguments: [Data(meta), id.hex])
                     }
                 }
             }
@@ -39,5 +41,42 @@ extension VaultIndex {
             cursor = last.seq
         }
         return changed
+    }
+}
+
+/// `body` over many values on every core, results in order; the first failure wins.
+public enum ParallelRows {
+    public static func map<T: Sendable, R: Sendable>(_ values: [T], _ body: @Sendable (T) throws -> R) throws -> [R] {
+        let workers = values.count < 256 ? 1 : max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
+        if workers == 1 { return try values.map(body) }
+        let results = Slots<R>(count: values.count)
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            var local: [(Int, R)] = []
+            local.reserveCapacity(values.count / workers + 1)
+            for i in stride(from: worker, to: values.count, by: workers) {
+                do { local.append((i, try body(values[i]))) } catch {
+                    results.fail(error)
+                    return
+                }
+            }
+            results.set(local)
+        }
+        return try results.all()
+    }
+
+    /// Each slot written by exactly one worker, under one lock per worker.
+    private final class Slots<R: Sendable>: @unchecked Sendable {
+        private var values: [R?]
+        private var failure: (any Error)?
+        private let lock = NSLock()
+        init(count: Int) { values = Array(repeating: nil, count: count) }
+        func set(_ pairs: [(Int, R)]) { lock.withLock { for (i, value) in pairs { values[i] = value } } }
+        func fail(_ error: any Error) { lock.withLock { if failure == nil { failure = error } } }
+        func all() throws -> [R] {
+            if let failure { throw failure }
+            let all = values.compactMap { $0 }
+            guard all.count == values.count else { throw Nu11Error(.internalError, "a worker left a row without its result") }
+            return all
+        }
     }
 }

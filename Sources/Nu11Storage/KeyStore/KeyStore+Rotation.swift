@@ -78,54 +78,66 @@ extension KeyStore {
             for entry in batch { entry.old.release() }
             batch.removeAll()
         }
-        /// The pack's new bytes, or nil when no record in it changes.
         func rewritten(_ pack: KeyPackFile) throws -> (bytes: [UInt8], count: Int)? {
-            var out = KeyPack.header
-            var count = 0
-            for (index, slot) in try pack.slots().enumerated() {
-                switch slot {
-                case .free:
-                    continue
-                case .damaged:
-                    // Kept as it is for `check` to report (padded to a whole slot).
-                    let raw = pack.raw(index)
-                    out += raw + [UInt8](repeating: 0xff, count: KeyPack.slotCount - raw.count)
-                case .record(let record):
-                    var fresh: ItemKeyRecord?
-                    if domains.contains(record.domain) && !record.opens(under: new.key(for: record.domain)) {
-                        fresh = olds.lazy.compactMap { record.rewrapped(from: $0.key(for: record.domain), to: new.key(for: record.domain)) }.first
-                    }
-                    out += (fresh ?? record).encoded()
-                    count += fresh == nil ? 0 : 1
-                }
-            }
-            return count == 0 ? nil : (out, count)
+            try Self.rewritten(pack, domains: domains, from: olds, to: new)
         }
-        for (n, shard) in shards.enumerated() {
-            progress(n, shards.count)
-            // Read under a shared lock (most packs have nothing to change); a pack that changes
-            // is opened again for writing, exclusively, and its new bytes made again if it
-            // changed in between.
-            guard let reader = try KeyPackFile(packPath(shard), exclusive: false) else { continue }
-            let first = try rewritten(reader)
-            let seen = reader.bytes
-            reader.release()
-            guard first != nil, let pack = try KeyPackFile(packPath(shard), exclusive: true) else { continue }
-            guard let (out, count) = pack.bytes == seen ? first : try rewritten(pack) else {
-                pack.release()
-                continue
+        // Packs are read and their new bytes made on every core, 64 at a time (a batch); then,
+        // in order, each that changes is opened again for writing, exclusively, and its new
+        // bytes made again if it changed in between (most packs have nothing to change).
+        for start in stride(from: 0, to: shards.count, by: 64) {
+            let group = Array(shards[start..<min(start + 64, shards.count)])
+            let paths = group.map { packPath($0) }
+            let firsts = try ParallelRows.map(paths) { path -> (bytes: [UInt8], count: Int, seen: [UInt8])? in
+                guard let reader = try KeyPackFile(path, exclusive: false) else { return nil }
+                defer { reader.release() }
+                guard let made = try Self.rewritten(reader, domains: domains, from: olds, to: new) else { return nil }
+                return (made.bytes, made.count, reader.bytes)
             }
-            rewrapped += count
-            let writer = try AtomicFileWriter(destination: pack.path)
-            batch.append((pack, writer))
-            var sink = writer.sink
-            try sink.write(out)
-            try writer.prepare(.batched)
-            if batch.count >= 64 { try flush() }
+            for (n, path) in paths.enumerated() {
+                progress(start + n, shards.count)
+                guard let first = firsts[n], let pack = try KeyPackFile(path, exclusive: true) else { continue }
+                guard let (out, count) = pack.bytes == first.seen ? (first.bytes, first.count) : try rewritten(pack) else {
+                    pack.release()
+                    continue
+                }
+                rewrapped += count
+                let writer = try AtomicFileWriter(destination: pack.path)
+                batch.append((pack, writer))
+                var sink = writer.sink
+                try sink.write(out)
+                try writer.prepare(.batched)
+                if batch.count >= 64 { try flush() }
+            }
         }
         try flush()
         progress(shards.count, shards.count)
         return rewrapped
+    }
+
+    /// A pack's new bytes with every record of `domains` that does not open under `new`
+    /// re-wrapped from one of `olds`, or nil when no record in it changes.
+    static func rewritten(_ pack: KeyPackFile, domains: [Domain], from olds: [DomainKeys],
+                          to new: DomainKeys) throws -> (bytes: [UInt8], count: Int)? {
+        var out = KeyPack.header
+        var count = 0
+        for (index, slot) in try pack.slots().enumerated() {
+            switch slot {
+            case .free:
+                continue
+            case .damaged:
+                // Kept as it is for `check` to report (padded to a whole slot).
+                let raw = pack.raw(index)
+                out += raw + [UInt8](repeating: 0xff, count: KeyPack.slotCount - raw.count)
+            case .record(let record):
+                var fresh: ItemKeyRecord?
+                if domains.contains(record.domain) && !record.opens(under: new.key(for: record.domain)) {
+                    fresh = olds.lazy.compactMap { record.rewrapped(from: $0.key(for: record.domain), to: new.key(for: record.domain)) }.first
+                }
+                out += (fresh ?? record).encoded()
+                count += fresh == nil ? 0 : 1
+            }
+        }
+        return count == 0 ? nil : (out, count)
     }
 
     // MARK: content rotation marker
