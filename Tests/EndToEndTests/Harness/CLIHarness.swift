@@ -142,7 +142,9 @@ final class CLI {
 
     func importIDs(_ paths: [String], extra: [String] = []) throws -> [String] {
         let r = try run(["import"] + extra + paths, pinStdin: true)
-        #expect(r.code == 0, "import failed: \(r.stderr)")
+        // Required, not expected: callers index the IDs, and a failed import must fail the test,
+        // not crash the whole suite on an empty array.
+        try #require(r.code == 0, "import failed: \(r.stderr)")
         return r.out.split(separator: "\n").map { String($0.prefix(32)) }
     }
 

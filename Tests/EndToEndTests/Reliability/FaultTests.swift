@@ -208,22 +208,11 @@ struct FaultTests {
             }))
     }
 
+    /// `delete` failed at every call: the item is gone exactly when it says done, and the
+    /// report (read against the key packs right after the command, `deleteReportScenario`)
+    /// says done only once the key record is destroyed.
     @Test("delete") func delete() throws {
-        nonisolated(unsafe) var victim = ""
-        try run("delete", Scenario(
-            prepare: { cli in
-                let ids = try cli.importIDs([cli.file("a.jpg", [1, 1]), cli.file("b.jpg", [2, 2])])
-                victim = ids[0]
-                return [ids[1]: Data([2, 2])]
-            },
-            command: { _ in [CLI.binary, "delete", "--pin-stdin", victim] },
-            input: { cli in Data((cli.pin + "\n").utf8) },
-            verify: { cli, ok in
-                let present = try listed(cli).contains { ($0["id"] as? String) == victim }
-                #expect(present == !ok, "delete said \(ok ? "done" : "failed") but the item is \(present ? "there" : "gone")")
-                if present { try exports(cli, [victim: Data([1, 1])], pin: cli.pin, "the item not deleted") }
-                return cli.pin
-            }))
+        try run("delete", deleteReportScenario(secure: false, exact: true))
     }
 
     @Test("fade set") func fadeSet() throws { try run("fade set", fadeScenario(enrolTPM: false)) }
