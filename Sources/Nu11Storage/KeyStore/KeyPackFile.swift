@@ -25,6 +25,7 @@ final class KeyPackFile {
         name = String(path.split(separator: "/").last ?? "")
         fd = -1
         bytes = []
+        var mode: mode_t = 0
         while true {
             let existed = POSIX.exists(path)
             if !existed && !create { return nil }
@@ -49,12 +50,16 @@ final class KeyPackFile {
             if lstat(path, &named) == 0 && named.st_ino == held.st_ino && named.st_dev == held.st_dev {
                 fd = opened
                 created = !existed
+                mode = held.st_mode & 0o7777
                 break
             }
             close(opened)
         }
         do {
-            if created, fchmod(fd, 0o600) != 0 { throw POSIX.error("chmod", path) }
+            // Created with 0600, it is 0600 unless the umask (or a default ACL) took bits away:
+            // only then is the mode set (the key store's 256 packs are made at every init and
+            // recovery, and a call fewer each is 256 fewer).
+            if created, mode != 0o600, fchmod(fd, 0o600) != 0 { throw POSIX.error("chmod", path) }
             bytes = try readAll()
             try KeyPack.validate(bytes, name: name)
             if bytes.isEmpty && (exclusive || create) {

@@ -43,7 +43,11 @@ extension KeyStore {
             }
             made = true
             let written = KeyPack.header.withUnsafeBytes { buffer in SystemIO.retrying { Glibc.write(fd, buffer.baseAddress, buffer.count) } }
-            let failure = fchmod(fd, 0o600) != 0 ? POSIX.error("chmod", path)
+            // Made 0600, it is 0600 unless the umask (or a default ACL) took bits away: only
+            // then is the mode set — 256 calls fewer at every init and recovery.
+            var st = stat()
+            let exact = fstat(fd, &st) == 0 && st.st_mode & 0o7777 == 0o600
+            let failure = !exact && fchmod(fd, 0o600) != 0 ? POSIX.error("chmod", path)
                 : written != KeyPack.header.count ? POSIX.error("write", path) : nil
             close(fd)
             if let failure { throw failure }

@@ -100,13 +100,16 @@ struct BadInputTests {
         }
     }
 
-    @Test("the index file: WAL and auto_vacuum as sqlite3 sees them; files 0600 and folders 0700 under umask 000")
-    func indexAndModes() throws {
+    /// Under umask 000 a file created 0600 is 0600 already; under 0277 it is 0400 and every
+    /// writer must set the mode itself (the key packs only do when it is needed).
+    @Test("the index file: WAL and auto_vacuum as sqlite3 sees them; files 0600 and folders 0700 under umask 000 and 0277",
+          arguments: ["000", "0277"])
+    func indexAndModes(umask: String) throws {
         let cli = try CLI()
-        let r = try cli.spawn("/bin/sh", ["-c", "umask 000; printf 'pin-1234\\n' | exec \"$0\" init --kdf-memory 19 --kdf-iterations 2 --pin-stdin",
+        let r = try cli.spawn("/bin/sh", ["-c", "umask \(umask); printf 'pin-1234\\n' | exec \"$0\" init --kdf-memory 19 --kdf-iterations 2 --pin-stdin",
                                           CLI.binary])
         #expect(r.code == 0, "\(r.stderr)")
-        let imported = try cli.spawn("/bin/sh", ["-c", "umask 000; printf 'pin-1234\\n' | exec \"$0\" import --pin-stdin \"$1\"",
+        let imported = try cli.spawn("/bin/sh", ["-c", "umask \(umask); printf 'pin-1234\\n' | exec \"$0\" import --pin-stdin \"$1\"",
                                                  CLI.binary, cli.file("x.jpg", [1, 2, 3])])
         #expect(imported.code == 0, "\(imported.stderr)")
         let sqlite = try cli.spawn("/usr/bin/sqlite3", [cli.vault + "/index.sqlite", "PRAGMA journal_mode; PRAGMA auto_vacuum;"])
