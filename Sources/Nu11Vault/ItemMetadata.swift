@@ -115,30 +115,11 @@ struct ItemMetadata: Codable, Sendable {
 
     /// `body` over every row on every core (one JSON decoder per worker), results in row order.
     static func inParallel<T: Sendable>(_ rows: [ItemRow], _ body: @Sendable (ItemRow, JSONDecoder) throws -> T) throws -> [T] {
-        let workers = rows.count < 256 ? 1 : max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
-        let results = Slots<T>(count: rows.count)
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+        try ParallelRows.map(rows, worker: {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .secondsSince1970
-            for i in stride(from: worker, to: rows.count, by: workers) {
-                do { results.set(i, try body(rows[i], decoder)) } catch { results.fail(error) }
-            }
-        }
-        return try results.all()
-    }
-
-    /// One slot per row, each written by exactly one worker.
-    private final class Slots<T: Sendable>: @unchecked Sendable {
-        private var values: [T?]
-        private var failure: (any Error)?
-        private let lock = NSLock()
-        init(count: Int) { values = Array(repeating: nil, count: count) }
-        func set(_ i: Int, _ value: T) { lock.withLock { values[i] = value } }
-        func fail(_ error: any Error) { lock.withLock { if failure == nil { failure = error } } }
-        func all() throws -> [T] {
-            if let failure { throw failure }
-            return values.compactMap { $0 }
-        }
+            return decoder
+        }, body)
     }
 
     static func openReportingLegacy(_ row: ItemRow, key: SecretBytes,
