@@ -3,18 +3,20 @@ import Foundation
 import Nu11Format
 
 /// `body` over many values on every core (at most 8 workers; one, the caller's thread, below
-/// 256 values), results in the values' order; the first failure wins. What a key rotation's
-/// packs and rows, and a listing's sealed metadata, are computed with.
+/// `serialBelow` values: cheap values are not worth a thread below a few hundred), results in
+/// the values' order; the first failure wins. What a key rotation's packs and rows, and a
+/// listing's sealed metadata, are computed with.
 public enum ParallelRows {
-    public static func map<T: Sendable, R: Sendable>(_ values: [T], _ body: @Sendable (T) throws -> R) throws -> [R] {
-        try map(values, worker: { () }) { value, _ in try body(value) }
+    public static func map<T: Sendable, R: Sendable>(_ values: [T], serialBelow: Int = 256,
+                                                     _ body: @Sendable (T) throws -> R) throws -> [R] {
+        try map(values, serialBelow: serialBelow, worker: { () }) { value, _ in try body(value) }
     }
 
     /// The same, each worker with state of its own made by `worker` (a decoder, say) and given
     /// to every call of that worker.
-    public static func map<T: Sendable, S, R: Sendable>(_ values: [T], worker: @Sendable () -> S,
+    public static func map<T: Sendable, S, R: Sendable>(_ values: [T], serialBelow: Int = 256, worker: @Sendable () -> S,
                                                         _ body: @Sendable (T, S) throws -> R) throws -> [R] {
-        let workers = values.count < 256 ? 1 : max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
+        let workers = values.count < max(2, serialBelow) ? 1 : max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
         if workers == 1 {
             let state = worker()
             return try values.map { try body($0, state) }

@@ -87,7 +87,8 @@ extension KeyStore {
         for start in stride(from: 0, to: shards.count, by: 64) {
             let group = Array(shards[start..<min(start + 64, shards.count)])
             let paths = group.map { packPath($0) }
-            let firsts = try ParallelRows.map(paths) { path -> (bytes: [UInt8], count: Int, seen: [UInt8])? in
+            // A pack holds hundreds of records: worth a thread each from two packs on.
+            let firsts = try ParallelRows.map(paths, serialBelow: 2) { path -> (bytes: [UInt8], count: Int, seen: [UInt8])? in
                 guard let reader = try KeyPackFile(path, exclusive: false) else { return nil }
                 defer { reader.release() }
                 guard let made = try Self.rewritten(reader, domains: domains, from: olds, to: new) else { return nil }
