@@ -78,15 +78,11 @@ extension KeyStore {
             for entry in batch { entry.old.release() }
             batch.removeAll()
         }
-        func rewritten(_ pack: KeyPackFile) throws -> (bytes: [UInt8], count: Int)? {
-            try Self.rewritten(pack, domains: domains, from: olds, to: new)
-        }
         // Packs are read and their new bytes made on every core, 64 at a time (a batch); then,
         // in order, each that changes is opened again for writing, exclusively, and its new
         // bytes made again if it changed in between (most packs have nothing to change).
         for start in stride(from: 0, to: shards.count, by: 64) {
-            let group = Array(shards[start..<min(start + 64, shards.count)])
-            let paths = group.map { packPath($0) }
+            let paths = shards[start..<min(start + 64, shards.count)].map { packPath($0) }
             // A pack holds hundreds of records: worth a thread each from two packs on.
             let firsts = try ParallelRows.map(paths, serialBelow: 2) { path -> (bytes: [UInt8], count: Int, seen: [UInt8])? in
                 guard let reader = try KeyPackFile(path, exclusive: false) else { return nil }
@@ -97,7 +93,8 @@ extension KeyStore {
             for (n, path) in paths.enumerated() {
                 progress(start + n, shards.count)
                 guard let first = firsts[n], let pack = try KeyPackFile(path, exclusive: true) else { continue }
-                guard let (out, count) = pack.bytes == first.seen ? (first.bytes, first.count) : try rewritten(pack) else {
+                guard let (out, count) = pack.bytes == first.seen ? (first.bytes, first.count)
+                    : try Self.rewritten(pack, domains: domains, from: olds, to: new) else {
                     pack.release()
                     continue
                 }
