@@ -77,6 +77,10 @@ public enum Advice: Sendable, Equatable, CustomStringConvertible {
     case ageDamaged
     case ageRecipientFormat
     case ageOtherRecipient
+    // Devices (issue 60).
+    case typePairingCode
+    case newPairingCode
+    case pairAgain
 
     public var description: String {
         switch self {
@@ -146,6 +150,9 @@ public enum Advice: Sendable, Equatable, CustomStringConvertible {
         case .searchOtherFolder: "search a folder you may have moved it into, e.g. your home folder"
         case .logStartsAtUnlock: "it starts with the next unlock of the vault"
         case .tctiSyntax: "use device:/dev/tpmrm0, swtpm:…, mssim:… or tabrmd:…, or unset it"
+        case .typePairingCode: "type the code the first device showed (8 groups of 4 letters); dashes and spaces do not matter"
+        case .newPairingCode: "run `nu11vlt device pair` on a device that already opens the vault for a new code, and let the folder sync"
+        case .pairAgain: "another device made new keys (a PIN change, `rekey` or a new recovery phrase there): what it adds since opens only there until devices share key changes (docs/FORMAT.md § 9.6)"
         case .localTPMOnly: "use the local TPM (unset NU11VLT_TPM_TCTI), a Unix socket (swtpm:path=…) or a loopback simulator"
         }
     }

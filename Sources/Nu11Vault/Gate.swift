@@ -251,7 +251,7 @@ enum Gate {
     /// or key records that never got committed). Returns what could not be removed (a
     /// read-only vault): reported, never fatal.
     static func sweepLeftovers(_ location: VaultLocation, keyStore: KeyStore) -> [String] {
-        var folders = location.folders + [location.vaultRoot + "/Quarantine"]
+        var folders = location.folders + [location.vaultRoot + "/Quarantine", location.sharedKeysFolder, location.devicesFolder]
         folders += ((try? ProtectedFiles.list(location.albumsFolder)) ?? []).map { location.albumsFolder + "/" + $0 }
         folders += keyStore.layout.workFolders
         // The key store's own folder (which holds the stamp) is always listed; it is small.

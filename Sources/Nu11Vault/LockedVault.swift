@@ -332,6 +332,8 @@ public struct LockedVault: Sendable {
             try vault.maintenance.resumeRotation()
             if unlocked.keys.role == .duress { try vault.profiles.runDuress() } else { vault.maintenance.backfillSidecars() }
             if unlocked.keys.role == .primary && !recovering { vault.maintenance.finishRecover() }
+            // A shared vault: what the other devices added comes in (FORMAT.md § 9.6).
+            if unlocked.keys.role == .primary && !recovering && !index.isReadOnly { vault.devices.adoptAtUnlock() }
             vault.auditUnlock()
             vault.anchorLog()
             if gateReport.counterAhead {

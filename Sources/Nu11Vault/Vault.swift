@@ -44,6 +44,9 @@ public final class Vault {
     public internal(set) var recoveryProblem: String?
     /// The vault ID from the index, read once per session (it never changes while open).
     var cachedVaultID: ItemID?
+    /// A shared vault's context (this device's ID, the key for the other devices' item keys),
+    /// read once per session (`Devices.context`); nil inside when the vault is not shared.
+    var sharedContext: SharedContext??
     /// Receives "done, but …" notices about late failures after a commit point, and what
     /// the unlock found that needs the user (each front end words the remedy).
     public var onNotice: (Notice) -> Void = { _ in } {
@@ -110,6 +113,7 @@ public final class Vault {
         listingFileRead = false
         listingFileEntries = -1
         recoverySealer = nil
+        sharedContext = nil
         fileLock = nil
     }
 
@@ -194,6 +198,7 @@ public final class Vault {
         let before = unlocked
         unlocked = keys
         metadataKeys.removeAll()
+        sharedContext = nil  // the shared item key follows the main key
         // Slot 0's KEK changed (a PIN change, a TPM enrolment or removal): the security keys
         // follow it, so they keep opening the vault.
         // (Without enrolled keys the rewrap reads the file and writes nothing.)

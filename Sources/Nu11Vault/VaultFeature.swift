@@ -75,6 +75,8 @@ public struct Photos: VaultFeature { let vault: Vault }
 public struct Archives: VaultFeature { let vault: Vault }
 /// Sharing with age recipients and receiving age files (see `Sharing/`).
 public struct Sharing: VaultFeature { let vault: Vault }
+/// Devices sharing the vault folder: pairing, item keys for the other devices (see `Sync/`).
+public struct Devices: VaultFeature { let vault: Vault }
 /// Check, key rotation, content re-encryption (see `Maintenance/`).
 public struct Maintenance: VaultFeature { let vault: Vault }
 /// The PINs and what they open: PIN change, backup vault, duress, Skeleton Switch, TPM,
@@ -88,6 +90,7 @@ extension Vault {
     public var photos: Photos { Photos(vault: self) }
     public var archives: Archives { Archives(vault: self) }
     public var sharing: Sharing { Sharing(vault: self) }
+    public var devices: Devices { Devices(vault: self) }
     public var maintenance: Maintenance { Maintenance(vault: self) }
     public var profiles: Profiles { Profiles(vault: self) }
 }

@@ -59,6 +59,12 @@ public struct VaultLocation: Sendable, Equatable {
 
     func sidecarPath(_ id: ItemID) -> String { metaFolder + "/\(id.hex).n11m" }
 
+    /// A shared vault's item keys for the other devices, and its devices (FORMAT.md § 9.6).
+    var sharedKeysFolder: String { vaultRoot + "/Keys" }
+    var devicesFolder: String { vaultRoot + "/Devices" }
+    func sharedKeyPath(_ id: ItemID) -> String { sharedKeysFolder + "/\(id.hex).\(SharedItemKey.fileExtension)" }
+    func deviceRecordPath(_ id: ItemID) -> String { devicesFolder + "/\(id.hex).\(DeviceRecord.fileExtension)" }
+
     func albumNamePath(_ id: ItemID) -> String { metaFolder + "/\(id.hex).n11a" }
 
     func thumbnailPath(_ id: ItemID) -> String { thumbnailsFolder + "/\(id.hex).n11thumb" }

@@ -28,7 +28,7 @@ struct Nu11vlt: ParsableCommand {
         groupedSubcommands: [
             CommandGroup(name: "Items", subcommands: [Import.self, List.self, Export.self, View.self, Thumbnail.self, Rotate.self, Delete.self,
                                                       Album.self, Note.self, Fade.self]),
-            CommandGroup(name: "Sharing", subcommands: [ShareCommand.self, IdentityCommand.self]),
+            CommandGroup(name: "Sharing", subcommands: [ShareCommand.self, IdentityCommand.self, DeviceCommand.self]),
             CommandGroup(name: "Session", subcommands: [Init.self, Status.self, Shell.self, Unlock.self, Lock.self, SettingsCommand.self,
                                                         LogCommand.self]),
             CommandGroup(name: "Keys and credentials", subcommands: [Pin.self, Rekey.self, RecoveryCommand.self, Recover.self,

@@ -197,7 +197,7 @@ public enum RecoveryKey {
 
     /// What a parsed text stands for: the vault's recovery phrase, or a TPM's recovery key
     /// (the same kind of secret; the error names the one the user was asked for).
-    public enum Use: Sendable { case phrase, tpmKey }
+    public enum Use: Sendable { case phrase, tpmKey, pairingCode }
 
     /// Parses what a person typed: case, spaces and dashes do not matter. A letter no phrase
     /// has is named with its group; a wrong count says how many letters there were.
@@ -218,8 +218,8 @@ public enum RecoveryKey {
                 nibbles.append(UInt8(i))
             }
         }
-        let what = use == .phrase ? "recovery phrase" : "recovery key"
-        let advice: Advice = use == .phrase ? .typeRecoveryPhrase : .typeTPMRecoveryKey
+        let what = switch use { case .phrase: "recovery phrase"; case .tpmKey: "recovery key"; case .pairingCode: "pairing code" }
+        let advice: Advice = switch use { case .phrase: .typeRecoveryPhrase; case .tpmKey: .typeTPMRecoveryKey; case .pairingCode: .typePairingCode }
         if let stray {
             // Only a letter or digit is shown: it is one of 32, not the secret.
             let shown = stray.isASCII && (stray.isLetter || stray.isNumber) ? "'\(stray)'" : "a character"

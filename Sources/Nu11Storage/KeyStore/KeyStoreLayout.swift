@@ -15,6 +15,7 @@ import Nu11Format
 ///     <root>/tpm.n11t             a TPM enrolment set aside
 ///     <root>/swept                the leftover sweep's cache
 ///     <root>/listing.n11g         the gallery's listing cache (sealed; rebuilt when absent)
+///     <root>/sync-device.n11i     this device's ID in a shared vault (clear; FORMAT.md § 9.6)
 ///     <root>/creating             empty: `init` has not finished (written first, removed last)
 ///     <root>/keys/<hh>.n11p       the item key records, in 256 packs by the ID's first byte;
 ///                                 zeroing a record's slot shreds the item
@@ -48,6 +49,7 @@ public struct KeyStoreLayout: Sendable, Equatable {
     var listing: String { POSIX.join(root, "listing.n11g") }
     var creating: String { POSIX.join(root, "creating") }
     var recovering: String { POSIX.join(root, "recover.pending") }
+    var syncDevice: String { POSIX.join(root, "sync-device.n11i") }
 
     var keys: String { POSIX.join(root, "keys") }
     var items: String { POSIX.join(root, "items") }
@@ -58,7 +60,7 @@ public struct KeyStoreLayout: Sendable, Equatable {
     var archiveKeys: String { POSIX.join(root, "archive-keys") }
 
     /// Every file at the top of the key store.
-    var files: [String] { [master, device, state, settings, settingsAside, vaultID, vaultFolder, tpmAside, swept, listing, escrow, securityKeys, creating, recovering] }
+    var files: [String] { [master, device, state, settings, settingsAside, vaultID, vaultFolder, tpmAside, swept, listing, escrow, securityKeys, creating, recovering, syncDevice] }
 
     /// Every folder inside the key store.
     public var folders: [String] { [keys, items, pending, quarantine, forward, log, archiveKeys] }

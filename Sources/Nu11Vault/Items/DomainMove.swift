@@ -133,6 +133,7 @@ extension Items {
             try staged.writer.publish()
             try staged.thumbnailWriter?.publishStaged(at: waiting.thumbnail)
             try staged.sidecarWriter?.publishStaged(at: waiting.sidecar)
+            try staged.sharedKeyWriter?.publish()
             try ProtectedFiles.syncFileSystems(roots)
         } catch {
             undo()

@@ -109,7 +109,11 @@ struct Shredder: Sendable {
         return Domain(rawValue: head[6])
     }
 
-    private func shred(id: ItemID, paths: [String], keysOf domain: Domain? = nil) throws {
+    private func shred(id: ItemID, paths given: [String], keysOf domain: Domain? = nil) throws {
+        // A shared vault's key file for the other devices (FORMAT.md § 9.6) goes with the
+        // primary vault's copy (found by `lstat`, which costs no write).
+        let keyFile = files.location.sharedKeyPath(id)
+        let paths = (domain ?? .vault) == .vault && ProtectedFiles.kind(keyFile) != nil ? given + [keyFile] : given
         if secure {
             for path in paths where ProtectedFiles.kind(path) == .file { try ProtectedFiles.overwrite(path) }
         }

@@ -89,6 +89,7 @@ extension Maintenance {
         let visible = rows.filter(isVisible)
         // Rows adopted by a check that does not write are known too (reported once, above).
         let known = Set(rows.map(\.id)).union(adoption.rows.map(\.id))
+        let shared = vault.devices.isShared
         let seals = try index.recoverySeals()
         for (n, row) in visible.enumerated() {
             try progress(n, visible.count)
@@ -155,7 +156,11 @@ extension Maintenance {
             }
             if !known.contains(id) {
                 var finding = CheckReport.Finding(item: id.hex, problem: "file without an index entry (\(path))")
-                if repair { finding.repaired = try moveToQuarantine(path) }
+                if shared {
+                    // Another device's item whose key file has not arrived, or opens only with
+                    // keys this device does not hold: its files are that device's, left as they are.
+                    finding.problem += "; the vault is shared, so it is left for the device that added it (it is listed here once its key file arrives)"
+                } else if repair { finding.repaired = try moveToQuarantine(path) }
                 report.warnings.append(finding)
             }
         }

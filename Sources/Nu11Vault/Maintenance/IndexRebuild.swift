@@ -25,7 +25,10 @@ extension Maintenance {
     /// `--repair` only reports).
     /// `albumKeys`: other keys that may open album names (`recover` without an index: the
     /// phrase's key sets); a name they open is sealed again under this session's key.
-    func adoptOrphans(_ files: [String], known given: Set<ItemID>, write: Bool, albumKeys: [SecretBytes] = []) throws -> Adoption {
+    /// `writeSidecars` false: rows only (another device's items in a shared vault, whose sidecars
+    /// and album name files are that device's files).
+    func adoptOrphans(_ files: [String], known given: Set<ItemID>, write: Bool, albumKeys: [SecretBytes] = [],
+                      writeSidecars: Bool = true) throws -> Adoption {
         // An item adopted once: a move between domains cut short (and its marker lost) can
         // leave a content file in each, under one ID; the first that opens wins.
         var known = given
@@ -64,10 +67,12 @@ extension Maintenance {
             }
             var finding = CheckReport.Finding(item: id.hex, problem: "file without an index entry (\(path))")
             var facts: ItemSidecar.Facts?
+            var sidecarSeal: [UInt8]?
             if let bytes = try? ProtectedFiles.read(location.sidecarPath(id), limit: SidecarEnvelope.maxBytes),
                let (head, opened) = try? ItemSidecar.open(bytes, id: id, itemKey: itemKey),
                head.kind == header.kind, head.domain == header.domain {
                 facts = opened
+                sidecarSeal = head.recoverySeal
             }
             var missing: [String] = []
             let meta: ItemMetadata
@@ -111,7 +116,9 @@ extension Maintenance {
                               meta: try meta.seal(id: id, album: album, key: metadataKey(header.domain)))
             // A fresh seal to the current phrase, never the sidecar's: an old sidecar put back
             // carries a revoked phrase's seal (FORMAT.md §5.3).
-            row.recovery = write ? try freshRecoverySeal(row, itemKey: itemKey) : nil
+            // Another device's item (`writeSidecars` false) keeps the seal its device made: this
+            // device neither opens seals nor writes that device's sidecar (FORMAT.md § 9.6).
+            row.recovery = !write ? nil : writeSidecars ? try freshRecoverySeal(row, itemKey: itemKey) : sidecarSeal
             adopted.append((row, meta.created))
             known.insert(id)
             sidecars.append((row, meta, itemKey, facts != nil))
@@ -127,10 +134,10 @@ extension Maintenance {
         result.rows = adopted.sorted { ($0.1, $0.0.id.hex) < ($1.1, $1.0.id.hex) }.map(\.0)
         if write && (!result.rows.isEmpty || !result.albums.isEmpty) {
             try index.commit(albums: result.albums, items: result.rows, removing: [])
-            for album in result.albums where !leftNameFiles.contains(album.id) {
+            for album in result.albums where writeSidecars && !leftNameFiles.contains(album.id) {
                 afterCommit("writing the album's name file") { try vault.albums.writeAlbumNameFile(album) }
             }
-            for sidecar in sidecars {
+            for sidecar in sidecars where writeSidecars {
                 afterCommit("writing the item's metadata file") {
                     if sidecar.opened {
                         if let seal = sidecar.row.recovery { try SidecarSeals.set(seal, for: sidecar.row.id, location: location) }

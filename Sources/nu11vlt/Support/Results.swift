@@ -131,6 +131,12 @@ enum Results {
         enum CodingKeys: String, CodingKey { case album, renamedTo, items, itemsAction }
     }
 
+    struct DevicePaired: Encodable {
+        var device: String
+        var expires: Int64
+        var keyFilesWritten: Int
+    }
+
     struct RecoverySetUp: Encodable {
         var sealed: Int
     }

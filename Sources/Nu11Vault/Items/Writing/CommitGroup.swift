@@ -26,6 +26,7 @@ struct CommitGroup {
             staged[i].published = true
             try staged[i].thumbnailWriter?.publish()
             try staged[i].sidecarWriter?.publish()
+            try staged[i].sharedKeyWriter?.publish()
             try staged[i].writer.publish()
         }
         try ProtectedFiles.syncFileSystems(roots)

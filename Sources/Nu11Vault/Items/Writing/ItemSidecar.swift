@@ -81,6 +81,7 @@ extension StagedItem {
         writer.abort()
         thumbnailWriter?.abort()
         sidecarWriter?.abort()
+        sharedKeyWriter?.abort()
     }
 }
 

@@ -16,6 +16,8 @@ struct StagedItem {
     var thumbnailWriter: AtomicFileWriter?
     /// The item's sidecar (FORMAT.md §2.2), published with it.
     var sidecarWriter: AtomicFileWriter?
+    /// A shared vault's key file for the other devices (FORMAT.md § 9.6), published with it.
+    var sharedKeyWriter: AtomicFileWriter?
     /// Whether the commit wrote the key record into its pack.
     var keyWritten = false
     /// Whether the commit renamed the file (and key record) into place.
@@ -75,6 +77,12 @@ extension Items {
             row.recovery = try vault.profiles.recoverySeal(itemKey: itemKey, id: id, kind: kind, domain: domain)
             var staged = StagedItem(writer: writer, row: row, record: record, meta: meta, fadeDeadline: fadeDeadline)
             staged.sidecarWriter = try stageSidecar(row: row, meta: meta, itemKey: itemKey)
+            do {
+                staged.sharedKeyWriter = try vault.devices.stageKeyFile(row: row, itemKey: itemKey)
+            } catch {
+                staged.sidecarWriter?.abort()
+                throw error
+            }
             return staged
         } catch {
             writer.abort()

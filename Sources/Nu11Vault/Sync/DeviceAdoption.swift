@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Nu11Format
+import Nu11Storage
+
+/// What an unlock of a shared vault took in from the other devices (docs/FORMAT.md § 9.6).
+public struct DeviceAdoption: Sendable, Equatable {
+    /// Items another device added, now listed here.
+    public var adopted = 0
+    /// Items whose key file is wrapped under another generation's key (another device made new keys).
+    public var otherGeneration = 0
+    /// Key files that do not open with this vault's shared key (forged or altered): left as they are.
+    public var refused: [String] = []
+}
+
+extension Devices {
+    /// The primary vault's content files the index lacks and this key store has no record for,
+    /// whose key file in `Keys/` opens with the shared key and whose clear header names the same
+    /// item and kind: their key records are written, then their rows come back from their
+    /// sidecars as a repair adopts them — without writing the sidecars, which are the other
+    /// device's files. A content file whose key file has not arrived waits for it.
+    public func adoptFromOtherDevices() throws -> DeviceAdoption {
+        var result = DeviceAdoption()
+        guard !index.isReadOnly, let shared = try context(),
+              ProtectedFiles.kind(location.sharedKeysFolder) == .directory else { return result }
+        let files = try vault.maintenance.contentFiles()
+        let known = Set(try index.allRows().map(\.id))
+        let main = try keys.main
+        var records: [ItemKeyRecord] = []
+        var seen = Set<ItemID>()
+        for path in files where path.hasPrefix(location.vaultRoot + "/Vault/") || path.hasPrefix(location.notesFolder + "/vault_") {
+            let name = (path as NSString).lastPathComponent
+            guard !name.hasPrefix(ProtectedFiles.tempPrefix), name.hasSuffix(".n11") || name.hasSuffix(".n11note"),
+                  let id = try? ItemID(hex: Maintenance.stem(name)), !known.contains(id), !seen.contains(id),
+                  !keyStore.hasItemKey(id),
+                  let bytes = try? ProtectedFiles.read(location.sharedKeyPath(id), limit: 256) else { continue }
+            seen.insert(id)
+            guard let head = try? SharedItemKey.head(bytes, id: id) else {
+                result.refused.append(id.hex)
+                continue
+            }
+            guard head.generation == shared.generation else {
+                result.otherGeneration += 1
+                continue
+            }
+            guard let opened = try? SharedItemKey.open(bytes, id: id, vaultID: shared.vaultID, key: shared.key),
+                  let header = try? N11Header.parse(ProtectedFiles.readPrefix(path, count: N11Header.byteCount)),
+                  header.itemID == id, header.kind == opened.kind, header.domain == .vault else {
+                result.refused.append(id.hex)
+                continue
+            }
+            records.append(try ItemKeyRecord.seal(itemKey: opened.itemKey, domain: .vault, kind: opened.kind, itemID: id, domainKey: main))
+        }
+        guard !records.isEmpty else { return result }
+        try keyStore.writeItemKeys(records, durable: true)
+        let adoption = try vault.maintenance.adoptOrphans(files, known: known, write: true, writeSidecars: false)
+        result.adopted = adoption.rows.count
+        if result.adopted > 0 {
+            vault.listingCache.removeAll()
+            audit("device adopt", count: result.adopted, detail: "items another device added")
+        }
+        return result
+    }
+
+    /// At unlock: what the other devices added comes in; a failure is a notice, never a refusal
+    /// to open (the next unlock tries again).
+    func adoptAtUnlock() {
+        do {
+            let result = try adoptFromOtherDevices()
+            if result.otherGeneration > 0 {
+                notice("\(result.otherGeneration) item(s) another device added are sealed under keys this device does not hold",
+                       remedy: .advice(.pairAgain))
+            }
+            if let first = result.refused.first {
+                notice("\(result.refused.count) key file(s) in \(location.sharedKeysFolder) do not open with this vault's shared key (e.g. item \(first): made by someone without the vault's keys, or altered); those items were not taken in",
+                       remedy: .advice(.untrusted))
+            }
+        } catch {
+            notice("the items other devices added could not be taken in (\(Vault.describe(error))); the next unlock tries again")
+        }
+    }
+}
