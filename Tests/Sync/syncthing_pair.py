@@ -96,6 +96,36 @@ def n11_json(args, stdin=b""):
     return json.loads(n11(args + ["--json"], stdin))
 
 
+# ---------------------------------------------------------------- nu11vlt (device B, issue 60 § 9.6)
+
+VAULT_B_KEYSTORE = os.path.join(WORK, "b-keystore")
+PIN_B = "second device passphrase"
+
+
+def n11_b(args, stdin=b"", code=None):
+    """Runs nu11vlt on B's copy of the vault folder (B's Syncthing folder) with B's own key store;
+    the PIN on stdin's first line, the pairing code (for `device add`) on descriptor 3."""
+    env = dict(N11_ENV, HOME=os.path.join(WORK, "b-home"), XDG_RUNTIME_DIR=os.path.join(WORK, "b-home", "run"),
+               NU11VLT_VAULT=B.folder, NU11VLT_KEYSTORE=VAULT_B_KEYSTORE)
+    os.makedirs(env["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
+    fds, extra = (), []
+    if code is not None:
+        r, w = os.pipe()
+        os.write(w, (code + "\n").encode())
+        os.close(w)
+        fds, extra = (r,), ["--code-fd", "3"]
+    try:
+        p = subprocess.run([NU11VLT] + args + extra + ["--pin-stdin"], input=(PIN_B + "\n").encode() + stdin,
+                           capture_output=True, env=env, pass_fds=fds,
+                           preexec_fn=(lambda: os.dup2(fds[0], 3)) if fds else None, timeout=120)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    if p.returncode != 0:
+        fail(f"nu11vlt (B) {' '.join(args)} exited {p.returncode}: {p.stderr.decode(errors='replace').strip()}")
+    return p.stdout.decode(), p.stderr.decode()
+
+
 def status_on(peer):
     """`nu11vlt status --json` on A, reading `peer`'s Syncthing config (STHOMEDIR): its `sync`
     object and its warnings."""
@@ -737,6 +767,44 @@ def main():
     say(f"round 2: B holds A's {len(want2)} synced files; item {deleted_id[:8]}'s {len(before)} files are gone on B")
     check_untrusted(C, want2, vault_names(), os.path.join(WORK, "c"), gone={deleted_id})
     check_listening(PEERS)
+
+    # Round 3 (issue 60, FORMAT.md § 9.6): B joins with the pairing code A shows, both import at
+    # once, and each lists and exports the other's items after Syncthing moved the files.
+    out = n11(["device", "pair", "--name", "laptop"])
+    code = re.search(r"\b[a-z]{4}(?:-[a-z]{4}){7}\b", out)
+    if not code:
+        fail(f"device pair printed no code: {out}")
+    wait_converged([A, B], [C], "round 3 (the pairing offer)")
+    joined, _ = n11_b(["device", "add", "--name", "phone", "--kdf-iterations", "2", "--kdf-memory", "19"], code=code.group(0))
+    on_a = {it["id"]: it for it in n11_json(["list", "--all"])["items"]}
+    on_b = {it["id"]: it for it in json.loads(n11_b(["list", "--all", "--json"])[0])["items"]}
+    if "joined the vault" not in joined or set(on_b) != set(on_a):
+        fail(f"device add on B: {joined.strip()}; A lists {len(on_a)} items, B {len(on_b)}")
+    make_sources(os.path.join(src, "from-b"), [f"phone-{i}.bin" for i in range(3)], 4)
+    make_sources(os.path.join(src, "from-a"), [f"laptop-{i}.bin" for i in range(3)], 5)
+    n11_b(["import", "-r", os.path.join(src, "from-b"), "--quiet"])
+    n11(["import", "-r", os.path.join(src, "from-a"), "--quiet"])
+    wait_converged([A, B], [C], "round 3 (imports on both)")
+    lists = {}
+    for name, run in (("A", lambda a: n11(a)), ("B", lambda a: n11_b(a)[0])):
+        lists[name] = {it["id"]: (it["name"], it.get("album")) for it in json.loads(run(["list", "--all", "--json"]))["items"]}
+    if lists["A"] != lists["B"] or len(lists["A"]) != len(on_a) + 6:
+        fail(f"after round 3 A lists {len(lists['A'])} items, B {len(lists['B'])}; differ: "
+             f"{sorted(set(lists['A'].items()) ^ set(lists['B'].items()))[:6]}")
+    for name, run in (("A", lambda a: n11(a)), ("B", lambda a: n11_b(a)[0])):
+        dest = os.path.join(WORK, f"export-{name}")
+        run(["export", "--all", "-o", dest, "--quiet"])
+        for folder in ("from-a", "from-b"):
+            for f in os.listdir(os.path.join(src, folder)):
+                with open(os.path.join(src, folder, f), "rb") as x, open(os.path.join(dest, f), "rb") as y:
+                    if x.read() != y.read():
+                        fail(f"{f} does not export byte-identical on {name}")
+        if "0 damaged, 0 warning(s)" not in run(["check"]):
+            fail(f"check on {name} after round 3 is not sound")
+    found = conflicts(A.folder) + conflicts(B.folder)
+    if found:
+        fail(f"Syncthing conflict copies in the vault folder: {found}")
+    say(f"round 3: B joined with the code; {len(lists['A'])} items listed alike on A and B, both devices' imports export byte-identical on both, no conflict copy")
 
     # status reads the Syncthing folder from Syncthing's own config: as written before the start,
     # no versioning and no warning; after file versioning is turned on through Syncthing's API

@@ -57,7 +57,7 @@ extension Photos {
     public func thumbnail(_ ref: ItemRef, size: ThumbnailSize) throws -> EncodedThumbnail {
         evictExpiredPreviews()
         let row = try vault.items.row(ref)
-        try vault.items.checkFade(row)
+        try vault.items.checkFade(row)  // before the cache, as every read path
         let part: CachedPart.Part = size == .grid ? .grid : .preview
         let key = CachedPart(id: row.id, part: part)
         if let cached = previewCache.get(key), let decoded = Self.decodeCached(cached) { return decoded }

@@ -51,6 +51,13 @@ extension Profiles {
                 return
             }
             guard record.mentions(current) else {
+                // A shared vault (FORMAT.md § 9.6): another device may have made new keys and the
+                // recovery data with them; writing it again here would undo that device's.
+                let shared = ((try? keyStore.syncDeviceID()) ?? nil) != nil
+                if shared, let expected, record.matches(commitment: expected) {
+                    recoveryProblem("the vault folder's recovery data (recovery.n11r) was made by keys this device does not hold (another device of this shared vault made new keys, or an old copy was put back); this device leaves it as it is, so its new items are not covered by the recovery phrase")
+                    return
+                }
                 if let expected, record.matches(commitment: expected), !index.isReadOnly {
                     // Put back from before a key rotation (the owner restored the folder, or a
                     // sync peer's old copy): its public key is the one the key store commits

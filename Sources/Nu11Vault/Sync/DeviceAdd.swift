@@ -86,17 +86,23 @@ extension LockedVault {
             try ProtectedFiles.writeAtomically(try record.sealed(vaultID: found.offer.vaultID, main: found.keys.main),
                                                to: location.deviceRecordPath(device))
             if ProtectedFiles.kind(location.keyStoreRoot) == .directory { _ = rmdir(location.keyStoreRoot) }  // an empty folder only
+        } catch {  // before the commit point: nothing stays
+            try? Self.destroyFolder(temp)
+            try? ProtectedFiles.remove(location.deviceRecordPath(device))
+            throw error
+        }
+        var report = DeviceAddReport(device: device.hex, pairedWith: found.offer.device.hex, items: 0)
+        do {
             try ProtectedFiles.move(temp, to: location.keyStoreRoot)  // the commit point
         } catch let error as Nu11Error where error.tookEffect {
-            // Renamed into place; only the fsync after it failed: joined, said below.
-            _ = error
+            // Renamed into place; only the fsync after it failed: joined, and said so.
+            report.unfinished.append("the new key store may not survive a power cut yet (\(error.message))")
         } catch {
             try? Self.destroyFolder(temp)
             try? ProtectedFiles.remove(location.deviceRecordPath(device))
             throw error
         }
         // Joined. The offer goes (a code opens once); failing, it does not undo the join.
-        var report = DeviceAddReport(device: device.hex, pairedWith: found.offer.device.hex, items: 0)
         do { try ProtectedFiles.overwriteAndRemove(found.path) } catch {
             report.unfinished.append("the pairing offer could not be removed (\(Vault.describe(error))); it expires within the hour, and `device pair` removes it then")
         }

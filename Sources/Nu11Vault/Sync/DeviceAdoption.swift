@@ -28,13 +28,19 @@ extension Devices {
         let main = try keys.main
         var records: [ItemKeyRecord] = []
         var seen = Set<ItemID>()
+        // An item whose key record is here but whose row is not: an adoption cut short after the
+        // records were written (they are durable first); the rows are what is left to do.
+        var recordedOnly = false
         for path in files where path.hasPrefix(location.vaultRoot + "/Vault/") || path.hasPrefix(location.notesFolder + "/vault_") {
             let name = (path as NSString).lastPathComponent
             guard !name.hasPrefix(ProtectedFiles.tempPrefix), name.hasSuffix(".n11") || name.hasSuffix(".n11note"),
-                  let id = try? ItemID(hex: Maintenance.stem(name)), !known.contains(id), !seen.contains(id),
-                  !keyStore.hasItemKey(id),
-                  let bytes = try? ProtectedFiles.read(location.sharedKeyPath(id), limit: 256) else { continue }
+                  let id = try? ItemID(hex: Maintenance.stem(name)), !known.contains(id), !seen.contains(id) else { continue }
             seen.insert(id)
+            if keyStore.hasItemKey(id) {
+                recordedOnly = true
+                continue
+            }
+            guard let bytes = try? ProtectedFiles.read(location.sharedKeyPath(id), limit: 256) else { continue }
             guard let head = try? SharedItemKey.head(bytes, id: id) else {
                 result.refused.append(id.hex)
                 continue
@@ -51,7 +57,7 @@ extension Devices {
             }
             records.append(try ItemKeyRecord.seal(itemKey: opened.itemKey, domain: .vault, kind: opened.kind, itemID: id, domainKey: main))
         }
-        guard !records.isEmpty else { return result }
+        guard !records.isEmpty || recordedOnly else { return result }
         try keyStore.writeItemKeys(records, durable: true)
         let adoption = try vault.maintenance.adoptOrphans(files, known: known, write: true, writeSidecars: false)
         result.adopted = adoption.rows.count

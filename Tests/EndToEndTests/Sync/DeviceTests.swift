@@ -214,4 +214,28 @@ struct DeviceTests {
         #expect(back.code == 0, "fade clear: \(back.stderr)")
         #expect(keyFile(ids[1]), "an item back from Fade has no key file for the other devices")
     }
+
+    @Test("new keys on one device (rekey) are not shared yet: its later items do not list on the other, which says so, keeps the folder's recovery data as it is, and still imports and travels its own")
+    func newGenerationStaysOnItsDevice() throws {
+        let a = try CLI(), b = try CLI(pin: "phone passphrase")
+        try a.initVault()
+        _ = try a.importIDs([a.file("before.bin", [1, 1])])
+        let code = try Self.pair(a)
+        try Self.sync(a.vault, b.vault)
+        try #require(try Self.add(b, code: code).code == 0)
+        #expect(try a.run(["rekey"], pinStdin: true).code == 0)
+        let after = try a.importIDs([a.file("after.bin", [2, 2])])[0]
+        try Self.sync(a.vault, b.vault)
+        let record = FileManager.default.contents(atPath: b.vault + "/recovery.n11r")
+        let listed = try b.run(["list", "--all"], pinStdin: true)
+        #expect(listed.code == 0 && !listed.out.contains(after) && listed.out.contains("before.bin"), "B lists: \(listed.out) \(listed.stderr)")
+        #expect(listed.stderr.contains("1 item(s) another device added are sealed under keys this device does not hold"), "\(listed.stderr)")
+        #expect(FileManager.default.contents(atPath: b.vault + "/recovery.n11r") == record, "B rewrote the recovery data A made with its new keys")
+        let mine = try b.importIDs([b.file("phone.bin", [3])])[0]
+        try Self.sync(b.vault, a.vault)
+        let onA = try a.run(["list", "--all"], pinStdin: true)
+        #expect(onA.code == 0 && onA.out.contains(after), "A lists: \(onA.out) \(onA.stderr)")
+        // B's key file is of the old generation, which A no longer holds: not taken in, and said.
+        #expect(!onA.out.contains(mine) && onA.stderr.contains("sealed under keys this device does not hold"), "A: \(onA.out) \(onA.stderr)")
+    }
 }
