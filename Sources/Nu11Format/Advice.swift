@@ -81,6 +81,7 @@ public enum Advice: Sendable, Equatable, CustomStringConvertible {
     case typePairingCode
     case newPairingCode
     case pairAgain
+    case restoreSharedRecoveryData
 
     public var description: String {
         switch self {
@@ -151,8 +152,9 @@ public enum Advice: Sendable, Equatable, CustomStringConvertible {
         case .logStartsAtUnlock: "it starts with the next unlock of the vault"
         case .tctiSyntax: "use device:/dev/tpmrm0, swtpm:…, mssim:… or tabrmd:…, or unset it"
         case .typePairingCode: "type the code the first device showed (8 groups of 4 letters); dashes and spaces do not matter"
-        case .newPairingCode: "run `nu11vlt device pair` on a device that already opens the vault for a new code, and let the folder sync"
+        case .newPairingCode: "make a new pairing code (device pair) on a device that already opens the vault, and let the folder sync"
         case .pairAgain: "another device made new keys (a PIN change, `rekey` or a new recovery phrase there): what it adds since opens only there until devices share key changes (docs/FORMAT.md § 9.6)"
+        case .restoreSharedRecoveryData: "restore recovery.n11r from a backup of the vault folder; on a vault shared with other devices, `recovery setup` here would make new keys the other devices do not get yet (docs/FORMAT.md § 9.6)"
         case .localTPMOnly: "use the local TPM (unset NU11VLT_TPM_TCTI), a Unix socket (swtpm:path=…) or a loopback simulator"
         }
     }

@@ -120,6 +120,7 @@ enum Words {
         case .typeRecoveryPhrase: "type the recovery phrase shown when the vault was made (8 groups of 4 letters)"
         case .typePairingCode: "type the code your other device showed (8 groups of 4 letters)"
         case .newPairingCode: "make a new pairing code on a device that already opens the vault, and let the folder sync"
+        case .restoreSharedRecoveryData: "restore the file recovery.n11r from a backup of the vault folder; a new recovery phrase here would not reach your other devices yet"
         case .pairAgain: "another device made new keys: what it adds from now on opens only there for now"
         case .typeTPMRecoveryKey: "type the recovery key shown when the security chip was set up (8 groups of 4 letters)"
         case .tpmLockoutRecoveryKey: "type the recovery key of the vault that set up this security chip; if another program set it, ask its owner"

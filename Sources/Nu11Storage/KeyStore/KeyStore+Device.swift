@@ -25,4 +25,15 @@ extension KeyStore {
         try ProtectedFiles.writeAtomically(Self.deviceIDMagic + [1, 0, 0, 0] + id.bytes, to: layout.syncDevice)
         return id
     }
+
+    /// Records that this device destroyed a shared vault's item (its key file was in the folder):
+    /// an old copy of its files put back by a sync peer is never taken in again (FORMAT.md § 9.6).
+    public func recordSharedDeletion(_ id: ItemID) throws {
+        try ProtectedFiles.makeDirectory(layout.deleted)
+        let path = POSIX.join(layout.deleted, id.hex)
+        if !POSIX.exists(path) { try ProtectedFiles.writeAtomically([], to: path) }
+    }
+
+    /// Whether this device destroyed the item (`recordSharedDeletion`).
+    public func sharedDeletionRecorded(_ id: ItemID) -> Bool { POSIX.exists(POSIX.join(layout.deleted, id.hex)) }
 }

@@ -25,6 +25,7 @@ import Nu11Format
 ///     <root>/forward/             forward records of a rotation chain
 ///     <root>/log/                 the audit logs and the device journal
 ///     <root>/archive-keys/        archive keys wrapped under the current keys
+///     <root>/deleted/<id>         a shared vault's items this device destroyed (empty files; FORMAT.md § 9.6)
 ///
 /// Folders are 0700, files 0600, every write atomic.
 public struct KeyStoreLayout: Sendable, Equatable {
@@ -58,13 +59,14 @@ public struct KeyStoreLayout: Sendable, Equatable {
     var forward: String { POSIX.join(root, "forward") }
     var log: String { POSIX.join(root, "log") }
     var archiveKeys: String { POSIX.join(root, "archive-keys") }
+    var deleted: String { POSIX.join(root, "deleted") }
 
     /// Every file at the top of the key store.
     var files: [String] { [master, device, state, settings, settingsAside, vaultID, vaultFolder, tpmAside, swept, listing, escrow, securityKeys, creating, recovering, syncDevice] }
 
     /// Every folder inside the key store.
-    public var folders: [String] { [keys, items, pending, quarantine, forward, log, archiveKeys] }
+    public var folders: [String] { [keys, items, pending, quarantine, forward, log, archiveKeys, deleted] }
 
     /// The folders where an interrupted command can leave a temp file (swept at every start).
-    public var workFolders: [String] { [keys, items, pending, forward, log] }
+    public var workFolders: [String] { [keys, items, pending, forward, log, deleted] }
 }

@@ -113,7 +113,10 @@ struct Shredder: Sendable {
         // A shared vault's key file for the other devices (FORMAT.md § 9.6) goes with the
         // primary vault's copy (found by `lstat`, which costs no write).
         let keyFile = files.location.sharedKeyPath(id)
-        let paths = (domain ?? .vault) == .vault && ProtectedFiles.kind(keyFile) != nil ? given + [keyFile] : given
+        let shared = (domain ?? .vault) == .vault && ProtectedFiles.kind(keyFile) != nil
+        let paths = shared ? given + [keyFile] : given
+        // First of all: the item is never taken in again from an old copy put back (§ 9.6).
+        if shared { try keyStore.recordSharedDeletion(id) }
         if secure {
             for path in paths where ProtectedFiles.kind(path) == .file { try ProtectedFiles.overwrite(path) }
         }

@@ -159,7 +159,7 @@ extension Maintenance {
                 if shared {
                     // Another device's item whose key file has not arrived, or opens only with
                     // keys this device does not hold: its files are that device's, left as they are.
-                    finding.problem += "; the vault is shared, so it is left for the device that added it (it is listed here once its key file arrives)"
+                    finding.problem += "; the vault is shared, so it is left for the device that added it (it is listed here once a key file that opens arrives)"
                 } else if repair { finding.repaired = try moveToQuarantine(path) }
                 report.warnings.append(finding)
             }
@@ -258,6 +258,8 @@ extension Maintenance {
     }
 
     private func moveToQuarantine(_ path: String) throws -> String {
+        // A shared vault (FORMAT.md § 9.6): a file moved here is gone from every device.
+        if vault.devices.isShared { return "left where it is: the vault is shared, and moving the file would take it from every device" }
         try ProtectedFiles.makeDirectory(quarantineFolder)
         let target = quarantineFolder + "/" + (path as NSString).lastPathComponent
         try ProtectedFiles.move(path, to: target)

@@ -73,6 +73,17 @@ extension Maintenance {
         guard !problems.isEmpty else { return nil }
         var finding = CheckReport.Finding(item: row.id.hex, problem: problems.joined(separator: "; "))
         guard repair else { return finding }
+        if vault.devices.isShared {
+            // The sidecar may be another device's file (FORMAT.md § 9.6): never rewritten from
+            // here. The index takes the sidecar's seal when it has one.
+            if case .sound(let head) = state, let seal = head.recoverySeal, phrase {
+                try index.setRecoverySeals([(id: row.id, seal: seal)])
+                finding.repaired = "the index entry takes its metadata file's recovery seal (the vault is shared: the metadata file is left as it is)"
+            } else {
+                finding.problem += " (not repaired: the vault is shared, and its metadata file may be another device's)"
+            }
+            return finding
+        }
         let seal = phrase ? try freshRecoverySeal(row, itemKey: itemKey) : nil
         if let seal { try index.setRecoverySeals([(id: row.id, seal: seal)]) }
         var done: [String] = []

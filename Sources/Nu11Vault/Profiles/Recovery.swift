@@ -102,7 +102,8 @@ extension Profiles {
 
     private func recoveryProblem(_ message: String) {
         if vault.recoveryProblem == nil { vault.recoveryProblem = message }
-        vault.pendingNotices.append(Notice(message: message, remedy: .newRecoveryPhrase))
+        let shared = ((try? keyStore.syncDeviceID()) ?? nil) != nil
+        vault.pendingNotices.append(Notice(message: message, remedy: shared ? .advice(.restoreSharedRecoveryData) : .newRecoveryPhrase))
     }
 
     /// Present while a `recovery setup` runs (clear, empty): one that outlives it was cut short.

@@ -11,6 +11,12 @@ public struct DeviceAdoption: Sendable, Equatable {
     public var otherGeneration = 0
     /// Key files that do not open with this vault's shared key (forged or altered): left as they are.
     public var refused: [String] = []
+    /// Items this device destroyed whose files (key file included) are there again: an old copy
+    /// put back by a sync peer or a restore; not taken in.
+    public var putBack: [String] = []
+    /// Rows this device listed whose key record was missing (an index kept from before this device
+    /// joined again), given it from their key files.
+    public var keysRestored = 0
 }
 
 extension Devices {
@@ -25,6 +31,7 @@ extension Devices {
               ProtectedFiles.kind(location.sharedKeysFolder) == .directory else { return result }
         let files = try vault.maintenance.contentFiles()
         let known = Set(try index.allRows().map(\.id))
+        let recorded = Set(try keyStore.itemKeyIDs())
         let main = try keys.main
         var records: [ItemKeyRecord] = []
         var seen = Set<ItemID>()
@@ -34,13 +41,19 @@ extension Devices {
         for path in files where path.hasPrefix(location.vaultRoot + "/Vault/") || path.hasPrefix(location.notesFolder + "/vault_") {
             let name = (path as NSString).lastPathComponent
             guard !name.hasPrefix(ProtectedFiles.tempPrefix), name.hasSuffix(".n11") || name.hasSuffix(".n11note"),
-                  let id = try? ItemID(hex: Maintenance.stem(name)), !known.contains(id), !seen.contains(id) else { continue }
+                  let id = try? ItemID(hex: Maintenance.stem(name)), !seen.contains(id) else { continue }
             seen.insert(id)
-            if keyStore.hasItemKey(id) {
-                recordedOnly = true
+            // A row with its record: nothing to do. A row without one (an index this device had
+            // before it joined again with a new key store) gets its record from the key file.
+            if recorded.contains(id) {
+                if !known.contains(id) { recordedOnly = true }
                 continue
             }
             guard let bytes = try? ProtectedFiles.read(location.sharedKeyPath(id), limit: 256) else { continue }
+            if keyStore.sharedDeletionRecorded(id) {
+                result.putBack.append(id.hex)
+                continue
+            }
             guard let head = try? SharedItemKey.head(bytes, id: id) else {
                 result.refused.append(id.hex)
                 continue
@@ -56,12 +69,13 @@ extension Devices {
                 continue
             }
             records.append(try ItemKeyRecord.seal(itemKey: opened.itemKey, domain: .vault, kind: opened.kind, itemID: id, domainKey: main))
+            if known.contains(id) { result.keysRestored += 1 }
         }
         guard !records.isEmpty || recordedOnly else { return result }
         try keyStore.writeItemKeys(records, durable: true)
         let adoption = try vault.maintenance.adoptOrphans(files, known: known, write: true, writeSidecars: false)
         result.adopted = adoption.rows.count
-        if result.adopted > 0 {
+        if result.adopted > 0 || result.keysRestored > 0 {
             vault.listingCache.removeAll()
             audit("device adopt", count: result.adopted, detail: "items another device added")
         }
@@ -71,11 +85,25 @@ extension Devices {
     /// At unlock: what the other devices added comes in; a failure is a notice, never a refusal
     /// to open (the next unlock tries again).
     func adoptAtUnlock() {
+        // This device's record, when it is gone from the folder (deleted, or a join cut short
+        // after the commit point): written again, under a name made from its ID.
+        if !index.isReadOnly, let shared = try? context(), ProtectedFiles.kind(location.deviceRecordPath(shared.device)) == nil,
+           let main = try? keys.main {
+            let record = DeviceRecord(id: shared.device, name: "device \(shared.device.hex.prefix(8))", added: Int64(now))
+            try? ProtectedFiles.makeDirectory(location.devicesFolder)
+            if let bytes = try? record.sealed(vaultID: shared.vaultID, main: main) {
+                try? ProtectedFiles.writeAtomically(bytes, to: location.deviceRecordPath(shared.device))
+            }
+        }
         do {
             let result = try adoptFromOtherDevices()
             if result.otherGeneration > 0 {
                 notice("\(result.otherGeneration) item(s) another device added are sealed under keys this device does not hold",
                        remedy: .advice(.pairAgain))
+            }
+            if let first = result.putBack.first {
+                notice("\(result.putBack.count) item(s) this device deleted are in the vault folder again (e.g. item \(first): an old copy put back by a sync peer or a restore); they stay deleted and are not listed",
+                       remedy: .advice(.untrusted))
             }
             if let first = result.refused.first {
                 notice("\(result.refused.count) key file(s) in \(location.sharedKeysFolder) do not open with this vault's shared key (e.g. item \(first): made by someone without the vault's keys, or altered); those items were not taken in",

@@ -23,6 +23,7 @@ struct FadeReadPathsTests {
         "check": "verifies files (names no item's name)", "help": "help",
         "identity": "prints the vault's own age recipients (no item)", "unlock": "starts the agent, which runs the commands tried here",
         "lock": "ends the agent",
+        "device": "pairs devices: key files of the primary vault's items only (a move into Fade removes one, DeviceTests), device names",
     ]
 
     struct Setup {

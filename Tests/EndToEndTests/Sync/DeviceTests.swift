@@ -238,4 +238,77 @@ struct DeviceTests {
         // B's key file is of the old generation, which A no longer holds: not taken in, and said.
         #expect(!onA.out.contains(mine) && onA.stderr.contains("sealed under keys this device does not hold"), "A: \(onA.out) \(onA.stderr)")
     }
+
+    @Test("an item a device deleted, put back by a sync peer with its old files and key file, stays deleted there: not listed, a notice says so — on the device that imported it and on the one that took it in")
+    func putBackAfterDelete() throws {
+        let a = try CLI(), b = try CLI(pin: "phone passphrase")
+        try a.initVault()
+        let ids = try a.importIDs([a.file("one.bin", [1, 1]), a.file("two.bin", [2, 2])])
+        let code = try Self.pair(a)
+        try Self.sync(a.vault, b.vault)
+        try #require(try Self.add(b, code: code).code == 0)
+        let fm = FileManager.default
+        // The sync peer's old copy of every file of the two items.
+        let old = a.root + "/old"
+        try fm.createDirectory(atPath: old, withIntermediateDirectories: true)
+        for rel in Self.files(a.vault) where ids.contains(where: { rel.contains($0) }) {
+            try fm.createDirectory(atPath: (old + "/" + rel as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try fm.copyItem(atPath: a.vault + "/" + rel, toPath: old + "/" + rel)
+        }
+        #expect(try a.run(["delete", ids[0]], pinStdin: true).code == 0)
+        #expect(try b.run(["delete", ids[1]], pinStdin: true).code == 0)
+        for (cli, id) in [(a, ids[0]), (b, ids[1])] {
+            for rel in Self.files(old) where rel.contains(id) {
+                try fm.createDirectory(atPath: (cli.vault + "/" + rel as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try? fm.removeItem(atPath: cli.vault + "/" + rel)
+                try fm.copyItem(atPath: old + "/" + rel, toPath: cli.vault + "/" + rel)
+            }
+            let listed = try cli.run(["list", "--all"], pinStdin: true)
+            #expect(listed.code == 0 && !listed.out.contains(id), "\(id) is listed again: \(listed.out)")
+            #expect(listed.stderr.contains("this device deleted are in the vault folder again"), "\(listed.stderr)")
+            let export = try cli.run(["export", id, "-o", "-"], pinStdin: true)
+            #expect(export.code != 0 && export.stdout.isEmpty, "the deleted item exports: \(export.stderr)")
+        }
+    }
+
+    @Test("repairs on a shared vault never move or rewrite the folder's files: a device that joins again over its old index gets its keys back; swapped item files and a sidecar stripped of its seal are reported and left, and the first device still exports everything")
+    func repairsLeaveTheFolder() throws {
+        let a = try CLI(), b = try CLI(pin: "phone passphrase")
+        try a.initVault()
+        let ids = try a.importIDs([a.file("one.bin", [1, 1, 1]), a.file("two.bin", [2, 2]), a.file("three.bin", [3])])
+        var code = try Self.pair(a)
+        try Self.sync(a.vault, b.vault)
+        try #require(try Self.add(b, code: code).code == 0)
+        let fm = FileManager.default
+        // B loses its key store and joins again: its old index (this vault's) stays.
+        try fm.removeItem(atPath: b.keystore)
+        code = try Self.pair(a)
+        try Self.sync(a.vault, b.vault)
+        let again = try Self.add(b, code: code)
+        #expect(again.code == 0 && again.out.contains("3 item(s) listed"), "\(again.out) \(again.stderr)")
+        let exported = try exportAll(b)
+        #expect(exported["one.bin"] == Data([1, 1, 1]) && exported.count == 3, "B exports \(exported.keys.sorted())")
+        // The folder writer swaps two items' files and strips a sidecar's recovery seal.
+        let photos = b.vault + "/Vault/Photos/"
+        try fm.moveItem(atPath: photos + ids[0] + ".n11", toPath: photos + "swap")
+        try fm.moveItem(atPath: photos + ids[1] + ".n11", toPath: photos + ids[0] + ".n11")
+        try fm.moveItem(atPath: photos + "swap", toPath: photos + ids[1] + ".n11")
+        let sidecar = b.vault + "/Meta/\(ids[2]).n11m"
+        var stripped = try #require(fm.contents(atPath: sidecar))
+        stripped.replaceSubrange(24..<116, with: Data(count: 92))
+        stripped[7] = 0
+        try stripped.write(to: URL(fileURLWithPath: sidecar))
+        let before = Dictionary(uniqueKeysWithValues: Self.files(b.vault).map { ($0, fm.contents(atPath: b.vault + "/" + $0)) })
+        let repair = try b.run(["check", "--repair"], pinStdin: true)
+        #expect(!repair.stderr.contains("Fatal error"), "\(repair.stderr)")
+        let after = Dictionary(uniqueKeysWithValues: Self.files(b.vault).map { ($0, fm.contents(atPath: b.vault + "/" + $0)) })
+        #expect(after == before, "check --repair on the shared vault changed the folder: \(Set(after.keys).symmetricDifference(before.keys).sorted()) \(repair.out)")
+        // The writer's swap undone, the first device has every item, byte-identical.
+        try fm.moveItem(atPath: photos + ids[0] + ".n11", toPath: photos + "swap")
+        try fm.moveItem(atPath: photos + ids[1] + ".n11", toPath: photos + ids[0] + ".n11")
+        try fm.moveItem(atPath: photos + "swap", toPath: photos + ids[1] + ".n11")
+        try Self.sync(b.vault, a.vault)
+        let onA = try exportAll(a)
+        #expect(onA["one.bin"] == Data([1, 1, 1]) && onA["two.bin"] == Data([2, 2]) && onA["three.bin"] == Data([3]), "A exports \(onA.keys.sorted())")
+    }
 }
