@@ -29,6 +29,18 @@ public struct DeviceListing: Sendable, Codable, Equatable {
     public var thisDevice: Bool
     /// Why the record does not open (damaged, another generation's, a stranger's); nil when it does.
     public var problem: String?
+
+    private enum CodingKeys: String, CodingKey { case id, name, added, thisDevice, problem }
+
+    /// Every key, `null` when it has no value (docs/JSON.md).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(name, forKey: .name)
+        try c.encode(added, forKey: .added)
+        try c.encode(thisDevice, forKey: .thisDevice)
+        try c.encode(problem, forKey: .problem)
+    }
 }
 
 extension Devices {

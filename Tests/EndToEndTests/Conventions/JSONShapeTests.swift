@@ -153,6 +153,13 @@ struct JSONShapeTests {
         try check("archive inspect", ["archive", "inspect", cli.root + "/a.nu11vlt"], pinFile: nil)
         try check("delete", ["delete", try #require(try cli.listJSON().first?["id"] as? String)])
         try check("archive import", ["archive", "import", cli.root + "/a.nu11vlt", "--password-fd", "4"], extra: "4<\"$ROOT/apw\"")
+        // Two devices (FORMAT.md § 9.6): an offer, then a second device joins with the code.
+        try check("device pair", ["device", "pair", "--name", "laptop"])
+        try Data((try DeviceTests.pair(cli) + "\n").utf8).write(to: URL(fileURLWithPath: cli.root + "/code"))
+        try DeviceTests.sync(cli.vault, cli.root + "/vb")
+        try check("device add", ["device", "add", "--vault", cli.root + "/vb", "--keystore", cli.root + "/kb", "--name", "phone",
+                                 "--kdf-memory", "19", "--kdf-iterations", "2", "--code-fd", "5"], extra: "5<\"$ROOT/code\"")
+        try check("device list", ["device", "list"])
         // A security key (the project's software authenticator), so the listing has a row to show.
         let key = try SoftwareFIDO2()
         #expect(try cli.runWithKey(["fido2", "enroll", "--name", "json key"], key: key, pinStdin: true).code == 0)
