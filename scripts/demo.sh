@@ -148,6 +148,24 @@ NU11VLT_VAULT="$WORK/vault-backup" n11 list
 rm -rf vault-backup keystore && mv keystore-lost keystore   # back to the original pair for the last steps
 n11 backup disable
 
+step "two devices: pair, let the folder sync (copied here as Syncthing would), join with the one-time code, import on both"
+CODE=$(n11 device pair --name laptop | grep -oE '[a-z]{4}(-[a-z]{4}){7}')
+sync_folder() {   # every file but the device-local ones (the vault's .stignore)
+  (cd "$1" && find . -type f ! -name 'index.sqlite*' ! -name '.lock' ! -name 'CACHEDIR.TAG' ! -name '.stignore' ! -name '.n11tmp-*') \
+    | while read -r f; do mkdir -p "$2/$(dirname "$f")"; cp -p "$1/$f" "$2/$f"; done
+}
+sync_folder vault phone-vault
+printf '%s\n' "$CODE" > code   # typed at the prompt in real life
+printf '%s\n' "$PIN" | "$BIN" device add --vault "$WORK/phone-vault" --keystore "$WORK/phone-keystore" --name phone \
+  --kdf-iterations 2 --kdf-memory 19 --code-fd 3 --pin-stdin 3<code
+rm -f code
+printf 'taken on the phone\n' > from-phone.txt
+printf '%s\n' "$PIN" | "$BIN" import --vault "$WORK/phone-vault" --keystore "$WORK/phone-keystore" from-phone.txt --pin-stdin
+sync_folder phone-vault vault
+n11 list
+n11 device list
+rm -rf phone-vault phone-keystore
+
 step "status"
 n11 status
 
