@@ -806,6 +806,25 @@ def main():
         fail(f"Syncthing conflict copies in the vault folder: {found}")
     say(f"round 3: B joined with the code; {len(lists['A'])} items listed alike on A and B, both devices' imports export byte-identical on both, no conflict copy")
 
+    # Round 4: a delete on each side, at once; each device deletes the other's item once its
+    # files are gone (key record and row), and both list the same.
+    by_name = {name: i for i, (name, _) in lists["A"].items()}
+    drop_a, drop_b = by_name["phone-0.bin"], by_name["laptop-0.bin"]
+    n11(["delete", drop_a])
+    n11_b(["delete", drop_b])
+    wait_converged([A, B], [C], "round 4 (a delete on each side)")
+    after = {}
+    for name, run in (("A", lambda a: n11(a)), ("B", lambda a: n11_b(a)[0])):
+        after[name] = {it["id"] for it in json.loads(run(["list", "--all", "--json"]))["items"]}
+        if "0 damaged, 0 warning(s)" not in run(["check"]):
+            fail(f"check on {name} after round 4 is not sound (a key record left behind?)")
+    if after["A"] != after["B"] or drop_a in after["A"] or drop_b in after["A"] or len(after["A"]) != len(lists["A"]) - 2:
+        fail(f"after round 4 A lists {len(after['A'])}, B {len(after['B'])} (deleted {drop_a[:8]}, {drop_b[:8]})")
+    left = sorted(rel for rel in walk(A.folder) if drop_a in rel or drop_b in rel) + sorted(rel for rel in walk(B.folder) if drop_a in rel or drop_b in rel)
+    if left or conflicts(A.folder) + conflicts(B.folder):
+        fail(f"after round 4: files of the deleted items {left}, conflicts {conflicts(A.folder) + conflicts(B.folder)}")
+    say(f"round 4: a delete on each side; {len(after['A'])} items listed alike, the deleted items' files and keys gone on both, no conflict copy")
+
     # status reads the Syncthing folder from Syncthing's own config: as written before the start,
     # no versioning and no warning; after file versioning is turned on through Syncthing's API
     # (Syncthing rewrites its config), a warning that names .stversions.

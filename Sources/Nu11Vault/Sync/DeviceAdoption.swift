@@ -17,6 +17,9 @@ public struct DeviceAdoption: Sendable, Equatable {
     /// Rows this device listed whose key record was missing (an index kept from before this device
     /// joined again), given it from their key files.
     public var keysRestored = 0
+    /// Items another device deleted: every file of theirs gone from the folder, key file included;
+    /// their key records and rows here went too.
+    public var deletedElsewhere = 0
 }
 
 extension Devices {
@@ -71,6 +74,7 @@ extension Devices {
             records.append(try ItemKeyRecord.seal(itemKey: opened.itemKey, domain: .vault, kind: opened.kind, itemID: id, domainKey: main))
             if known.contains(id) { result.keysRestored += 1 }
         }
+        result.deletedElsewhere = try dropDeletedElsewhere(files: files)
         guard !records.isEmpty || recordedOnly else { return result }
         try keyStore.writeItemKeys(records, durable: true)
         let adoption = try vault.maintenance.adoptOrphans(files, known: known, write: true, writeSidecars: false)
@@ -80,6 +84,35 @@ extension Devices {
             audit("device adopt", count: result.adopted, detail: "items another device added")
         }
         return result
+    }
+
+    /// Rows of the primary vault none of whose files is in the folder any more — no content file
+    /// (in any album), sidecar, thumbnail or key file — are items another device deleted (the
+    /// synchronizer removed their files here): deleted here too, as a delete does (marker, key
+    /// record, row). Without their key file nothing of them could open again anyway, and a
+    /// restored copy of the folder brings them back through their key files. Only when the
+    /// folders themselves are there (a folder not mounted is not a deletion).
+    private func dropDeletedElsewhere(files: [String]) throws -> Int {
+        for folder in [location.photosFolder, location.albumsFolder, location.metaFolder, location.sharedKeysFolder] {
+            guard ProtectedFiles.kind(folder) == .directory else { return 0 }
+        }
+        var present = Set<ItemID>()
+        for path in files {
+            if let id = try? ItemID(hex: Maintenance.stem((path as NSString).lastPathComponent)) { present.insert(id) }
+        }
+        // Key files, and files a repair set aside (Quarantine/): not deleted.
+        for folder in [location.sharedKeysFolder, vault.maintenance.quarantineFolder] {
+            for name in (try? ProtectedFiles.list(folder)) ?? [] {
+                if let id = try? ItemID(hex: Maintenance.stem(name)) { present.insert(id) }
+            }
+        }
+        let quarantined = try index.quarantinedIDs()
+        let gone = try index.allRows().filter { $0.domain == .vault && !present.contains($0.id) && !quarantined.contains($0.id) }
+        guard !gone.isEmpty else { return 0 }
+        try vault.items.delete(rows: gone, secure: false)
+        vault.listingCache.removeAll()
+        audit("deleted on another device", count: gone.count, items: gone.map(\.id))
+        return gone.count
     }
 
     /// At unlock: what the other devices added comes in; a failure is a notice, never a refusal

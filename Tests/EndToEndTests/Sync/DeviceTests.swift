@@ -311,4 +311,45 @@ struct DeviceTests {
         let onA = try exportAll(a)
         #expect(onA["one.bin"] == Data([1, 1, 1]) && onA["two.bin"] == Data([2, 2]) && onA["three.bin"] == Data([3]), "A exports \(onA.keys.sorted())")
     }
+
+    @Test("a delete travels with the files: once an item's files are gone from the other device's folder, that device deletes it too (key record and row; check clean); a note edited on one device shows its new text on the other")
+    func deletesTravel() throws {
+        let a = try CLI(), b = try CLI(pin: "phone passphrase")
+        try a.initVault()
+        let ids = try a.importIDs([a.file("keep.bin", [1]), a.file("drop-on-a.bin", [2]), a.file("drop-on-b.bin", [3])])
+        let note = try a.runPinFD(["note", "add", "--title", "list"], stdin: Data("eggs\n".utf8))
+        let noteID = String(note.out.prefix(32))
+        let code = try Self.pair(a)
+        try Self.sync(a.vault, b.vault)
+        try #require(try Self.add(b, code: code).code == 0)
+        // One change after the other, each synced before the next (this one-way copy is no
+        // two-way synchronizer; the Syncthing harness runs both sides at once).
+        #expect(try a.run(["delete", ids[1]], pinStdin: true).code == 0)
+        let edited = try a.runPinFD(["note", "edit", noteID], stdin: Data("eggs and milk\n".utf8))
+        #expect(edited.code == 0, "note edit: \(edited.stderr)")
+        try Self.sync(a.vault, b.vault)
+        #expect(try b.run(["delete", ids[2]], pinStdin: true).code == 0)
+        try Self.sync(b.vault, a.vault)
+        for cli in [a, b] {
+            let listed = try cli.run(["list", "--all"], pinStdin: true)
+            #expect(listed.code == 0 && listed.out.contains(ids[0]) && !listed.out.contains(ids[1]) && !listed.out.contains(ids[2]),
+                    "\(listed.out) \(listed.stderr)")
+            let check = try cli.run(["check"], pinStdin: true)
+            #expect(check.code == 0 && check.out.contains("0 damaged, 0 warning(s)"), "check (a key record left behind?): \(check.out) \(check.stderr)")
+            let notes = try cli.run(["note", "list", "--json"], pinStdin: true)
+            let all = (try? JSONSerialization.jsonObject(with: notes.stdout) as? [[String: Any]]) ?? []
+            #expect(all.count == 1, "notes: \(notes.out)")
+            if let id = all.first?["id"] as? String {
+                let shown = try cli.run(["note", "show", id], pinStdin: true)
+                #expect(shown.out.contains("eggs and milk"), "\(shown.out) \(shown.stderr)")
+            }
+        }
+        // Nothing of the deleted items opens on either side, whatever is put back without a key file.
+        for cli in [a, b] {
+            for id in [ids[1], ids[2]] {
+                let export = try cli.run(["export", id, "-o", "-"], pinStdin: true)
+                #expect(export.code != 0 && export.stdout.isEmpty)
+            }
+        }
+    }
 }
