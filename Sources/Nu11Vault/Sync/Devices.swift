@@ -77,16 +77,7 @@ extension Devices {
         try ProtectedFiles.makeDirectory(location.sharedKeysFolder)
         let bytes = try SharedItemKey.seal(itemKey: itemKey, kind: row.kind, id: row.id, vaultID: shared.vaultID,
                                            generation: shared.generation, key: shared.key)
-        let writer = try AtomicFileWriter(destination: location.sharedKeyPath(row.id))
-        do {
-            var sink = writer.sink
-            try sink.write(bytes)
-            try writer.prepare(.batched)
-        } catch {
-            writer.abort()
-            throw error
-        }
-        return writer
+        return try AtomicFileWriter.staged(bytes, at: location.sharedKeyPath(row.id))
     }
 
     /// Shares the vault with a new device: this device gets an ID (once) and a device record,
@@ -137,11 +128,7 @@ extension Devices {
                 guard let itemKey = try? keyStore.itemKeyRecord(row.id, domain: .vault).open(domainKey: keys.main) else { continue }
                 let bytes = try SharedItemKey.seal(itemKey: itemKey, kind: row.kind, id: row.id, vaultID: vaultID,
                                                    generation: keys.generation, key: shared)
-                let writer = try AtomicFileWriter(destination: location.sharedKeyPath(row.id))
-                writers.append(writer)
-                var sink = writer.sink
-                try sink.write(bytes)
-                try writer.prepare(.batched)
+                writers.append(try AtomicFileWriter.staged(bytes, at: location.sharedKeyPath(row.id)))
             }
             guard !writers.isEmpty else { continue }
             try ProtectedFiles.syncFileSystems([location.vaultRoot])

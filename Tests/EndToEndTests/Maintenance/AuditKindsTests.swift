@@ -132,6 +132,20 @@ struct AuditKindsTests {
         ok(try cli.run(["list"], pinStdin: true), "list (a check-in)")
         ok(try cli.run(["skeleton", "disable"], pinStdin: true), "skeleton disable")
 
+        // Two devices (FORMAT.md § 9.6), their names distinctive: a pairing, a join, an item
+        // taken in from the other device, then deleted there.
+        let code = try DeviceTests.pair(cli, name: m + "-laptop")
+        let b = try CLI(pin: m + "-phone-pin")
+        try DeviceTests.sync(cli.vault, b.vault)
+        ok(try DeviceTests.add(b, code: code, name: m + "-phone"), "device add")
+        let fromB = try b.importIDs([b.file(m + "-from-phone.bin", [7, 7])])[0]
+        try DeviceTests.sync(b.vault, cli.vault)
+        ok(try cli.run(["list"], pinStdin: true), "list (takes in the phone's item)")
+        ok(try b.run(["delete", fromB], pinStdin: true), "delete on the phone")
+        try DeviceTests.sync(b.vault, cli.vault)
+        ok(try cli.run(["list"], pinStdin: true), "list (the phone's delete)")
+        let phone = try entries(b, pin: b.pin)
+
         // The device journal: a wrong PIN, then the journal no longer opens (one byte flipped):
         // the next unlock must say so ("device journal damaged"), never drop it silently.
         #expect(try cli.with(m + "-wrong-pin", ["list"]).code != 0)
@@ -153,7 +167,8 @@ struct AuditKindsTests {
         ok(try cli.run(["sweep"]), "sweep after the state was deleted")
         cli.clockAhead = "+3h"  // past the hour the missing state imposes
 
-        let made = try entries(cli, pin: cli.pin)
+        let laptop = try entries(cli, pin: cli.pin)
+        let made = (kinds: laptop.kinds.union(phone.kinds), text: laptop.text + phone.text)
         let excluded = Set(Self.madeElsewhere.keys)
         let unlisted = sourceKinds.subtracting(made.kinds).subtracting(excluded)
         #expect(unlisted.isEmpty, "audit entry kinds neither made by this test nor listed in madeElsewhere (add them to one or the other): \(unlisted.sorted())")

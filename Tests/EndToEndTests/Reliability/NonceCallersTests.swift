@@ -40,6 +40,9 @@ struct NonceCallersTests {
         "Nu11Storage/KeyStore/KeyStore+ArchiveKeys.swift": (2, "— retired archive keys (ArchiveKeyRotationTests)"),
         "Nu11Vault/Archive/ArchiveExport.swift": (1, "— an archive's wrapped item keys (ArchiveTests)"),
         "Nu11Format/Journal/JournalSegment.swift": (1, "— Journal/*.n11j entries: no command writes them yet (JournalFolderTests.noncesOnDisk)"),
+        "Nu11Format/Devices/SharedItemKey.swift": (1, "Keys/*.n11w @32 (sharedVaultFiles)"),
+        "Nu11Format/Devices/PairingOffer.swift": (2, "Devices/pairing-*.n11x @48, Devices/*.n11v @24 (sharedVaultFiles)"),
+        "Nu11Vault/Sync/DeviceAdoption.swift": (1, "keys/*.n11p records of items taken in from another device (sharedVaultFiles)"),
     ]
 
     /// The call sites in Sources, by file (relative to Sources/): sealing calls only (open/unwrap
@@ -189,6 +192,32 @@ struct NonceCallersTests {
                                    "Meta/*.n11m recovery seal": 2, "keys/*.n11p": 3, "index.sqlite item.meta": 3,
                                    "Meta/*.n11a": 2, "log/*.n11l": 5, "vault-id.n11v": 2, "escrow.n11e": 2,
                                    "master.n11k slot 1": 2, "master.n11k slot 2": 2])
+    }
+
+    @Test("a shared vault's files (FORMAT.md § 9.6): key files, pairing offers, device records and the records of items taken in — no nonce repeats")
+    func sharedVaultFiles() throws {
+        let a = try CLI(), b = try CLI(pin: "phone passphrase")
+        try a.initVault()
+        let ids = try a.importIDs([a.file("one.bin", [1]), a.file("two.bin", [1])])
+        _ = try DeviceTests.pair(a)
+        let code = try DeviceTests.pair(a)
+        let n = Nonces()
+        for id in ids { n.add("Keys/*.n11w", try Self.nonce(a.vault + "/Keys/\(id).n11w", at: 32)) }
+        let offers = try FileManager.default.contentsOfDirectory(atPath: a.vault + "/Devices").filter { $0.hasSuffix(".n11x") }
+        for offer in offers { n.add("Devices/pairing-*.n11x", try Self.nonce(a.vault + "/Devices/" + offer, at: 48)) }
+        try DeviceTests.sync(a.vault, b.vault)
+        #expect(try DeviceTests.add(b, code: code).code == 0)
+        for record in try FileManager.default.contentsOfDirectory(atPath: b.vault + "/Devices").filter({ $0.hasSuffix(".n11v") }) {
+            n.add("Devices/*.n11v", try Self.nonce(b.vault + "/Devices/" + record, at: 24))
+        }
+        // The records B wrote for the items it took in, and A's own for the same items.
+        for id in ids {
+            for cli in [a, b] {
+                let record = try #require(cli.keyRecordBytes(id), "no key record of \(id)")
+                n.add("keys/*.n11p", Array(record[24..<36]))
+            }
+        }
+        n.expectDistinct(minimum: ["Keys/*.n11w": 2, "Devices/pairing-*.n11x": 2, "Devices/*.n11v": 2, "keys/*.n11p": 4])
     }
 }
 

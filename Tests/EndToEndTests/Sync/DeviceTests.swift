@@ -51,9 +51,9 @@ struct DeviceTests {
     }
 
     /// `device add` on `cli` (its own vault folder and key store), the code on descriptor 3.
-    static func add(_ cli: CLI, code: String, extra: [String] = [], ahead: String? = nil) throws -> CLI.Outcome {
+    static func add(_ cli: CLI, code: String, name: String = "phone", extra: [String] = [], ahead: String? = nil) throws -> CLI.Outcome {
         let script = "exec \"$0\" \"$@\" --code-fd 3 3<<'CODEEOF'\n\(code)\nCODEEOF\n"
-        let line = ["device", "add", "--name", "phone", "--pin-stdin"] + kdf + extra
+        let line = ["device", "add", "--name", name, "--pin-stdin"] + kdf + extra
         let program = ahead.map { [ClockTests.faketime, "-f", $0, CLI.binary] } ?? [CLI.binary]
         return try cli.spawn("/bin/sh", ["-c", script] + program + line, input: Data((cli.pin + "\n").utf8))
     }

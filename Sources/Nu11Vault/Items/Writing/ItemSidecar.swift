@@ -47,21 +47,29 @@ enum ItemSidecar {
     }
 }
 
-extension VaultFeature {
-    /// A new item's sidecar in a temp file beside the others (published with the item).
-    func stageSidecar(row: ItemRow, meta: ItemMetadata, itemKey: SecretBytes) throws -> AtomicFileWriter {
-        try ProtectedFiles.makeDirectory(location.metaFolder)
-        let sealed = try ItemSidecar.seal(row: row, meta: meta, recoverySeal: row.recovery, itemKey: itemKey)
-        let writer = try AtomicFileWriter(destination: location.sidecarPath(row.id))
+extension AtomicFileWriter {
+    /// `bytes` in a temp file beside `destination`, written and ready to publish with its group
+    /// (one sync for the group); aborted (the temp file removed) when anything fails.
+    static func staged(_ bytes: [UInt8], at destination: String) throws -> AtomicFileWriter {
+        let writer = try AtomicFileWriter(destination: destination)
         do {
             var sink = writer.sink
-            try sink.write(sealed)
+            try sink.write(bytes)
             try writer.prepare(.batched)
         } catch {
             writer.abort()
             throw error
         }
         return writer
+    }
+}
+
+extension VaultFeature {
+    /// A new item's sidecar in a temp file beside the others (published with the item).
+    func stageSidecar(row: ItemRow, meta: ItemMetadata, itemKey: SecretBytes) throws -> AtomicFileWriter {
+        try ProtectedFiles.makeDirectory(location.metaFolder)
+        let sealed = try ItemSidecar.seal(row: row, meta: meta, recoverySeal: row.recovery, itemKey: itemKey)
+        return try AtomicFileWriter.staged(sealed, at: location.sidecarPath(row.id))
     }
 
     /// Writes an existing item's sidecar again after its row changed (an album move, new
