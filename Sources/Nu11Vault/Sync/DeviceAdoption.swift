@@ -20,6 +20,8 @@ public struct DeviceAdoption: Sendable, Equatable {
     /// Items another device deleted: every file of theirs gone from the folder, key file included;
     /// their key records and rows here went too.
     public var deletedElsewhere = 0
+    /// Album moves, new albums, album renames and deletions another device made, followed here.
+    public var albumChanges = 0
 }
 
 extension Devices {
@@ -75,7 +77,14 @@ extension Devices {
             if known.contains(id) { result.keysRestored += 1 }
         }
         result.deletedElsewhere = try dropDeletedElsewhere(files: files)
-        guard !records.isEmpty || recordedOnly else { return result }
+        if !records.isEmpty || recordedOnly { try takeIn(records, files: files, known: known, into: &result) }
+        // Albums last: the items just taken in are in their albums already.
+        result.albumChanges = try followAlbums(files: files)
+        if result.albumChanges > 0 { vault.listingCache.removeAll() }
+        return result
+    }
+
+    private func takeIn(_ records: [ItemKeyRecord], files: [String], known: Set<ItemID>, into result: inout DeviceAdoption) throws {
         try keyStore.writeItemKeys(records, durable: true)
         let adoption = try vault.maintenance.adoptOrphans(files, known: known, write: true, writeSidecars: false)
         result.adopted = adoption.rows.count
@@ -83,7 +92,6 @@ extension Devices {
             vault.listingCache.removeAll()
             audit("device adopt", count: result.adopted, detail: "items another device added")
         }
-        return result
     }
 
     /// Rows of the primary vault none of whose files is in the folder any more — no content file

@@ -13,7 +13,7 @@ struct DeviceCommand: ParsableCommand {
             sync to the other device, then run `device add` there with the code: that device gets a key \
             store of its own, with its own PIN. Each device's imports are listed on the others after their \
             files arrive (at the next unlock). Fade items, the backup vault and the duress PIN stay on \
-            their own device. Deletions and note edits travel; renames and album moves do not yet (docs/FORMAT.md § 9.6).
+            their own device. Deletions, note edits, albums and album moves travel too (docs/FORMAT.md § 9.6).
             """,
         subcommands: [Pair.self, Add.self, ListDevices.self])
 

@@ -352,4 +352,40 @@ struct DeviceTests {
             }
         }
     }
+
+    @Test("albums travel with the files: a new album and a move into it, a rename, a move back to Photos and an album deleted on one device show on the other; the sidecars are never rewritten by the device that follows")
+    func albumsTravel() throws {
+        let a = try CLI(), b = try CLI(pin: "phone passphrase")
+        try a.initVault()
+        let ids = try a.importIDs([a.file("x.bin", [1]), a.file("y.bin", [2]), a.file("z.bin", [3])])
+        let code = try Self.pair(a)
+        try Self.sync(a.vault, b.vault)
+        try #require(try Self.add(b, code: code).code == 0)
+        func albums(_ cli: CLI) throws -> [String: String] { try names(cli).mapValues { String($0.split(separator: "|", omittingEmptySubsequences: false).last ?? "") } }
+        // On A: a new album, x and y moved into it, then renamed.
+        #expect(try a.run(["album", "create", "Trips"], pinStdin: true).code == 0)
+        #expect(try a.run(["album", "move", "--to", "Trips", ids[0], ids[1]], pinStdin: true).code == 0)
+        #expect(try a.run(["album", "rename", "Trips", "Trips 2026"], pinStdin: true).code == 0)
+        try Self.sync(a.vault, b.vault)
+        let sidecars = Dictionary(uniqueKeysWithValues: ids.map { ($0, FileManager.default.contents(atPath: b.vault + "/Meta/\($0).n11m")) })
+        var onB = try albums(b)
+        #expect(onB[ids[0]] == "Trips 2026" && onB[ids[1]] == "Trips 2026" && onB[ids[2]] == "", "B: \(onB)")
+        #expect(ids.allSatisfy { FileManager.default.contents(atPath: b.vault + "/Meta/\($0).n11m") == sidecars[$0] }, "B rewrote a sidecar")
+        // On B: y back to Photos, z into the album; then A deletes the album (its items to Photos).
+        #expect(try b.run(["album", "move", "--photos", ids[1]], pinStdin: true).code == 0)
+        #expect(try b.run(["album", "move", "--to", "Trips 2026", ids[2]], pinStdin: true).code == 0)
+        try Self.sync(b.vault, a.vault)
+        let onA = try albums(a)
+        #expect(onA[ids[0]] == "Trips 2026" && onA[ids[1]] == "" && onA[ids[2]] == "Trips 2026", "A: \(onA)")
+        #expect(try a.run(["album", "delete", "Trips 2026", "--items", "photos"], pinStdin: true).code == 0)
+        try Self.sync(a.vault, b.vault)
+        onB = try albums(b)
+        #expect(onB.values.allSatisfy { $0.isEmpty } && onB.count == 3, "B after the album's deletion: \(onB)")
+        let list = try b.run(["album", "list"], pinStdin: true)
+        #expect(list.code == 0 && !list.out.contains("Trips"), "B still lists the album: \(list.out)")
+        for cli in [a, b] {
+            let check = try cli.run(["check"], pinStdin: true)
+            #expect(check.code == 0 && check.out.contains("0 damaged, 0 warning(s)"), "check: \(check.out) \(check.stderr)")
+        }
+    }
 }
