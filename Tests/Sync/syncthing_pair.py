@@ -806,24 +806,31 @@ def main():
         fail(f"Syncthing conflict copies in the vault folder: {found}")
     say(f"round 3: B joined with the code; {len(lists['A'])} items listed alike on A and B, both devices' imports export byte-identical on both, no conflict copy")
 
-    # Round 4: a delete on each side, at once; each device deletes the other's item once its
-    # files are gone (key record and row), and both list the same.
+    # Round 4: a delete on each side and an album move on each, at once; each device deletes the
+    # other's item once its files are gone (key record and row), follows the other's move, and
+    # both list the same items in the same albums.
     by_name = {name: i for i, (name, _) in lists["A"].items()}
     drop_a, drop_b = by_name["phone-0.bin"], by_name["laptop-0.bin"]
+    move_a, move_b = by_name["phone-1.bin"], by_name["laptop-1.bin"]
     n11(["delete", drop_a])
+    n11(["album", "move", "--to", "Holiday", move_a])
     n11_b(["delete", drop_b])
-    wait_converged([A, B], [C], "round 4 (a delete on each side)")
+    n11_b(["album", "move", "--to", "Holiday", move_b])
+    wait_converged([A, B], [C], "round 4 (a delete and an album move on each side)")
     after = {}
     for name, run in (("A", lambda a: n11(a)), ("B", lambda a: n11_b(a)[0])):
-        after[name] = {it["id"] for it in json.loads(run(["list", "--all", "--json"]))["items"]}
+        after[name] = {it["id"]: it.get("album") for it in json.loads(run(["list", "--all", "--json"]))["items"]}
         if "0 damaged, 0 warning(s)" not in run(["check"]):
             fail(f"check on {name} after round 4 is not sound (a key record left behind?)")
     if after["A"] != after["B"] or drop_a in after["A"] or drop_b in after["A"] or len(after["A"]) != len(lists["A"]) - 2:
-        fail(f"after round 4 A lists {len(after['A'])}, B {len(after['B'])} (deleted {drop_a[:8]}, {drop_b[:8]})")
+        fail(f"after round 4 A lists {len(after['A'])}, B {len(after['B'])} (deleted {drop_a[:8]}, {drop_b[:8]}); "
+             f"differ: {sorted(set(after['A'].items()) ^ set(after['B'].items()))[:6]}")
+    if after["A"].get(move_a) != "Holiday" or after["A"].get(move_b) != "Holiday":
+        fail(f"after round 4 the album moves did not hold: {after['A'].get(move_a)}, {after['A'].get(move_b)}")
     left = sorted(rel for rel in walk(A.folder) if drop_a in rel or drop_b in rel) + sorted(rel for rel in walk(B.folder) if drop_a in rel or drop_b in rel)
     if left or conflicts(A.folder) + conflicts(B.folder):
         fail(f"after round 4: files of the deleted items {left}, conflicts {conflicts(A.folder) + conflicts(B.folder)}")
-    say(f"round 4: a delete on each side; {len(after['A'])} items listed alike, the deleted items' files and keys gone on both, no conflict copy")
+    say(f"round 4: a delete and an album move on each side; {len(after['A'])} items listed alike with their albums, the deleted items' files and keys gone on both, no conflict copy")
 
     # status reads the Syncthing folder from Syncthing's own config: as written before the start,
     # no versioning and no warning; after file versioning is turned on through Syncthing's API
