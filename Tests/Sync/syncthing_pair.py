@@ -27,8 +27,15 @@ folders' own scan interval is an hour and their watchers are off):
     versioning, no warning; after versioning is turned on through Syncthing's API (which
     rewrites the config), the warning that names .stversions.
 
-The later stage of issue 60 (commands writing journals, the index as a merged cache,
-`device add` on B) adds its assertions to the two rounds of main().
+  * round 3 (FORMAT.md § 9.6): A pairs (`device pair`), B joins (`device add`, its own key store
+    and PIN, on its own Syncthing folder), both import at once; after convergence both list the
+    same items with the same names and albums, both devices' imports export byte-identical on
+    both, `check` is sound on both, no conflict copy;
+  * round 4: a delete and an album move on each side at once; both list the same items in the
+    same albums, the deleted items' files and key records are gone on both, `check` is sound.
+
+The later stage of issue 60 (commands writing journals, the index as a merged cache) adds its
+assertions to the rounds of main().
 Prints "sync: PASS" last when everything held.
 """
 import hashlib
