@@ -93,7 +93,14 @@ def find(name, role=None, timeout=30.0, exact=True, visible=True):
     def look():
         hits = [a for a in named(name, role, exact) if not visible or showing(a)]
         return hits[0] if hits else None
-    return wait_for(look, f"{role or 'widget'} named {name!r}", timeout)
+    acc = wait_for(look, f"{role or 'widget'} named {name!r}", timeout)
+    # How it was found, so a click can find it again when the app replaced the widget in between
+    # (a gallery that refreshes its sections re-creates its tiles; a loaded machine widens that gap).
+    try:
+        acc.found_by = (name, role, exact, visible)
+    except AttributeError:
+        pass
+    return acc
 
 
 def gone(name, role=None, timeout=30.0, exact=True):
@@ -137,8 +144,17 @@ def center(acc):
 def settled_center(acc, timeout=5.0):
     """Where to click `acc`: its centre once it stands still. A page that slides in (the
     gallery after the viewer, a folded sidebar) moves its controls for a few hundred ms, and
-    a click taken from the first answer lands where the control was."""
-    last = center(acc)
+    a click taken from the first answer lands where the control was. A widget the app replaced
+    since it was found (its accessible object gone) is found again, once, the same way."""
+    try:
+        last = center(acc)
+    except Exception as e:  # noqa: BLE001 - GLib.Error "Object does not exist" from the bus
+        query = getattr(acc, "found_by", None)
+        if query is None or "does not exist" not in str(e):
+            raise
+        name, role, exact, visible = query
+        acc = find(name, role=role, timeout=10.0, exact=exact, visible=visible)
+        last = center(acc)
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         time.sleep(0.15)
