@@ -39,7 +39,7 @@ extension FaultTests {
         try #require(FaultShim.library != nil, "the fault shim did not build (cc missing?)")
         let first = try CLI()
         try first.initVault()
-        let ids = try first.importIDs([first.file("a.bin", [1, 2, 3]), first.file("b.bin", Array(repeating: 5, count: 9000))])
+        _ = try first.importIDs([first.file("a.bin", [1, 2, 3]), first.file("b.bin", Array(repeating: 5, count: 9000))])
         let code = try DeviceTests.pair(first)
         let pinB = "second device passphrase"
         func command(_ trial: CLI) -> [String] {
@@ -55,12 +55,20 @@ extension FaultTests {
         }
         let input = Data((pinB + "\n").utf8)
         let template = try trialMachine()
-        let countFile = template.root + "/.count"
-        let dry = try FaultShim.run(template, command(template), input: input, at: 0, countFile: countFile)
+        let countFile = template.root + "/.count", logFile = template.root + "/.log"
+        let dry = try FaultShim.run(template, command(template), input: input, at: 0, countFile: countFile, log: logFile)
         #expect(dry.code == 0, "device add without faults: \(dry.stderr)")
         let calls = Int(try String(contentsOfFile: countFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(calls > 20, "only \(calls) calls counted")
-        for at in 1...max(calls, 1) {
+        // Every call but the 256 empty key packs the new key store is made with, which are one
+        // code path 256 times: of those, the first two and the last two packs' calls fail.
+        let log = FaultLog(text: (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "", root: template.root)
+        let edgePacks = ["00.n11p", "01.n11p", "fe.n11p", "ff.n11p"]
+        let trials = log.calls.filter { call in
+            !call.path.hasPrefix("keystoreB.joining/keys/") || edgePacks.contains((call.path as NSString).lastPathComponent)
+        }.map(\.n)
+        #expect(trials.count > 100 && trials.count < calls, "\(trials.count) of \(calls) calls picked")
+        for at in trials {
             let trial = try trialMachine()
             let place = "device add, call \(at) of \(calls)"
             let r = try FaultShim.run(trial, command(trial), input: input, at: at)
@@ -77,14 +85,15 @@ extension FaultTests {
                 let retry = try trial.spawn("/bin/sh", Array(command(trial).dropFirst()), input: input)
                 #expect(retry.code == 0, "\(place): the retry with the same code: \(retry.stderr)")
             }
-            let list = try trial.spawn(CLI.binary, ["list", "--all"] + b, input: input)
-            #expect(list.code == 0 && ids.allSatisfy { list.out.contains($0) }, "\(place): B lists \(list.out) \(list.stderr)")
             let check = try trial.spawn(CLI.binary, ["check"] + b, input: input)
             #expect(check.code == 0, "\(place): check on B: \(check.out) \(check.stderr)")
             let devices = try trial.spawn(CLI.binary, ["device", "list"] + b, input: input)
             #expect(devices.out.contains("phone") && devices.out.contains("(this device)"), "\(place): device list \(devices.out) \(devices.stderr)")
-            let export = try trial.spawn(CLI.binary, ["export", ids[1], "-o", "-"] + b, input: input)
-            #expect(export.stdout == Data(repeating: 5, count: 9000), "\(place): export on B: \(export.stderr)")
+            // Both items listed and byte-identical on B: one `export --all`.
+            let out = trial.root + "/out"
+            let export = try trial.spawn(CLI.binary, ["export", "--all", "-o", out, "--quiet"] + b, input: input)
+            #expect(export.code == 0 && fm.contents(atPath: out + "/a.bin") == Data([1, 2, 3])
+                    && fm.contents(atPath: out + "/b.bin") == Data(repeating: 5, count: 9000), "\(place): export on B: \(export.stderr)")
         }
     }
 }
