@@ -114,12 +114,20 @@ extension Devices {
     }
 
     /// Key files for the primary vault's items that have none (made before the vault was
-    /// shared), from this key store's records; durable before the offer exists.
+    /// shared) or one of an earlier generation, from this key store's records; durable before
+    /// the offer exists.
     private func writeMissingKeyFiles(vaultID: ItemID, keys: DomainKeys) throws -> Int {
         let shared = SharedItemKey.key(main: keys.main)
         // Written as a commit group writes its files, 256 at a time: the temp files, one sync,
         // the renames, one sync (not one sync per file: a vault may hold 100,000 items).
-        let rows = try index.allRows().filter { $0.domain == .vault && ProtectedFiles.kind(location.sharedKeyPath($0.id)) == nil }
+        // Missing, or wrapped under an earlier generation's key (a rekey or PIN change since the
+        // last pairing): a device that joins now holds only the current generation.
+        func current(_ id: ItemID) -> Bool {
+            guard let bytes = try? ProtectedFiles.read(location.sharedKeyPath(id), limit: 256),
+                  let head = try? SharedItemKey.head(bytes, id: id) else { return false }
+            return head.generation == keys.generation
+        }
+        let rows = try index.allRows().filter { $0.domain == .vault && !current($0.id) }
         var written = 0
         for start in stride(from: 0, to: rows.count, by: 256) {
             var writers: [AtomicFileWriter] = []

@@ -388,4 +388,20 @@ struct DeviceTests {
             #expect(check.code == 0 && check.out.contains("0 damaged, 0 warning(s)"), "check: \(check.out) \(check.stderr)")
         }
     }
+
+    @Test("a device that joins after a rekey opens every item, those from before it included: pairing writes the key files of the current generation again")
+    func pairAfterRekey() throws {
+        let a = try CLI(), c = try CLI(pin: "third passphrase")
+        try a.initVault()
+        let ids = try a.importIDs([a.file("old.bin", [4, 4])])
+        _ = try Self.pair(a)
+        #expect(try a.run(["rekey"], pinStdin: true).code == 0)
+        let code = try Self.pair(a)
+        try Self.sync(a.vault, c.vault)
+        let joined = try Self.add(c, code: code)
+        #expect(joined.code == 0 && joined.out.contains("1 item(s) listed") && !joined.stderr.contains("does not hold"),
+                "\(joined.out) \(joined.stderr)")
+        let export = try c.run(["export", ids[0], "-o", "-"], pinStdin: true)
+        #expect(export.stdout == Data([4, 4]), "\(export.stderr)")
+    }
 }
