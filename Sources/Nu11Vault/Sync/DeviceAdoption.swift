@@ -35,7 +35,8 @@ extension Devices {
         guard !index.isReadOnly, let shared = try context(),
               ProtectedFiles.kind(location.sharedKeysFolder) == .directory else { return result }
         let files = try vault.maintenance.contentFiles()
-        let known = Set(try index.allRows().map(\.id))
+        let rows = try index.allRows()  // read once: the steps below change only their own rows
+        let known = Set(rows.map(\.id))
         let recorded = Set(try keyStore.itemKeyIDs())
         let main = try keys.main
         var records: [ItemKeyRecord] = []
@@ -76,10 +77,12 @@ extension Devices {
             records.append(try ItemKeyRecord.seal(itemKey: opened.itemKey, domain: .vault, kind: opened.kind, itemID: id, domainKey: main))
             if known.contains(id) { result.keysRestored += 1 }
         }
-        result.deletedElsewhere = try dropDeletedElsewhere(files: files)
+        let gone = try dropDeletedElsewhere(files: files, rows: rows)
+        result.deletedElsewhere = gone.count
         if !records.isEmpty || recordedOnly { try takeIn(records, files: files, known: known, into: &result) }
         // Albums last: the items just taken in are in their albums already.
-        result.albumChanges = try followAlbums(files: files)
+        // (Rows taken in just now are in the album their folder says already.)
+        result.albumChanges = try followAlbums(files: files, rows: rows.filter { !gone.contains($0.id) })
         if result.albumChanges > 0 { vault.listingCache.removeAll() }
         return result
     }
@@ -100,9 +103,9 @@ extension Devices {
     /// record, row). Without their key file nothing of them could open again anyway, and a
     /// restored copy of the folder brings them back through their key files. Only when the
     /// folders themselves are there (a folder not mounted is not a deletion).
-    private func dropDeletedElsewhere(files: [String]) throws -> Int {
+    private func dropDeletedElsewhere(files: [String], rows: [ItemRow]) throws -> Set<ItemID> {
         for folder in [location.photosFolder, location.albumsFolder, location.metaFolder, location.sharedKeysFolder] {
-            guard ProtectedFiles.kind(folder) == .directory else { return 0 }
+            guard ProtectedFiles.kind(folder) == .directory else { return [] }
         }
         var present = Set<ItemID>()
         for path in files {
@@ -115,12 +118,12 @@ extension Devices {
             }
         }
         let quarantined = try index.quarantinedIDs()
-        let gone = try index.allRows().filter { $0.domain == .vault && !present.contains($0.id) && !quarantined.contains($0.id) }
-        guard !gone.isEmpty else { return 0 }
+        let gone = rows.filter { $0.domain == .vault && !present.contains($0.id) && !quarantined.contains($0.id) }
+        guard !gone.isEmpty else { return [] }
         try vault.items.delete(rows: gone, secure: false)
         vault.listingCache.removeAll()
         audit("deleted on another device", count: gone.count, items: gone.map(\.id))
-        return gone.count
+        return Set(gone.map(\.id))
     }
 
     /// At unlock: what the other devices added comes in; a failure is a notice, never a refusal

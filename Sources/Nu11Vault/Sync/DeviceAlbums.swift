@@ -13,7 +13,7 @@ extension Devices {
     /// is the moving device's), and albums whose name file is gone, that hold no item here
     /// and whose folder is gone or empty (another device deleted them). Returns how many items
     /// and albums changed.
-    func followAlbums(files: [String]) throws -> Int {
+    func followAlbums(files: [String], rows: [ItemRow]) throws -> Int {
         guard let key = try? vault.metadataKey(.vault) else { return 0 }
         var changed = 0
         var named: [ItemID: AlbumRow] = [:]
@@ -40,7 +40,7 @@ extension Devices {
         }
         var newAlbums: [AlbumRow] = []
         var moved: [ItemRow] = []
-        for row in try index.allRows() where row.domain == .vault && row.kind == .file && !twice.contains(row.id) {
+        for row in rows where row.domain == .vault && row.kind == .file && !twice.contains(row.id) {
             guard let here = placed[row.id], here != row.album else { continue }
             if let album = here, albums[album] == nil {
                 guard let made = named[album] else { continue }  // its name has not arrived: wait
