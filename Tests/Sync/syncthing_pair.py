@@ -33,6 +33,21 @@ folders' own scan interval is an hour and their watchers are off):
     both, `check` is sound on both, no conflict copy;
   * round 4: a delete and an album move on each side at once; both list the same items in the
     same albums, the deleted items' files and key records are gone on both, `check` is sound.
+  * round 5, issue 60's test at size: after a small setup (albums and notes of each side, taken
+    in by the other), 1,000 files imported on each side at once; A's import SIGKILLed mid-way
+    (one commit group durable, the next part-written: the next command removes what was not
+    committed) and run again with --skip-duplicates (each file once, none lost); B's folder paused
+    while A's files flow to it and resumed later; on each side 4 deletes (its own new items, a
+    photo with a thumbnail among them, and one of the other device's), 4 album moves (into the
+    other device's albums), an album rename (of the other device's album) and 2 note edits (one
+    note edited on both: both versions stay, § 9.6). After convergence and an unlock on each: the
+    same items with the same names, albums and note text on both, every item exported
+    byte-identical on both (round 5's imports as their sources), no conflict copy, no file of a
+    deleted item (content, sidecar, thumbnail, key file) and no file of an unlisted item on
+    either, `check` sound on both, and C converges (no plaintext, decrypts to B's files).
+    Syncthing's own temp files of pulls cut short (the pause; a source removed meanwhile) stay
+    on B and C (counted in the log; set aside from the file comparisons); one that holds a copy
+    of a deleted item's file fails the round, as the deleted item's file is not gone.
 
 The later stage of issue 60 (commands writing journals, the index as a merged cache) adds its
 assertions to the rounds of main().
@@ -85,13 +100,15 @@ N11_ENV = {"PATH": "/usr/bin:/bin", "HOME": os.path.join(WORK, "a"), "LANG": "C.
 
 
 def n11(args, stdin=b""):
-    """Runs nu11vlt on A's vault with the PIN on descriptor 3 (never argv or env)."""
+    """Runs nu11vlt on A's vault with the PIN on a pipe it names with --pin-fd (never argv or env;
+    the pipe's own descriptor, kept open for it: a dup2 to 3 would be closed again by
+    close_fds whenever the pipe is not 3 itself)."""
     r, w = os.pipe()
     os.write(w, (PIN + "\n").encode())
     os.close(w)
     try:
-        p = subprocess.run([NU11VLT] + args + ["--pin-fd", "3"], input=stdin, capture_output=True,
-                           env=N11_ENV, pass_fds=(r,), preexec_fn=lambda: os.dup2(r, 3), timeout=120)
+        p = subprocess.run([NU11VLT] + args + ["--pin-fd", str(r)], input=stdin, capture_output=True,
+                           env=N11_ENV, pass_fds=(r,), timeout=120)
     finally:
         os.close(r)
     if p.returncode != 0:
@@ -109,22 +126,27 @@ VAULT_B_KEYSTORE = os.path.join(WORK, "b-keystore")
 PIN_B = "second device passphrase"
 
 
-def n11_b(args, stdin=b"", code=None):
-    """Runs nu11vlt on B's copy of the vault folder (B's Syncthing folder) with B's own key store;
-    the PIN on stdin's first line, the pairing code (for `device add`) on descriptor 3."""
+def b_env():
     env = dict(N11_ENV, HOME=os.path.join(WORK, "b-home"), XDG_RUNTIME_DIR=os.path.join(WORK, "b-home", "run"),
                NU11VLT_VAULT=B.folder, NU11VLT_KEYSTORE=VAULT_B_KEYSTORE)
     os.makedirs(env["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
+    return env
+
+
+def n11_b(args, stdin=b"", code=None):
+    """Runs nu11vlt on B's copy of the vault folder (B's Syncthing folder) with B's own key store;
+    the PIN on stdin's first line, the pairing code (for `device add`) on a pipe named by --code-fd."""
+    env = b_env()
     fds, extra = (), []
     if code is not None:
         r, w = os.pipe()
         os.write(w, (code + "\n").encode())
         os.close(w)
-        fds, extra = (r,), ["--code-fd", "3"]
+        fds, extra = (r,), ["--code-fd", str(r)]
     try:
         p = subprocess.run([NU11VLT] + args + extra + ["--pin-stdin"], input=(PIN_B + "\n").encode() + stdin,
                            capture_output=True, env=env, pass_fds=fds,
-                           preexec_fn=(lambda: os.dup2(fds[0], 3)) if fds else None, timeout=120)
+                           timeout=120)
     finally:
         for fd in fds:
             os.close(fd)
@@ -442,7 +464,7 @@ def summary(files):
 
 # ---------------------------------------------------------------- convergence
 
-def wait_converged(trusted, untrusted, what):
+def wait_converged(trusted, untrusted, what, timeout=None):
     """After a forced rescan on every trusted peer: every peer idle with nothing needed, every
     trusted peer sees every other at 100 %, the trusted peers agree on the global index, and B's
     files on disk are A's synced files."""
@@ -451,7 +473,8 @@ def wait_converged(trusted, untrusted, what):
         p.scan()
     last = ""
     agreed_since = None   # when Syncthing first said "converged" while the files still differed
-    while time.monotonic() - start < CONVERGE_TIMEOUT:
+    timeout = timeout or CONVERGE_TIMEOUT
+    while time.monotonic() - start < timeout:
         try:
             statuses = {p.name: p.status() for p in trusted + untrusted}
             ok = all(s["state"] == "idle" and s["needTotalItems"] == 0 and s.get("pullErrors", 0) == 0
@@ -491,8 +514,24 @@ def synced_view(peer):
     return {rel: v for rel, v in walk(peer.folder).items() if not device_local(rel)}
 
 
-def check_trusted(a, b, expect_local):
+# The device-local files a device of the vault makes for itself (`device add` on B, round 3 on):
+# on B they are B's own, not A's; A's index must still never be B's.
+OWN_LOCAL = (".lock", ".stignore", "CACHEDIR.TAG", "index.sqlite")
+
+
+def syncthing_temp(rel):
+    """A temp file of Syncthing's own pull (`.syncthing.NAME.tmp`): never synced; one whose pull was
+    cut short (a pause, its source gone meanwhile) stays until Syncthing's keepTemporariesH (24 h)."""
+    base = rel.rsplit("/", 1)[-1]
+    return base.startswith(".syncthing.") and base.endswith(".tmp")
+
+
+def check_trusted(a, b, expect_local, own_local=()):
+    """With own_local (B a device of the vault), B's own device-local files and its Syncthing's
+    temp files are set aside (and returned third): they are B's, not A's."""
     files_a, files_b = walk(a.folder), walk(b.folder)
+    own = {rel: v for rel, v in files_b.items() if own_local and (rel in own_local or syncthing_temp(rel))}
+    files_b = {rel: v for rel, v in files_b.items() if rel not in own}
     local_a = sorted(rel for rel in files_a if device_local(rel))
     for name in expect_local:
         if name not in files_a:
@@ -500,6 +539,8 @@ def check_trusted(a, b, expect_local):
     leaked = sorted(rel for rel in files_b if device_local(rel))
     if leaked:
         fail(f"device-local files of A arrived on B: {leaked}")
+    if "index.sqlite" in own_local and own.get("index.sqlite", (None,))[0] == files_a["index.sqlite"][0]:
+        fail("B's index.sqlite is A's")
     want = {rel: v for rel, v in files_a.items() if not device_local(rel)}
     missing = sorted(set(want) - set(files_b))
     extra = sorted(set(files_b) - set(want))
@@ -518,9 +559,38 @@ def check_trusted(a, b, expect_local):
         found = conflicts(peer.folder)
         if found:
             fail(f"sync-conflict files on {peer.name}: {found}")
-    if os.path.exists(os.path.join(b.folder, ".stignore")):
+    if ".stignore" not in own_local and os.path.exists(os.path.join(b.folder, ".stignore")):
         fail("a .stignore arrived on B (Syncthing never syncs it: each device writes its own)")
+    if own_local:
+        return want, local_a, sorted(rel for rel in own if syncthing_temp(rel))
     return want, local_a
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def path_pieces(paths):
+    """The names taken from paths (each component, its stem's last `_` part — an ID —, its
+    suffix): each one a substring of its path."""
+    pieces = set()
+    for rel in paths:
+        for part in rel.split("/"):
+            pieces.add(part)
+            stem, _, suffix = part.partition(".")
+            pieces.add(stem.split("_")[-1])
+            if suffix:
+                pieces.add("." + suffix)
+    return pieces
+
+
+def runs_in(blob, runs):
+    """The 32-byte `runs` that occur in blob — exactly those for which `run in blob` — found
+    through the hashes of blob's 16-byte chunks at multiples of 16: a run at offset o holds the
+    whole chunk at the next multiple of 16, o + s (s < 16), as its bytes s..<s+16."""
+    chunks = {hash(blob[q:q + 16]) for q in range(0, len(blob) - 15, 16)}
+    return [r for r in runs if any(hash(r[s:s + 16]) in chunks for s in range(16)) and r in blob]
 
 
 def check_untrusted(c, want, names, work, gone=frozenset()):
@@ -529,25 +599,41 @@ def check_untrusted(c, want, names, work, gone=frozenset()):
     seen = walk(c.folder)
     if not seen:
         fail("the untrusted peer's folder is empty")
+    # (Each name is looked for as a substring of the paths, as `n in path` for every path; the
+    # folder of round 5 holds thousands of files, so through the pieces the names came from, one
+    # joined string, and the characters the paths use: the same answers, in seconds.)
     plain_paths = list(walk(B.folder))
-    if not all(any(n in p for p in plain_paths) for n in names):
+    pieces, joined = path_pieces(plain_paths), "\n".join(plain_paths)
+    if not all(n in pieces or n in joined for n in names):
         fail("control: not every name checked on the untrusted peer is in B's plaintext paths")
     names = names | set(gone)
     paths = list(seen)
-    leaked = sorted({n for n in names if any(n in p for p in paths)})
+    joined = "\n".join(paths)
+    used = set(joined)
+    leaked = sorted({n for n in names if set(n) <= used and n in joined})
     if leaked:
         fail(f"plaintext names on the untrusted peer: {leaked[:10]}")
-    blob = b"".join(open(os.path.join(c.folder, rel), "rb").read() for rel in paths)
+    blob = b"".join(read_bytes(os.path.join(c.folder, rel)) for rel in paths)
+    runs = {}
     for rel in want:
         with open(os.path.join(A.folder, rel), "rb") as f:
             data = f.read()
         for off in {0, len(data) // 2, max(0, len(data) - 32)}:
             run = data[off:off + 32]
-            if len(run) == 32 and run in blob:
-                fail(f"32 bytes of {rel} (offset {off}) appear in the clear on the untrusted peer")
+            if len(run) == 32:
+                runs.setdefault(run, (rel, off))
+    # Control: runs planted at unaligned offsets of the blob are found.
+    probes = [blob[k:k + 32] for k in (5, len(blob) // 3 + 7, len(blob) - 33) if 0 <= k <= len(blob) - 32]
+    if not probes or runs_in(blob, probes) != probes:
+        fail("control: the search for plaintext runs misses runs that are in the untrusted peer's files")
+    for run in runs_in(blob, list(runs)):
+        rel, off = runs[run]
+        fail(f"32 bytes of {rel} (offset {off}) appear in the clear on the untrusted peer")
     # What C does see: how many files, and each one's size to within Syncthing's overhead
     # (docs/THREAT-MODEL.md says so; sorted sizes paired, each larger by under 2 KiB).
-    cipher_sizes = sorted(os.path.getsize(os.path.join(c.folder, rel)) for rel in paths if not rel.startswith(".stfolder/"))
+    temps = [rel for rel in paths if syncthing_temp(rel)]
+    cipher_sizes = sorted(os.path.getsize(os.path.join(c.folder, rel)) for rel in paths
+                          if not rel.startswith(".stfolder/") and rel not in temps)
     plain_sizes = sorted(os.path.getsize(os.path.join(A.folder, rel)) for rel in want)
     if len(cipher_sizes) != len(plain_sizes):
         fail(f"the untrusted peer holds {len(cipher_sizes)} files for {len(plain_sizes)} synced ones")
@@ -560,7 +646,14 @@ def check_untrusted(c, want, names, work, gone=frozenset()):
     TRACES.append(trace)
     env = st_env(work)
     env["FOLDER_PASSWORD"] = FOLDER_PASSWORD
-    p = subprocess.run(traced(trace, ["syncthing", "decrypt", "--to", out, "--folder-id", FOLDER_ID, c.folder]),
+    folder = c.folder
+    if temps:
+        # Syncthing's temp files of pulls cut short (checked above for leaks like every file):
+        # decrypted is a copy of the folder without them.
+        folder = os.path.join(work, "encrypted-without-temps")
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(c.folder, folder, ignore=lambda d, names: [n for n in names if syncthing_temp(n)])
+    p = subprocess.run(traced(trace, ["syncthing", "decrypt", "--to", out, "--folder-id", FOLDER_ID, folder]),
                        capture_output=True, text=True, env=env, timeout=120)
     if p.returncode != 0:
         fail(f"syncthing decrypt failed: {p.stdout}{p.stderr}")
@@ -569,7 +662,7 @@ def check_untrusted(c, want, names, work, gone=frozenset()):
         fail(f"the untrusted peer's folder, decrypted, is not B's: missing {sorted(set(want) - set(got))[:8]}, "
              f"extra {sorted(set(got) - set(want))[:8]}")
     bigger = sum(1 for rel in want if os.path.getsize(os.path.join(out, rel)) > 0)
-    say(f"untrusted peer: {len(seen)} files, no plaintext name of {len(names)} checked, no plaintext run; "
+    say(f"untrusted peer: {len(seen)} files ({len(temps)} of them Syncthing's temp files), no plaintext name of {len(names)} checked, no plaintext run; "
         f"it sees {len(cipher_sizes)} files, each {min(overhead)}-{max(overhead)} bytes over its plaintext size; "
         f"decrypted with the password: the {len(got)} synced files byte-identical ({bigger} non-empty)")
 
@@ -657,6 +750,340 @@ def check_listening(peers):
     say(f"listening: exactly the {len(allowed)} chosen ports on 127.0.0.1, no UDP socket")
 
 
+# ---------------------------------------------------------------- round 5: issue 60's test at size
+
+# Round 5's own bound on each convergence (thousands of files, three peers, two loaded cores).
+ROUND5_TIMEOUT = max(CONVERGE_TIMEOUT, float(os.environ.get("NU11VLT_SYNC_TIMEOUT_ROUND5", "420")))
+ROUND5_FILES = 1000       # files imported on each side
+ROUND5_KILL_AFTER = 300   # A's import is SIGKILLed once this many of its content files are written
+
+
+def make_many(folder, prefix, n, seed):
+    """n small distinct files a5-0000.bin …, every 150th a JPEG (a thumbnail is made) when
+    ImageMagick is there; deterministic from seed."""
+    os.makedirs(folder, exist_ok=True)
+    rnd = __import__("random").Random(seed)
+    made = {}
+    for i in range(n):
+        jpeg = i % 150 == 0 and shutil.which("convert")
+        path = os.path.join(folder, f"{prefix}-{i:04}.{'jpg' if jpeg else 'bin'}")
+        if jpeg:
+            subprocess.run(["convert", "-size", "64x48", "plasma:fractal", "-seed", str(seed * 10000 + i), path],
+                           check=True, capture_output=True)
+        else:
+            with open(path, "wb") as f:
+                f.write(f"{prefix} {i} ".encode() + rnd.randbytes(rnd.randint(200, 3000)))
+        made[os.path.basename(path)] = path
+    return made
+
+
+def start_n11(on, args, stdin=b"", nice=0):
+    """Starts nu11vlt on device `on` ("A" or "B", each with its own key store and PIN) without
+    waiting for it: the PIN on a pipe named by --pin-fd, `stdin` (a note's body) on stdin, its
+    output to files (a full pipe never stalls it)."""
+    tag = f"{on}-{time.monotonic_ns()}"
+    out = open(os.path.join(WORK, f"n11-{tag}.out"), "w+b")
+    err = open(os.path.join(WORK, f"n11-{tag}.err"), "w+b")
+    pin_r, w = os.pipe()
+    os.write(w, ((PIN if on == "A" else PIN_B) + "\n").encode())
+    os.close(w)
+    body_r, w = os.pipe()
+    os.write(w, stdin)
+    os.close(w)
+    try:
+        p = subprocess.Popen([NU11VLT] + args + ["--pin-fd", str(pin_r)], stdin=body_r, stdout=out, stderr=err,
+                             env=N11_ENV if on == "A" else b_env(), pass_fds=(pin_r,),
+                             preexec_fn=(lambda: os.nice(nice)) if nice else None)
+    finally:
+        os.close(pin_r)
+        os.close(body_r)
+    p.what, p.out, p.err = f"nu11vlt ({on}) {' '.join(args)}", out, err
+    return p
+
+
+def finish(p, timeout=300):
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        fail(f"{p.what} did not end in {timeout} s")
+    p.out.seek(0)
+    p.err.seek(0)
+    out, err = p.out.read().decode(errors="replace"), p.err.read().decode(errors="replace")
+    p.out.close()
+    p.err.close()
+    if p.returncode != 0:
+        fail(f"{p.what} exited {p.returncode}: {err.strip()[-2000:]}")
+    return out, err
+
+
+def run_on(on):
+    return (lambda a, stdin=b"": n11(a, stdin)) if on == "A" else (lambda a, stdin=b"": finish(start_n11("B", a, stdin))[0])
+
+
+def listing(on):
+    """{id: (name, album, kind, size)} of every item `on` lists (the unlock takes in first)."""
+    items = json.loads(run_on(on)(["list", "--all", "--json"]))["items"]
+    return {it["id"]: (it["name"], it.get("album"), it["kind"], it["size"]) for it in items}
+
+
+def notes_of(on):
+    """{id: (title, body)} of every note `on` holds."""
+    run = run_on(on)
+    out = {}
+    for note in json.loads(run(["note", "list", "--json"])):
+        shown = json.loads(run(["note", "show", note["id"], "--json"]))
+        out[note["id"]] = (shown["name"], shown["body"])
+    return out
+
+
+def albums_of(on):
+    return {a["id"]: (a["name"], a["items"]) for a in json.loads(run_on(on)(["album", "list", "--json"]))}
+
+
+ITEM_FILE = re.compile(r"(?:Vault/Photos/|Vault/Albums/[0-9a-f]{32}/|Meta/|Thumbnails/|Keys/|Notes/vault_)"
+                       r"([0-9a-f]{32})\.(?:n11|n11m|n11thumb|n11w|n11note)")
+
+
+def item_files(folder):
+    """{item ID: [its files]} of every item's file in a vault folder (content in Photos or an
+    album, sidecar, thumbnail, key file, note)."""
+    out = {}
+    for rel in walk(folder):
+        m = ITEM_FILE.fullmatch(rel)
+        if m:
+            out.setdefault(m.group(1), []).append(rel)
+    return out
+
+
+def round5(src, plant, expect_local):
+    """Issue 60's test at size (FORMAT.md § 9.6, stage 2a): 1,000 imports on each side at once,
+    A's first import SIGKILLed mid-way and run again, B's folder paused while A's files flow to it
+    and resumed later; on both sides deletes, album moves, album renames and note edits (one note
+    edited on both); then both list the same items, albums and notes, export the same bytes, hold
+    no conflict copy and no file of a deleted item, and `check` is sound on both."""
+    t5 = time.monotonic()
+    # Setup, small: albums of each side (with an item each, so the other device takes them in)
+    # and notes, known to both before the round proper.
+    setup = make_sources(os.path.join(src, "r5-setup"), [f"setup-a-{i}.bin" for i in range(3)]
+                         + [f"setup-b-{i}.bin" for i in range(2)], 50)
+    for name in ("Harbour", "Attic"):
+        n11(["album", "create", name])
+    n11(["import", "--album", "Harbour", setup[0], setup[1], "--quiet"])
+    n11(["import", "--album", "Attic", setup[2], "--quiet"])
+    n11(["note", "add", "--title", "note of A"], stdin=b"written on A\n")
+    n11(["note", "add", "--title", "note of both"], stdin=b"written on A, edited on both\n")
+    run_on("B")(["album", "create", "Garden"])
+    run_on("B")(["import", "--album", "Garden", setup[3], setup[4], "--quiet"])
+    run_on("B")(["note", "add", "--title", "note of B"], stdin=b"written on B\n")
+    wait_converged([A, B], [C], "round 5 (setup: albums and notes on each side)")
+    listing("A"), listing("B")
+    wait_converged([A, B], [C], "round 5 (setup, after each took in the other's)")
+    albums = {on: {name for name, _ in albums_of(on).values()} for on in ("A", "B")}
+    if not {"Harbour", "Attic", "Garden"} <= albums["A"] & albums["B"]:
+        fail(f"round 5 setup: the albums did not travel: A has {sorted(albums['A'])}, B {sorted(albums['B'])}")
+    notes0 = notes_of("A")
+    note_id = {title: i for i, (title, _) in notes0.items()}
+    if notes0 != notes_of("B") or not {"note of A", "note of B", "note of both"} <= set(note_id):
+        fail(f"round 5 setup: the notes did not travel: A {sorted(notes0.values())}, B {sorted(notes_of('B').values())}")
+    say(f"round 5 setup: albums Harbour, Attic (A) and Garden (B), three notes, on both ({time.monotonic() - t5:.0f} s into round 5)")
+
+    # Concurrent imports: ROUND5_FILES files on each side at once; A's import is SIGKILLed once
+    # ROUND5_KILL_AFTER of its content files are written (a commit group of 256 is then durable,
+    # the next one part-written), its folder scanned so B starts pulling, and B's folder paused
+    # mid-way through that.
+    files_a = make_many(os.path.join(src, "r5-a"), "a5", ROUND5_FILES, 51)
+    files_b = make_many(os.path.join(src, "r5-b"), "b5", ROUND5_FILES, 52)
+    photos_a = os.path.join(A.folder, "Vault", "Photos")
+
+    def contents(folder):
+        return sum(1 for n in os.listdir(folder) if n.endswith(".n11") and not n.startswith("."))
+    base_a = contents(photos_a)
+    keys_a_before = set(os.listdir(os.path.join(A.folder, "Keys")))
+    t_imports = time.monotonic()
+    # (Both at a lower priority than this harness, so that it sees A's import mid-way; B's
+    # starts once A's has written its first content file, so the two write at the same time.)
+    import_a = start_n11("A", ["import", "-r", os.path.join(src, "r5-a"), "--quiet"], nice=10)
+    deadline = time.monotonic() + 120
+    while import_a.poll() is None and contents(photos_a) == base_a and time.monotonic() < deadline:
+        time.sleep(0.001)
+    import_b = start_n11("B", ["import", "-r", os.path.join(src, "r5-b"), "--quiet"], nice=10)
+    while import_a.poll() is None and contents(photos_a) < base_a + ROUND5_KILL_AFTER and time.monotonic() < deadline:
+        time.sleep(0.001)
+    if import_a.poll() is not None:
+        fail(f"A's import ended (exit {import_a.returncode}) before the SIGKILL: {finish(import_a)[1][-500:]}")
+    os.kill(import_a.pid, signal.SIGKILL)
+    import_a.wait()
+    import_a.out.close()
+    import_a.err.close()
+    written = contents(photos_a) - base_a
+    if import_a.returncode != -signal.SIGKILL:
+        fail(f"A's import was not killed by the SIGKILL (exit {import_a.returncode})")
+    b_importing = import_b.poll() is None
+    A.scan()
+    # B pauses once the first of A's new key files has arrived there (or after 10 s).
+    new_keys_a = set(os.listdir(os.path.join(A.folder, "Keys"))) - keys_a_before
+    keys_b = os.path.join(B.folder, "Keys")
+    deadline = time.monotonic() + 10
+    while not new_keys_a & set(os.listdir(keys_b)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    B.set_folder_paused(True)
+    arrived = len(new_keys_a & set(os.listdir(keys_b)))
+    # The next command on A settles the killed import: its last commit group's files and key
+    # records go (§ 4.6); the committed groups stay, each item once.
+    after_kill = {i: v for i, v in listing("A").items() if v[0].startswith("a5-")}
+    committed = len(after_kill)
+    if not 0 < committed < ROUND5_FILES or contents(photos_a) != base_a + committed:
+        fail(f"after the SIGKILL A lists {committed} of its {ROUND5_FILES} files; {written} content files were "
+             f"written, {contents(photos_a) - base_a} are left for them (the next command must remove the uncommitted ones)")
+    # The import again, with --skip-duplicates (import --help: what is already in the vault is
+    # skipped), while A's folder is scanned.
+    rerun = start_n11("A", ["import", "-r", "--skip-duplicates", os.path.join(src, "r5-a"), "--quiet"])
+    A.scan()
+    rerun_out, rerun_err = finish(rerun)
+    finish(import_b)
+    t_imports = time.monotonic() - t_imports
+    skipped = sum(1 for line in rerun_err.splitlines() if line.startswith("nu11vlt: skipped "))
+    on_a = listing("A")
+    names_a = sorted(v[0] for v in on_a.values() if v[0].startswith("a5-"))
+    if names_a != sorted(files_a) or skipped != committed:
+        fail(f"after the import again A lists {len(names_a)} of its {ROUND5_FILES} files ({len(set(names_a))} distinct, "
+             f"missing {sorted(set(files_a) - set(names_a))[:5]}); it skipped {skipped}, {committed} were committed before the SIGKILL")
+    say(f"round 5: imports of {ROUND5_FILES} files on each side at once in {t_imports:.1f} s; A's SIGKILLed after "
+        f"{written} content files ({committed} committed, the rest removed by the next command), run again with "
+        f"--skip-duplicates: {len(names_a)} items, each once; B {'was still importing' if b_importing else 'had imported'} "
+        f"at the kill; B's folder paused with {arrived} of A's key files arrived")
+
+    # On each side, B's folder still paused: deletes (own new items, one of them a photo with a
+    # thumbnail, and one of the other device's older items), album moves (into the other
+    # device's album), an album rename (of an album the other device made), note edits (its own
+    # note, and the note both edit).
+    by_name = {on: {v[0]: i for i, v in listing(on).items()} for on in ("A", "B")}
+    drops = {"A": ["a5-0150.jpg", "a5-0010.bin", "a5-0500.bin", "phone-2.bin"],
+             "B": ["b5-0150.jpg", "b5-0010.bin", "b5-0500.bin", "laptop-2.bin"]}
+    moves = {"A": (["a5-0100.bin", "a5-0101.bin", "a5-0102.bin", "setup-b-1.bin"], ["Garden"] * 3 + ["Attic"]),
+             "B": (["b5-0100.bin", "b5-0101.bin", "b5-0102.bin", "setup-a-1.bin"], ["Harbour"] * 3 + ["Garden"])}
+    renames = {"A": ("Garden", "Garden renamed on A"), "B": ("Attic", "Attic renamed on B")}
+    edits = {"A": [("note of A", "note of A, edited on A", "A's own note, edited on A\n"),
+                   ("note of both", "note of both, A's edit", "the shared note as A edited it\n")],
+             "B": [("note of B", "note of B, edited on B", "B's own note, edited on B\n"),
+                   ("note of both", "note of both, B's edit", "the shared note as B edited it\n")]}
+    # (The photos deleted had every kind of file: the check that they are gone covers each.)
+    for on, p, photo in (("A", A, "a5-0150.jpg"), ("B", B, "b5-0150.jpg")):
+        kinds = {rel.split("/", 1)[0] for rel in item_files(p.folder).get(by_name[on][photo], [])}
+        if shutil.which("convert") and kinds != {"Vault", "Meta", "Thumbnails", "Keys"}:
+            fail(f"{photo} on {on} before its delete: files in {sorted(kinds)}, not content, sidecar, thumbnail and key file")
+    deleted = {}   # ID: what it was
+    for on in ("A", "B"):
+        run, names = run_on(on), by_name[on]
+        ids = [names[n] for n in drops[on]]
+        deleted.update({names[n]: f"{n}, deleted on {on}" for n in drops[on]})
+        run(["delete"] + ids)
+        for name, album in zip(*moves[on]):
+            run(["album", "move", "--to", album, names[name]])
+        run(["album", "rename", *renames[on]])
+        for old, title, body in edits[on]:
+            run(["note", "edit", "--title", title, note_id[old]], stdin=body.encode())
+            deleted[note_id[old]] = f"note '{old}', edited on {on}"
+    a5_on_b = len({i for i, v in on_a.items() if v[0].startswith("a5-")} & set(item_files(B.folder)))
+    A.scan()
+    B.set_folder_paused(False)
+    say(f"round 5: on each side 4 deletes, 4 album moves, an album rename, 2 note edits; B resumed "
+        f"({a5_on_b} of A's new items had files on B while it was paused)")
+
+    # Convergence; each device takes in the other's changes at its next unlock (`list`); then
+    # converge again (an unlock may write files).
+    wait_converged([A, B], [C], "round 5 (after B's resume)", ROUND5_TIMEOUT)
+    listing("A"), listing("B")
+    plant(True)
+    wait_converged([A, B], [C], "round 5 (after each took in the other's changes)", ROUND5_TIMEOUT)
+    want5, _, temps_b = check_trusted(A, B, expect_local, own_local=OWN_LOCAL)
+    temps_a = sorted(rel for rel in walk(A.folder) if syncthing_temp(rel))
+    t_check = time.monotonic()
+    check_untrusted(C, want5, vault_names(), os.path.join(WORK, "c"), gone=set(deleted))
+    say(f"round 5: the untrusted peer checked in {time.monotonic() - t_check:.1f} s")
+    plant(False)
+
+    # Each check below is made, and every one that fails is named, before the round fails.
+    problems = []
+    final = {on: listing(on) for on in ("A", "B")}
+    if final["A"] != final["B"]:
+        differ = sorted(set(final["A"].items()) ^ set(final["B"].items()))
+        problems.append(f"A lists {len(final['A'])} items, B {len(final['B'])}; {len(differ)} (id, (name, album, kind, size)) "
+                        f"differ: {differ[:8]}")
+    dropped = {n for on in drops for n in drops[on]}
+    for on in ("A", "B"):
+        names = [v[0] for v in final[on].values()]
+        got5 = [n for n in names if n[:3] in ("a5-", "b5-")]
+        lost = sorted((set(files_a) | set(files_b)) - set(got5) - dropped)
+        dup = sorted(n for n, k in __import__("collections").Counter(got5).items() if k > 1)
+        back = sorted(dropped & set(names))
+        if lost or dup or back:
+            problems.append(f"{on} lists {len(got5)} of round 5's imports: lost {lost[:8]}, listed twice {dup[:8]}, "
+                            f"deleted but listed {back[:8]}")
+        album_of = {v[0]: v[1] for v in final[on].values()}
+        expected_albums = {"a5-0100.bin": "Garden renamed on A", "a5-0101.bin": "Garden renamed on A",
+                           "a5-0102.bin": "Garden renamed on A", "setup-b-1.bin": "Attic renamed on B",
+                           "b5-0100.bin": "Harbour", "b5-0101.bin": "Harbour", "b5-0102.bin": "Harbour",
+                           "setup-a-1.bin": "Garden renamed on A", "setup-a-2.bin": "Attic renamed on B",
+                           "setup-b-0.bin": "Garden renamed on A", "a5-0103.bin": None, "b5-0103.bin": None}
+        wrong = {n: (album_of.get(n), a) for n, a in expected_albums.items() if album_of.get(n) != a}
+        if wrong:
+            problems.append(f"on {on} the album moves and renames did not hold (name: (album listed, expected)): {wrong}")
+    albums = {on: albums_of(on) for on in ("A", "B")}
+    if albums["A"] != albums["B"] or {"Garden", "Attic"} & {n for n, _ in albums["A"].values()}:
+        problems.append(f"the albums (id: (name, items)) differ or keep an old name: A {albums['A']}, B {albums['B']}")
+    notes = {on: notes_of(on) for on in ("A", "B")}
+    want_notes = {title: body for on in edits for _, title, body in edits[on]}
+    for on in ("A", "B"):
+        texts = dict(notes[on].values())
+        if any(want_notes[t] != texts.get(t) for t in want_notes) or {"note of A", "note of B", "note of both"} & set(texts) \
+                or set(notes[on]) & set(deleted):
+            problems.append(f"the notes on {on} are not the edits (title: body): {sorted(notes[on].values())}")
+    if notes["A"] != notes["B"]:
+        problems.append(f"the notes differ: A {sorted(notes['A'].items())}, B {sorted(notes['B'].items())}")
+
+    # Every item exports byte-identical on both (and round 5's imports as their sources).
+    trees = {}
+    for on in ("A", "B"):
+        dest = os.path.join(WORK, f"export5-{on}")
+        run_on(on)(["export", "--all", "-o", dest, "--quiet"])
+        trees[on] = {rel: v[0] for rel, v in walk(dest).items()}
+        shutil.rmtree(dest)
+    if trees["A"] != trees["B"]:
+        differ = sorted(rel for rel in set(trees["A"]) | set(trees["B"]) if trees["A"].get(rel) != trees["B"].get(rel))
+        problems.append(f"the exports differ between A ({len(trees['A'])} files) and B ({len(trees['B'])}): {differ[:10]}")
+    sources = dict(files_a, **files_b)
+    for on in ("A", "B"):
+        bad = sorted(n for n in set(sources) - dropped if trees[on].get(n) != hashlib.sha256(read_bytes(sources[n])).hexdigest())
+        if bad or len(trees[on]) != len(final[on]):
+            problems.append(f"{on} exports {len(trees[on])} files for {len(final[on])} items; missing or not their sources: {bad[:8]}")
+
+    # No conflict copy; no file of a deleted item (content, sidecar, thumbnail, key file) and no
+    # file of an item the device does not list (what the killed import left); `check` sound on both.
+    found = conflicts(A.folder) + conflicts(B.folder)
+    if found:
+        problems.append(f"conflict copies: {found[:8]}")
+    for on, p in (("A", A), ("B", B)):
+        files = item_files(p.folder)
+        left = sorted(f"{rel} ({deleted[i]})" for rel in walk(p.folder) for i in deleted if i in rel)
+        orphans = sorted(f for i, fs in files.items() if i not in final[on] and i not in notes[on] and i not in deleted for f in fs)
+        if left or orphans:
+            problems.append(f"on {on}: {len(left)} files of deleted items {left[:6]}; {len(orphans)} files of no listed item {orphans[:6]}")
+        out = run_on(on)(["check"])
+        if "0 damaged, 0 warning(s)" not in out:
+            problems.append(f"check on {on} is not sound: {out.strip()[-1000:]}")
+    say(f"round 5: Syncthing's temp files left by pulls cut short (not synced, removed by Syncthing after "
+        f"keepTemporariesH): A {len(temps_a)}, B {len(temps_b)} {temps_b[:4]}")
+    if problems:
+        fail(f"after round 5 ({time.monotonic() - t5:.0f} s): " + " | ".join(problems))
+    say(f"round 5: {len(final['A'])} items listed alike with their albums ({len(albums['A'])} albums, two renamed), "
+        f"{len(notes['A'])} notes alike (the note edited on both kept as two), every item exports byte-identical on both, "
+        f"the {len(deleted)} deleted items' files gone on both, no conflict copy, no orphan, check sound on both; "
+        f"round 5 took {time.monotonic() - t5:.0f} s")
+
+
 # ---------------------------------------------------------------- the story
 
 A = Peer("a", VAULT, encrypted=False)
@@ -667,15 +1094,7 @@ PEERS = [A, B, C]
 
 def vault_names():
     """Every name in A's synced files (path components, IDs), for the untrusted peer's check."""
-    names = set()
-    for rel in synced_view(A):
-        for part in rel.split("/"):
-            names.add(part)
-            stem, _, suffix = part.partition(".")
-            names.add(stem.split("_")[-1])
-            if suffix:
-                names.add("." + suffix)
-    return {n for n in names if len(n) >= 4}
+    return {n for n in path_pieces(synced_view(A)) if len(n) >= 4}
 
 
 def main():
@@ -838,6 +1257,9 @@ def main():
     if left or conflicts(A.folder) + conflicts(B.folder):
         fail(f"after round 4: files of the deleted items {left}, conflicts {conflicts(A.folder) + conflicts(B.folder)}")
     say(f"round 4: a delete and an album move on each side; {len(after['A'])} items listed alike with their albums, the deleted items' files and keys gone on both, no conflict copy")
+
+    # Round 5: issue 60's test at size (round5 says what it checks).
+    round5(src, plant, expect_local)
 
     # status reads the Syncthing folder from Syncthing's own config: as written before the start,
     # no versioning and no warning; after file versioning is turned on through Syncthing's API
