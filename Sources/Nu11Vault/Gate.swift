@@ -251,11 +251,17 @@ enum Gate {
     /// or key records that never got committed). Returns what could not be removed (a
     /// read-only vault): reported, never fatal.
     static func sweepLeftovers(_ location: VaultLocation, keyStore: KeyStore) -> [String] {
+        // Listed at every sweep, not stamped: the key store's own folder (which holds the stamp),
+        // the vault's (the index's -wal and -shm come and go at every command) and the audit
+        // log's (an entry at every unlock). Their times change at every command, so stamped they
+        // made the stamp be written again at every gate (an atomic write: two fsyncs), twice per
+        // command. Each is small.
+        let always = [keyStore.root, location.vaultRoot, keyStore.layout.changedByEveryUnlock]
         var folders = location.folders + [location.vaultRoot + "/Quarantine", location.sharedKeysFolder, location.devicesFolder]
         folders += ((try? ProtectedFiles.list(location.albumsFolder)) ?? []).map { location.albumsFolder + "/" + $0 }
         folders += keyStore.layout.workFolders
-        // The key store's own folder (which holds the stamp) is always listed; it is small.
-        return ProtectedFiles.removeLeftovers(in: keyStore.root)
+        folders.removeAll { always.contains($0) }
+        return always.flatMap { ProtectedFiles.removeLeftovers(in: $0) }
             + ProtectedFiles.removeLeftovers(in: folders, stampFile: keyStore.sweptPath)
     }
 

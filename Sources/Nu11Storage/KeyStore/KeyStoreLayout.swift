@@ -69,4 +69,9 @@ public struct KeyStoreLayout: Sendable, Equatable {
 
     /// The folders where an interrupted command can leave a temp file (swept at every start).
     public var workFolders: [String] { [keys, items, pending, forward, log, deleted] }
+
+    /// Of those, the one every unlock changes (an audit-log entry): listed at every sweep, not
+    /// recorded in `swept` (its time is never the one recorded, so recording it would rewrite
+    /// the stamp at every command).
+    public var changedByEveryUnlock: String { log }
 }
