@@ -114,7 +114,10 @@ struct Shredder: Sendable {
         // primary vault's copy (found by `lstat`, which costs no write).
         let keyFile = files.location.sharedKeyPath(id)
         let shared = (domain ?? .vault) == .vault && ProtectedFiles.kind(keyFile) != nil
-        let paths = shared ? given + [keyFile] : given
+        var paths = shared ? given + [keyFile] : given
+        // Syncthing's partial copies of them (§ 9.6), when there are any: one of the key file
+        // holds the item's key, one of the sidecar its name.
+        paths += paths.map(SyncthingTemps.partialCopy).filter { ProtectedFiles.kind($0) == .file }
         // First of all: the item is never taken in again from an old copy put back (§ 9.6).
         if shared { try keyStore.recordSharedDeletion(id) }
         if secure {

@@ -22,6 +22,8 @@ public struct DeviceAdoption: Sendable, Equatable {
     public var deletedElsewhere = 0
     /// Album moves, new albums, album renames and deletions another device made, followed here.
     public var albumChanges = 0
+    /// Syncthing's partial copies of deleted or abandoned items' files, removed (`SyncthingTemps`).
+    public var partialCopiesRemoved = 0
 }
 
 extension Devices {
@@ -84,6 +86,7 @@ extension Devices {
         // (Rows taken in just now are in the album their folder says already.)
         result.albumChanges = try followAlbums(files: files, rows: rows.filter { !gone.contains($0.id) })
         if result.albumChanges > 0 { vault.listingCache.removeAll() }
+        result.partialCopiesRemoved = removeAbandonedPartialCopies(listed: known.subtracting(gone).union(records.map(\.itemID)))
         return result
     }
 
