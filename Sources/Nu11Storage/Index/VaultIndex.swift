@@ -105,7 +105,10 @@ public final class VaultIndex: Sendable {
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(30)
         config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA auto_vacuum = FULL")
+            // Set once, on a new file (before its first table): set again on every open, it wrote
+            // the header page into the WAL (a commit: the -wal and its folder fdatasynced), at
+            // both gates of every command, even one that only reads.
+            if try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") != 1 { try db.execute(sql: "PRAGMA auto_vacuum = FULL") }
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA secure_delete = ON")
@@ -114,7 +117,11 @@ public final class VaultIndex: Sendable {
         let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: path, configuration: config)
-            try IndexSchema.migrator.migrate(queue)
+            // Migrated already (every open but the first after an upgrade): read, not written.
+            // `migrate` always runs a write transaction, which cost every command two WAL
+            // commits (fdatasync of the -wal and of the folder) before it did anything.
+            let current = try queue.read { try IndexSchema.migrator.hasCompletedMigrations($0) }
+            if !current { try IndexSchema.migrator.migrate(queue) }
         } catch let error as DatabaseError {
             throw Self.translate(error, path: path)
         }
