@@ -45,6 +45,28 @@ struct FaultLog {
     /// whose sequence of calls differs from the usual one (a pack with records written where the
     /// others are empty, a rename or a removal only some get). A command that touches five packs or
     /// fewer is failed at every call.
+    /// A call with the random parts of its file name (temp names, IDs) left out.
+    static func shape(_ call: Call) -> String {
+        call.op + " " + call.path.replacingOccurrences(of: "[0-9a-f]{8,}", with: "#", options: .regularExpression)
+    }
+
+    /// The calls, as shapes, up to `n`.
+    func signature(upTo n: Int) -> String { calls.prefix { $0.n <= n }.map(Self.shape).joined(separator: "\n") }
+
+    /// How many of the first calls are the unlock `list` makes on the same vault (`unlock`: its
+    /// log) — the gate twice, the wrong-PIN count before and after, the audit log's entry — up
+    /// to that entry's folder sync: the same code on the same files, whatever the command.
+    func unlockPrologue(_ unlock: FaultLog) -> Int {
+        guard let entry = unlock.calls.firstIndex(where: { $0.op.hasPrefix("rename") && $0.path.hasPrefix("keystore/log/") }),
+              entry + 1 < unlock.calls.count else { return 0 }
+        var n = 0
+        for (mine, theirs) in zip(calls, unlock.calls.prefix(entry + 2)) where n == mine.n - 1 {
+            guard Self.shape(mine) == Self.shape(theirs) else { break }
+            n = mine.n
+        }
+        return n
+    }
+
     func everyCallButInnerPacks(items: [String] = []) -> [Int] {
         func pack(_ path: String) -> String? {
             let name = (path as NSString).lastPathComponent
@@ -180,5 +202,20 @@ extension FaultTests {
                 }
                 return cli.pin
             }), pick: { $0.syncsAfterRename(under: "keystore") })
+    }
+}
+
+/// The unlocks whose calls a scenario of this run fails already (`FaultLog.unlockPrologue`): the
+/// first scenario to meet a sequence (and errno) fails each of its calls; the others start after it.
+final class UnlockPrologues: @unchecked Sendable {
+    static let shared = UnlockPrologues()
+    private let lock = NSLock()
+    private var claimed = Set<String>()
+
+    /// True for the first caller with `key`.
+    func claim(_ key: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return claimed.insert(key).inserted
     }
 }

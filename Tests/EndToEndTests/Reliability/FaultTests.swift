@@ -29,7 +29,8 @@ enum FaultShim {
 }
 
 /// Fails every file-system call of a writing command in turn (not a sample; of the loop over
-/// the 256 key packs, the packs that differ and the loop's edges: `everyCallButInnerPacks`) and checks the
+/// the 256 key packs, the packs that differ and the loop's edges: `everyCallButInnerPacks`; the
+/// unlock the command starts with, once per distinct sequence of calls: `UnlockPrologues`) and checks the
 /// vault after each: a one-line error or success; `check` passes; every committed item
 /// exports byte-identical; the in-flight change happened completely or not at all, exactly
 /// as the exit status says; exactly one PIN opens.
@@ -97,10 +98,8 @@ struct FaultTests {
         #expect(calls > 10, "\(name): only \(calls) calls counted")
         let log = FaultLog(text: (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "", root: template.root)
         #expect(log.calls.count == calls, "\(name): the log holds \(log.calls.count) calls, the count \(calls)")
-        // Every call (but the inner ones of the key packs' loop), or the ones `pick` chooses.
-        let trials = pick?(log) ?? log.everyCallButInnerPacks(items: Array(committed.keys))
-        #expect(!trials.isEmpty, "\(name): no call of the dry run was picked to fail")
-        for at in trials {
+        /// A machine as the scenario prepared it, for one run.
+        func prepared() throws -> CLI {
             let trial = try CLI()
             for entry in try FileManager.default.contentsOfDirectory(atPath: template.root)
             where !["vault", "keystore", "prepared", ".count", ".log"].contains(entry) && !entry.hasPrefix("fresh-") {
@@ -111,6 +110,24 @@ struct FaultTests {
             }
             machines.removeAll()
             try machine(for: trial)
+            return trial
+        }
+        // Every call (but the inner ones of the key packs' loop, and the unlock's calls when
+        // another scenario fails them already), or the ones `pick` chooses.
+        var trials = pick?(log) ?? log.everyCallButInnerPacks(items: Array(committed.keys))
+        if pick == nil {
+            let probe = try prepared()
+            let unlock = try FaultShim.run(probe, [CLI.binary, "list", "--pin-stdin"], input: Data((template.pin + "\n").utf8), at: 0,
+                                           log: probe.root + "/.log")
+            let prologue = unlock.code == 0 ? log.unlockPrologue(FaultLog(text: (try? String(contentsOfFile: probe.root + "/.log", encoding: .utf8)) ?? "",
+                                                                          root: probe.root)) : 0
+            if prologue > 0 && !UnlockPrologues.shared.claim(log.signature(upTo: prologue) + " errno \(code)") {
+                trials.removeAll { $0 <= prologue }
+            }
+        }
+        #expect(!trials.isEmpty, "\(name): no call of the dry run was picked to fail")
+        for at in trials {
+            let trial = try prepared()
             let r = try FaultShim.run(trial, scenario.command(trial), input: scenario.input(trial), at: at, errno: code)
             let place = "\(name), call \(at) of \(calls)"
             try scenario.report?(trial, r)
