@@ -125,7 +125,9 @@ final class MainScreen {
             on(raw(window), "notify::default-width") { [weak self] in self?.fitWidth() }
         }
         fitWidth()
-        watcher = VaultWatcher(folder: app.session.locked.location.vaultRoot) { [weak self] in self?.followVault() }
+        let location = app.session.locked.location
+        watcher = VaultWatcher(folder: location.vaultRoot, arrivals: { location.arrivalFolders },
+                               changed: { [weak self] in self?.followVault() }, arrived: { [weak self] in self?.followOtherDevices() })
     }
 
     static let narrowWidth: Int32 = 600
@@ -171,6 +173,14 @@ final class MainScreen {
         default:
             guard string(gtk_stack_get_visible_child_name(op(content))) == "gallery" else { return reloadAlbums() }
             reload(quiet: true)
+        }
+    }
+
+    /// Files another device's synchronizer wrote (`VaultWatcher`): the session takes them in
+    /// (FORMAT.md § 9.6), and the gallery follows when that changed what the vault lists.
+    private func followOtherDevices() {
+        app.session.run({ vault in vault.devices.followOtherDevices() }) { [weak self] result in
+            if case .success(true) = result { self?.followVault() }
         }
     }
 

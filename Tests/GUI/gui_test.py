@@ -35,6 +35,7 @@ import pyatspi
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fling import fling_check  # noqa: E402
 from library_test import library_check  # noqa: E402
+from devices_test import devices_check  # noqa: E402
 import atspi_driver  # noqa: E402
 from atspi_driver import (Timeout, center, press_row, fill_screen, start_app, double_click, click, enabled, find, focus_window, gone, key, named, press, showing,  # noqa: E402
                           screenshot, texts, type_text, wait_for)
@@ -1315,7 +1316,7 @@ def check_app_proc(pid, vault, keystore, marker):
 # those, with what they build on (narrow: the scenario's vault; moved_key_store: first_run's).
 # "rotation" is for developing the issue-55 steps alone: a fresh vault, the app unlocked, those
 # steps, then the security key; the scenario runs them in every full run.
-PASSES = ("scenario", "narrow", "first_run", "moved_key_store", "moved_vault", "fling", "library", "crash")
+PASSES = ("scenario", "narrow", "first_run", "moved_key_store", "moved_vault", "fling", "library", "devices", "crash")
 NEEDS = {"narrow": "scenario", "moved_key_store": "first_run"}
 
 
@@ -1401,6 +1402,8 @@ def main():
         fling_check(CLI, APP, WORK, SHOTS, PRIMARY, step)
     if "library" in passes:
         library_check(CLI, APP, WORK, SHOTS, PRIMARY, step)
+    if "devices" in passes:
+        devices_check(CLI, APP, WORK, SHOTS, step)
     if "crash" in passes:
         crash_check()
     print("gui: PASS" if passes >= set(PASSES) else "gui: PASS (only the passes chosen)", flush=True)
