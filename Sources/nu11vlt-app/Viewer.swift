@@ -222,6 +222,11 @@ final class Viewer {
         setText(badge, item.fadesAt.map { "Fades in " + Countdown.text($0.timeIntervalSinceNow) } ?? "")
         image.show(nil)
         info.show(item)
+        // A shared vault: which device added it (its key file says, § 9.6).
+        screen.app.session.run({ vault in vault.devices.addedBy(item.id) }) { [weak self] result in
+            guard let self, mine == self.generation, case .success(let device?) = result else { return }
+            self.info.show(item, addedOn: device)
+        }
         updateActions()
         guard item.thumbnail else { return }
         screen.app.session.run({ vault in TextureBox(try Texture.decode(vault.photos.thumbnail(ItemRef(item.id), size: .preview))) }) { [weak self] result in

@@ -103,7 +103,8 @@ final class InfoPane {
 
     func clear() { setText(body, "") }
 
-    func show(_ item: ItemSummary) {
+    /// `addedOn`: on a shared vault, the device that added the item ("this device", or its name).
+    func show(_ item: ItemSummary, addedOn device: String? = nil) {
         let formatter = DateFormatter()
         formatter.dateStyle = .medium
         formatter.timeStyle = .short
@@ -114,7 +115,7 @@ final class InfoPane {
         } else {
             lines.append("Taken: not recorded")
         }
-        lines.append("Added: \(formatter.string(from: item.created))")
+        lines.append("Added: \(formatter.string(from: item.created))" + (device.map { " on \($0)" } ?? ""))
         if let camera = item.camera { lines.append("Camera: \(camera)") }
         if let w = item.width, let h = item.height { lines.append("Dimensions: \(w) × \(h)") }
         lines.append("Size: " + ByteCountFormatter.string(fromByteCount: Int64(item.size), countStyle: .file))

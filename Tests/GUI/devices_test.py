@@ -4,14 +4,14 @@ laptop while the phone — a second device joined with `device pair` / `device a
 store and PIN — imports a photo and deletes one of the laptop's; the folder is synced as a file
 synchronizer does it (every file but the device-local ones; deletions too). The app shows the
 phone's photo, and drops the deleted one, by itself: no lock, no unlock, no command on the
-laptop. Used by gui_test.py (the pass "devices")."""
+laptop; the photo's information says the phone added it. Used by gui_test.py (the pass "devices")."""
 import json
 import os
 import re
 import shutil
 import subprocess
 
-from atspi_driver import click, find, focus_window, gone, key, screenshot, start_app, type_text
+from atspi_driver import click, double_click, find, focus_window, gone, key, press, screenshot, start_app, type_text
 
 LAPTOP_PIN, PHONE_PIN = "5173-laptop", "phone passphrase 4"
 KDF = ["--kdf-memory", "19", "--kdf-iterations", "2"]
@@ -129,6 +129,18 @@ def devices_check(cli, app, work, shots, step):
         dev.to_laptop()
         find("from-phone.jpg", "label", timeout=30)
         screenshot(os.path.join(shots, "devices-arrived.png"))
+
+        step("two devices: the item's information names the device that added it (the phone; this device for the laptop's)")
+        double_click(find("from-phone.jpg", "label", timeout=10))
+        find("Back to gallery", "push button", timeout=30)
+        press("Information")
+        find("on phone", "label", timeout=15, exact=False)
+        screenshot(os.path.join(shots, "devices-info.png"))
+        press("Next item")
+        find("on this device", "label", timeout=15, exact=False)
+        press("Information")
+        press("Back to gallery")
+        find("laptop-1.jpg", "label", timeout=15)
 
         step("two devices: the phone deletes one of the laptop's photos; synced, the app drops it by itself")
         gone_id = dev.ids(dev.phone, PHONE_PIN)["laptop-1.jpg"]

@@ -31,3 +31,21 @@ extension Devices {
         }
     }
 }
+
+extension Devices {
+    /// Which device added an item of a shared vault, from its key file (FORMAT.md § 9.6: the
+    /// device ID, authenticated with the item key under the shared key): "this device", the other
+    /// device's name from its record (its ID's start when the record does not open), or nil when
+    /// the vault is not shared, the item has no key file (Fade, the backup vault) or the file does
+    /// not say (version 1).
+    public func addedBy(_ id: ItemID) -> String? {
+        guard let shared = (try? context()) ?? nil,
+              let bytes = try? ProtectedFiles.read(location.sharedKeyPath(id), limit: 256),
+              (try? SharedItemKey.open(bytes, id: id, vaultID: shared.vaultID, key: shared.key)) != nil,
+              let device = try? SharedItemKey.head(bytes, id: id).device else { return nil }
+        if device == shared.device { return "this device" }
+        let name = (try? ProtectedFiles.read(location.deviceRecordPath(device), limit: 8192))
+            .flatMap { try? DeviceRecord.open($0, id: device, vaultID: shared.vaultID, main: keys.main).name }
+        return name ?? "device \(device.hex.prefix(8))"
+    }
+}

@@ -76,7 +76,7 @@ extension Devices {
         guard row.domain == .vault, let shared = try context() else { return nil }
         try ProtectedFiles.makeDirectory(location.sharedKeysFolder)
         let bytes = try SharedItemKey.seal(itemKey: itemKey, kind: row.kind, id: row.id, vaultID: shared.vaultID,
-                                           generation: shared.generation, key: shared.key)
+                                           generation: shared.generation, device: shared.device, key: shared.key)
         return try AtomicFileWriter.staged(bytes, at: location.sharedKeyPath(row.id))
     }
 
@@ -102,7 +102,7 @@ extension Devices {
             let record = DeviceRecord(id: device, name: name, added: nowSeconds)
             try ProtectedFiles.writeAtomically(try record.sealed(vaultID: vaultID, main: keys.main), to: recordPath)
         }
-        let written = try writeMissingKeyFiles(vaultID: vaultID, keys: keys)
+        let written = try writeMissingKeyFiles(vaultID: vaultID, keys: keys, device: device)
         removeExpiredOffers(of: device, now: nowSeconds)
         let code = RecoveryKey.generate()
         let expires = nowSeconds + Self.offerLifetime
@@ -116,7 +116,9 @@ extension Devices {
     /// Key files for the primary vault's items that have none (made before the vault was
     /// shared) or one of an earlier generation, from this key store's records; durable before
     /// the offer exists.
-    private func writeMissingKeyFiles(vaultID: ItemID, keys: DomainKeys) throws -> Int {
+    /// A key file written again keeps the device it names; one written for the first time (an
+    /// item made before the vault was shared, which only this device had) names this `device`.
+    private func writeMissingKeyFiles(vaultID: ItemID, keys: DomainKeys, device: ItemID) throws -> Int {
         let shared = SharedItemKey.key(main: keys.main)
         // Written as a commit group writes its files, 256 at a time: the temp files, one sync,
         // the renames, one sync (not one sync per file: a vault may hold 100,000 items).
@@ -134,8 +136,9 @@ extension Devices {
             defer { for writer in writers { writer.abort() } }
             for row in rows[start..<min(start + 256, rows.count)] {
                 guard let itemKey = try? keyStore.itemKeyRecord(row.id, domain: .vault).open(domainKey: keys.main) else { continue }
+                let earlier = (try? ProtectedFiles.read(location.sharedKeyPath(row.id), limit: 256)).flatMap { try? SharedItemKey.head($0, id: row.id) }
                 let bytes = try SharedItemKey.seal(itemKey: itemKey, kind: row.kind, id: row.id, vaultID: vaultID,
-                                                   generation: keys.generation, key: shared)
+                                                   generation: keys.generation, device: earlier?.device ?? device, key: shared)
                 writers.append(try AtomicFileWriter.staged(bytes, at: location.sharedKeyPath(row.id)))
             }
             guard !writers.isEmpty else { continue }

@@ -40,7 +40,7 @@ struct NonceCallersTests {
         "Nu11Storage/KeyStore/KeyStore+ArchiveKeys.swift": (2, "— retired archive keys (ArchiveKeyRotationTests)"),
         "Nu11Vault/Archive/ArchiveExport.swift": (1, "— an archive's wrapped item keys (ArchiveTests)"),
         "Nu11Format/Journal/JournalSegment.swift": (1, "— Journal/*.n11j entries: no command writes them yet (JournalFolderTests.noncesOnDisk)"),
-        "Nu11Format/Devices/SharedItemKey.swift": (1, "Keys/*.n11w @32 (sharedVaultFiles)"),
+        "Nu11Format/Devices/SharedItemKey.swift": (1, "Keys/*.n11w @48 (sharedVaultFiles)"),
         "Nu11Format/Devices/PairingOffer.swift": (2, "Devices/pairing-*.n11x @48, Devices/*.n11v @24 (sharedVaultFiles)"),
         "Nu11Vault/Sync/DeviceAdoption.swift": (1, "keys/*.n11p records of items taken in from another device (sharedVaultFiles)"),
     ]
@@ -202,7 +202,7 @@ struct NonceCallersTests {
         _ = try DeviceTests.pair(a)
         let code = try DeviceTests.pair(a)
         let n = Nonces()
-        for id in ids { n.add("Keys/*.n11w", try Self.nonce(a.vault + "/Keys/\(id).n11w", at: 32)) }
+        for id in ids { n.add("Keys/*.n11w", try Self.nonce(a.vault + "/Keys/\(id).n11w", at: 48)) }
         let offers = try FileManager.default.contentsOfDirectory(atPath: a.vault + "/Devices").filter { $0.hasSuffix(".n11x") }
         for offer in offers { n.add("Devices/pairing-*.n11x", try Self.nonce(a.vault + "/Devices/" + offer, at: 48)) }
         try DeviceTests.sync(a.vault, b.vault)

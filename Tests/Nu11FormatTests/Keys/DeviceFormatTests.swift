@@ -15,27 +15,51 @@ struct DeviceFormatTests {
 
     func bytes(_ secret: SecretBytes) -> [UInt8] { secret.withUnsafeBytes { Array($0) } }
 
-    @Test("a key file opens as FORMAT.md § 9.6 says (HKDF-Expand subkey, ChaCha20-Poly1305, the documented associated data) and carries its kind and generation")
+    @Test("a key file opens as FORMAT.md § 9.6 says (HKDF-Expand subkey, ChaCha20-Poly1305, the documented associated data) and carries its kind, generation and the device that added the item")
     func keyFileBySpec() throws {
         let itemKey = SecretBytes(randomCount: 32)
+        let device = ItemID()
         let file = try SharedItemKey.seal(itemKey: itemKey, kind: .note, id: item, vaultID: vaultID, generation: 7,
-                                          key: SharedItemKey.key(main: main))
-        #expect(file.count == SharedItemKey.byteCount && Array(file[0..<4]) == Array("N11W".utf8) && file[4] == 1)
+                                          device: device, key: SharedItemKey.key(main: main))
+        #expect(file.count == SharedItemKey.byteCount && file.count == 108 && Array(file[0..<4]) == Array("N11W".utf8) && file[4] == 2)
         #expect(file[5] == ItemKind.note.rawValue && Array(file[8..<24]) == item.bytes && Array(file[24..<28]) == [0, 0, 0, 7])
+        #expect(Array(file[32..<48]) == device.bytes)
         let subkey = HKDF<SHA256>.expand(pseudoRandomKey: SymmetricKey(data: bytes(main)),
                                          info: Array("nu11vlt subkey v1 shared item key".utf8), outputByteCount: 32)
-        let ad = Array("nu11vlt shared item key v1".utf8) + vaultID.bytes + Array(file[0..<32])
-        let opened = try ChaChaPoly.open(try ChaChaPoly.SealedBox(combined: file[32...]), using: subkey, authenticating: ad)
+        let ad = Array("nu11vlt shared item key v1".utf8) + vaultID.bytes + Array(file[0..<48])
+        let opened = try ChaChaPoly.open(try ChaChaPoly.SealedBox(combined: file[48...]), using: subkey, authenticating: ad)
         #expect(Array(opened) == bytes(itemKey))
         let (kind, back) = try SharedItemKey.open(file, id: item, vaultID: vaultID, key: SharedItemKey.key(main: main))
         #expect(kind == .note && bytes(back) == bytes(itemKey))
-        #expect(try SharedItemKey.head(file, id: item).generation == 7)
+        #expect(try SharedItemKey.head(file, id: item) == SharedItemKey.Head(kind: .note, generation: 7, device: device))
     }
 
-    @Test("a key file does not open when any byte is flipped, under another item's name, for another vault, or under another main key")
+    @Test("a version 1 key file (no device ID, written before 0.2.1) still opens, made here byte by byte as § 9.6 says; its device is unknown")
+    func keyFileVersion1() throws {
+        let itemKey = SecretBytes(randomCount: 32)
+        let subkey = HKDF<SHA256>.expand(pseudoRandomKey: SymmetricKey(data: bytes(main)),
+                                         info: Array("nu11vlt subkey v1 shared item key".utf8), outputByteCount: 32)
+        let header = Array("N11W".utf8) + [1, ItemKind.file.rawValue, 0, 0] + item.bytes + [0, 0, 0, 3] + [0, 0, 0, 0]
+        let ad = Array("nu11vlt shared item key v1".utf8) + vaultID.bytes + header
+        let file = header + Array(try ChaChaPoly.seal(bytes(itemKey), using: subkey, authenticating: ad).combined)
+        #expect(file.count == 92)
+        let (kind, back) = try SharedItemKey.open(file, id: item, vaultID: vaultID, key: SharedItemKey.key(main: main))
+        #expect(kind == .file && bytes(back) == bytes(itemKey))
+        #expect(try SharedItemKey.head(file, id: item) == SharedItemKey.Head(kind: .file, generation: 3, device: nil))
+        for i in file.indices {
+            var bad = file
+            bad[i] ^= 0x01
+            #expect(throws: Nu11Error.self, "version 1, byte \(i) flipped still opens") {
+                try SharedItemKey.open(bad, id: item, vaultID: vaultID, key: SharedItemKey.key(main: main))
+            }
+        }
+    }
+
+    @Test("a key file does not open when any byte is flipped (the device ID included), under another item's name, for another vault, or under another main key")
     func keyFileRefusals() throws {
         let key = SharedItemKey.key(main: main)
-        let file = try SharedItemKey.seal(itemKey: SecretBytes(randomCount: 32), kind: .file, id: item, vaultID: vaultID, generation: 1, key: key)
+        let file = try SharedItemKey.seal(itemKey: SecretBytes(randomCount: 32), kind: .file, id: item, vaultID: vaultID, generation: 1,
+                                          device: ItemID(), key: key)
         for i in file.indices {
             var bad = file
             bad[i] ^= 0x01
@@ -46,9 +70,13 @@ struct DeviceFormatTests {
         #expect(throws: Nu11Error.self) { try SharedItemKey.open(file, id: item, vaultID: vaultID, key: SharedItemKey.key(main: SecretBytes(randomCount: 32))) }
         #expect(throws: Nu11Error.self) { try SharedItemKey.open(Array(file.dropLast()), id: item, vaultID: vaultID, key: key) }
         var newer = file
-        newer[4] = 2
+        newer[4] = 3
         let error = #expect(throws: Nu11Error.self) { try SharedItemKey.open(newer, id: item, vaultID: vaultID, key: key) }
         #expect(error?.code == .unsupportedVersion)
+        // A version 2 file labelled version 1 (its device ID then read as the wrapped key's start) does not open.
+        var older = file
+        older[4] = 1
+        #expect(throws: Nu11Error.self) { try SharedItemKey.open(older, id: item, vaultID: vaultID, key: key) }
     }
 
     @Test("a pairing offer opens with its code alone: the keys come back (main, archive, generation, created, recovery commitment), the Fade key is fresh; a wrong code, any flipped byte and a cut offer fail")
