@@ -131,6 +131,13 @@ public final class ImageHelper: @unchecked Sendable {
         return try slots[slot].request(op, arg: arg, bytes)
     }
 
+    /// Ends every helper this process started (their pipes closed: each exits at the end of its
+    /// input) and reaps it. Run at exit (`atexit`, registered when the first helper starts), so a
+    /// helper never outlives its parent and its CPU time is counted in the parent's (`wait4`).
+    func stopAll() {
+        for slot in slots { slot.stop() }
+    }
+
     /// The lowest idle helper, marked busy (waits while all are busy).
     private func take() -> Int {
         idle.wait()
@@ -196,9 +203,13 @@ private final class HelperProcess {
         toChild = input
         fromChild = output
         pid = child
+        _ = Self.reapAtExit
     }
 
-    private func stop() {
+    /// Registered once: at exit, every helper is ended and reaped (`ImageHelper.stopAll`).
+    private static let reapAtExit: Void = { atexit { ImageHelper.shared.stopAll() } }()
+
+    func stop() {
         if toChild >= 0 { close(toChild) }
         if fromChild >= 0 { close(fromChild) }
         toChild = -1

@@ -113,4 +113,23 @@ struct ChildTests {
         #expect(Self.tty(found.stat) == 0, "the helper has a controlling terminal: \(found.stat)")
         #expect(found.environ.isEmpty, "the helper's environment is not empty: \(String(decoding: found.environ, as: UTF8.self))")
     }
+
+    @Test("nu11vlt reaps every image helper it started before it exits (none outlives it; their CPU counts as its own)")
+    func helpersReaped() throws {
+        let cli = try CLI()
+        try cli.initVault()
+        let photo = cli.root + "/p.jpg"
+        try PhotoFixtures.run(cli, "convert", ["-size", "640x480", "plasma:fractal", "-quality", "85", photo])
+        let log = cli.root + "/trace"
+        let r = try cli.spawn("/usr/bin/strace", ["-f", "-qq", "-e", "trace=execve,wait4,waitid", "-o", log, CLI.binary, "import", "--pin-stdin", photo],
+                              input: Data((cli.pin + "\n").utf8))
+        #expect(r.code == 0, "\(r.stderr)")
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        let helpers = Set(lines.filter { $0.contains("execve(") && $0.contains("nu11vlt-image-helper\"") && $0.hasSuffix("= 0") }
+            .compactMap { Int($0.split(separator: " ").first ?? "") })
+        #expect(!helpers.isEmpty, "no image helper was started: the test proves nothing")
+        let reaped = Set(lines.filter { $0.contains("wait4(") || $0.contains("waitid(") }
+            .compactMap { line in line.split(separator: "=").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } })
+        #expect(helpers.isSubset(of: reaped), "helpers never waited for: \(helpers.subtracting(reaped).sorted())")
+    }
 }
