@@ -474,8 +474,17 @@ def wait_converged(trusted, untrusted, what, timeout=None):
     last = ""
     agreed_since = None   # when Syncthing first said "converged" while the files still differed
     timeout = timeout or CONVERGE_TIMEOUT
+    scanned = time.monotonic()
     while time.monotonic() - start < timeout:
         try:
+            # Not converged after 30 s: scan every trusted peer again (the folders' own scan
+            # interval is an hour and their watchers are off), so that a change made while a
+            # peer was busy is announced; once seen under load, every peer idle with nothing
+            # needed and the files alike, while a peer's completion of another never reached 100.
+            if time.monotonic() - scanned > 30:
+                for p in trusted:
+                    p.scan()
+                scanned = time.monotonic()
             statuses = {p.name: p.status() for p in trusted + untrusted}
             ok = all(s["state"] == "idle" and s["needTotalItems"] == 0 and s.get("pullErrors", 0) == 0
                      for s in statuses.values())
@@ -486,8 +495,12 @@ def wait_converged(trusted, untrusted, what, timeout=None):
                     if other is not p:
                         c = p.completion(other)
                         ok = ok and c["completion"] == 100 and c["needItems"] == 0 and c["needDeletes"] == 0
-            last = json.dumps({k: {f: v[f] for f in ("state", "needTotalItems", "globalFiles", "localFiles")}
+            last = json.dumps({k: {f: v.get(f) for f in ("state", "needTotalItems", "pullErrors", "globalFiles", "globalBytes",
+                                                         "globalDeleted", "localFiles")}
                                for k, v in statuses.items()})
+            last += " completion " + " ".join(
+                f"{p.name}->{o.name}:{c['completion']:.1f}/{c['needItems']}/{c['needDeletes']}"
+                for p in trusted for o in trusted + untrusted if o is not p for c in [p.completion(o)])
             if os.environ.get("NU11VLT_SYNC_DEBUG"):
                 say(f"{what}: waiting: ok={ok} {last} " + " ".join(
                     f"{p.name}->{o.name}:{p.completion(o)['completion']:.0f}" for p in trusted for o in trusted + untrusted if o is not p))
