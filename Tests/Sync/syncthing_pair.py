@@ -467,7 +467,9 @@ def summary(files):
 def wait_converged(trusted, untrusted, what, timeout=None):
     """After a forced rescan on every trusted peer: every peer idle with nothing needed, every
     trusted peer sees every other at 100 %, the trusted peers agree on the global index, and B's
-    files on disk are A's synced files."""
+    files on disk are A's synced files — or, when only Syncthing's count of another peer's
+    completion lags, every peer idle with nothing needed and no pull error and the files alike
+    for a minute (the caller's checks then read the files themselves)."""
     start = time.monotonic()
     for p in trusted:
         p.scan()
@@ -475,6 +477,7 @@ def wait_converged(trusted, untrusted, what, timeout=None):
     agreed_since = None   # when Syncthing first said "converged" while the files still differed
     timeout = timeout or CONVERGE_TIMEOUT
     scanned = time.monotonic()
+    settled_since = None
     while time.monotonic() - start < timeout:
         try:
             # Not converged after 30 s: scan every trusted peer again (the folders' own scan
@@ -504,9 +507,19 @@ def wait_converged(trusted, untrusted, what, timeout=None):
             if os.environ.get("NU11VLT_SYNC_DEBUG"):
                 say(f"{what}: waiting: ok={ok} {last} " + " ".join(
                     f"{p.name}->{o.name}:{p.completion(o)['completion']:.0f}" for p in trusted for o in trusted + untrusted if o is not p))
-            if ok and synced_view(trusted[0]) == {rel: v for rel, v in walk(trusted[1].folder).items()
-                                                  if not device_local(rel)}:
+            alike = synced_view(trusted[0]) == {rel: v for rel, v in walk(trusted[1].folder).items() if not device_local(rel)}
+            if ok and alike:
                 say(f"{what}: converged in {time.monotonic() - start:.1f} s")
+                return
+            # Every peer idle with nothing needed and no pull error, A's and B's files alike, for
+            # a minute (rescans included), while a peer's count of another's completion lags: the
+            # files have converged (what follows checks them, C's by decrypting); say so.
+            settled = alike and all(s["state"] == "idle" and s["needTotalItems"] == 0 and s.get("pullErrors", 0) == 0
+                                    for s in statuses.values())
+            settled_since = (settled_since or time.monotonic()) if settled else None
+            if settled_since and time.monotonic() - settled_since > 60:
+                say(f"{what}: converged in {time.monotonic() - start:.1f} s (files alike and every peer idle for a minute; "
+                    f"Syncthing's completion lagged: {last})")
                 return
             # Syncthing done, files different (a file it was told to ignore): no point waiting.
             agreed_since = (agreed_since or time.monotonic()) if ok else None
