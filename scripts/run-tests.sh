@@ -17,30 +17,39 @@ if [ -z "${TMPDIR:-}" ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &
 fi
 trap '[ -z "$scratch" ] || rm -rf "$scratch"' EXIT
 echo "test scratch folder: ${TMPDIR:-/tmp}"
-# Two test processes side by side: the fault and crash suites (hundreds of short programs each,
-# CPU-bound) in one, everything else in the other. One process runs as many tests at once as the
+# Three test processes side by side: the fault and crash suites (hundreds of short programs each,
+# CPU-bound) split in two, and everything else. One process runs as many tests at once as the
 # machine has cores, and a test that waits (a timeout, a TPM, a terminal, Xvfb) holds one of them
-# idle: alone, it kept the two cores of CI busy about 70% of the time. The two filters cover every
-# test exactly once.
-# The second process is the test bundle itself, as `swift test` starts it: two `swift test` at
-# once would take turns (SwiftPM locks the build folder for the whole run).
+# idle: alone, it kept the two cores of CI busy about 70% of the time. The filters cover every
+# test exactly once. The two extra processes are the test bundle itself, as `swift test` starts
+# it: two `swift test` at once would take turns (SwiftPM locks the build folder for the run).
 heavy='EndToEndTests\.(FaultTests|CrashTests)/'
+part1='EndToEndTests\.(FaultTests/[a-h]|CrashTests/)'
+part2='EndToEndTests\.FaultTests/[i-z]'
 bundle="$(swift build --show-bin-path)/Nu11VLTPackageTests.xctest"
-rm -f .build/test-heavy.rc
-{ NO_COLOR=1 "$bundle" --testing-library swift-testing --filter "$heavy" > .build/test-heavy.log 2>&1; echo $? > .build/test-heavy.rc; } &
+rm -f .build/test-heavy1.rc .build/test-heavy2.rc
+for n in 1 2; do
+  eval "filter=\$part$n"
+  { NO_COLOR=1 "$bundle" --testing-library swift-testing --filter "$filter" > .build/test-heavy$n.log 2>&1; echo $? > .build/test-heavy$n.rc; } &
+done
 { swift test --skip-build --skip "$heavy" 2>&1; echo $? > .build/test.rc; } | tee "$log"
 wait
-echo "=== the fault and crash suites (run beside the above) ==="
-tail -n 40 .build/test-heavy.log
-cat .build/test-heavy.log >> "$log"
-rc=$(cat .build/test.rc 2>/dev/null || echo 1)
-heavy_rc=$(cat .build/test-heavy.rc 2>/dev/null || echo 1)
+heavy_rc=0
+ran=0
+for n in 1 2; do
+  echo "=== the fault and crash suites, part $n of 2 (run beside the above) ==="
+  tail -n 20 .build/test-heavy$n.log
+  cat .build/test-heavy$n.log >> "$log"
+  [ "$(cat .build/test-heavy$n.rc 2>/dev/null || echo 1)" -eq 0 ] || heavy_rc=1
+  count=$(sed -n 's/.*Test run with \([0-9]*\) tests\{0,1\} .*/\1/p' .build/test-heavy$n.log | tail -n 1)
+  ran=$((ran + ${count:-0}))
+done
 # A filter that matched nothing would pass: the fault and crash suites hold about sixty tests.
-ran=$(sed -n 's/.*Test run with \([0-9]*\) tests\{0,1\} .*/\1/p' .build/test-heavy.log | tail -n 1)
-if [ "${ran:-0}" -lt 50 ]; then
-  echo "error: the fault and crash suites ran ${ran:-no} tests (the filter matched too few; see .build/test-heavy.log)"
+if [ "$ran" -lt 50 ]; then
+  echo "error: the fault and crash suites ran $ran tests (their filters matched too few; see .build/test-heavy*.log)"
   heavy_rc=1
 fi
+rc=$(cat .build/test.rc 2>/dev/null || echo 1)
 [ "$heavy_rc" -eq 0 ] || [ "$rc" -ne 0 ] || rc=$heavy_rc
 if [ "$rc" -ne 0 ]; then
   echo
