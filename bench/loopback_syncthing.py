@@ -18,10 +18,15 @@ import secrets
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
+
+# The loopback-only config, shared with the sync test.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Tests", "Sync"))
+from loopback import free_ports, isolate  # noqa: E402
 
 FOLDER_ID = "nu11vlt-vault"
 POLL_S = 0.1
@@ -34,19 +39,6 @@ class SyncError(Exception):
 
 
 # ---------------------------------------------------------------- Syncthing, on the loopback only
-
-def free_ports(n):
-    held = []
-    try:
-        for _ in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            held.append(s)
-        return [s.getsockname()[1] for s in held]
-    finally:
-        for s in held:
-            s.close()
-
 
 def die_with_parent():
     # PR_SET_PDEATHSIG (1): SIGTERM to Syncthing should this script die without its cleanup.
@@ -103,22 +95,7 @@ class Syncthing:
         gui.attrib.update({"enabled": "true", "tls": "false"})
         gui.find("address").text = f"127.0.0.1:{self.gui}"
         gui.find("apikey").text = self.apikey
-        opts = cfg.find("options")
-        for key, value in {
-            "listenAddress": f"tcp://127.0.0.1:{self.listen}", "globalAnnounceEnabled": "false",
-            "globalAnnounceServer": "", "localAnnounceEnabled": "false", "relaysEnabled": "false",
-            "natEnabled": "false", "urAccepted": "-1", "urSeen": "3", "urURL": "",
-            "autoUpgradeIntervalH": "0", "releasesURL": "", "crashReportingEnabled": "false",
-            "crashReportingURL": "", "stunKeepaliveStartS": "0", "stunKeepaliveMinS": "0", "stunServer": "",
-            "announceLANAddresses": "false", "startBrowser": "false", "restartOnWakeup": "false",
-            "setLowPriority": "false", "reconnectionIntervalS": "1", "progressUpdateIntervalS": "-1",
-        }.items():
-            el = opts.find(key)
-            if el is None:
-                el = ET.SubElement(opts, key)
-            el.text = value
-        for el in opts.findall("listenAddress")[1:]:
-            opts.remove(el)
+        isolate(cfg.find("options"), self.listen)
         tree.write(path)
         os.chmod(path, 0o600)
         os.makedirs(os.path.join(self.folder, ".stfolder"), mode=0o700, exist_ok=True)

@@ -69,6 +69,9 @@ import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from loopback import free_ports, isolate  # noqa: E402
+
 NU11VLT = os.path.abspath(sys.argv[1])
 WORK = os.path.abspath(sys.argv[2])
 PIN = "482913-sync-test"
@@ -186,20 +189,6 @@ def make_sources(folder, names, seed):
 
 # ---------------------------------------------------------------- Syncthing instances
 
-def free_ports(n):
-    """n distinct free TCP ports on 127.0.0.1 (held open together while chosen)."""
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def st_env(home):
     return {"PATH": "/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8", "STNORESTART": "1", "STNOUPGRADE": "1",
             "STNODEFAULTFOLDER": "1", "STMONITORED": ""}
@@ -283,31 +272,7 @@ class Peer:
         g.set("tls", "false")
         g.find("address").text = f"127.0.0.1:{gui}"
         g.find("apikey").text = self.apikey
-        opts = cfg.find("options")
-        settings = {
-            "listenAddress": f"tcp://127.0.0.1:{listen}",
-            "globalAnnounceEnabled": "false", "globalAnnounceServer": "",
-            "localAnnounceEnabled": "false",
-            "relaysEnabled": "false",
-            "natEnabled": "false",
-            "urAccepted": "-1", "urSeen": "3", "urURL": "",
-            "autoUpgradeIntervalH": "0", "releasesURL": "",
-            "crashReportingEnabled": "false", "crashReportingURL": "",
-            "stunKeepaliveStartS": "0", "stunKeepaliveMinS": "0", "stunServer": "",
-            "announceLANAddresses": "false",
-            "startBrowser": "false",
-            "restartOnWakeup": "false",
-            "setLowPriority": "false",
-            "reconnectionIntervalS": "1",
-            "progressUpdateIntervalS": "-1",
-        }
-        for key, value in settings.items():
-            el = opts.find(key)
-            if el is None:
-                el = ET.SubElement(opts, key)
-            el.text = value
-        for el in opts.findall("listenAddress")[1:]:
-            opts.remove(el)
+        isolate(cfg.find("options"), listen)
         tree.write(path)
         os.chmod(path, 0o600)
         # The folder and its marker exist before the start (Syncthing refuses a folder without).
