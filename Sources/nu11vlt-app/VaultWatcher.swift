@@ -155,20 +155,15 @@ final class VaultWatcher {
         return seen
     }
 
-    private func schedule() {
-        guard timer == 0 else { return }
-        timer = every(milliseconds: Self.settle) { [weak self] in
-            self?.timer = 0
-            self?.changed()
-            return false
-        }
-    }
+    private func schedule() { timer = scheduled(timer, after: Self.settle) { $0.timer = 0; $0.changed() } }
 
-    private func scheduleArrival() {
-        guard arrivalTimer == 0 else { return }
-        arrivalTimer = every(milliseconds: Self.arrivalSettle) { [weak self] in
-            self?.arrivalTimer = 0
-            self?.arrived()
+    private func scheduleArrival() { arrivalTimer = scheduled(arrivalTimer, after: Self.arrivalSettle) { $0.arrivalTimer = 0; $0.arrived() } }
+
+    /// `pending` when a timer runs already, else a new one-shot timer that runs `action`.
+    private func scheduled(_ pending: UInt32, after ms: UInt32, _ action: @escaping @MainActor (VaultWatcher) -> Void) -> UInt32 {
+        guard pending == 0 else { return pending }
+        return every(milliseconds: ms) { [weak self] in
+            if let self { action(self) }
             return false
         }
     }

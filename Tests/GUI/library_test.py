@@ -572,7 +572,10 @@ def library_check(cli, app, work, shots, pin, step):
     except BaseException:
         screenshot(os.path.join(shots, "failure-library.png"))
         if pid is not None:
-            os.kill(pid, signal.SIGKILL)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # the app is gone already: the failure above is what to report
         process.kill()
         raise
 
