@@ -581,12 +581,20 @@ def library_check(cli, app, work, shots, pin, step):
 
 
 def traced_app(tracer):
-    """The app's process ID: the one child of its strace."""
+    """The app's process ID: the child of its strace that runs the app. Not just the first child:
+    `strace --seccomp-bpf` first forks a short-lived child of its own to test the filter, and a
+    loaded machine once let the test take that one (gone a moment later: /proc/PID/stat missing)."""
     def child():
         try:
             with open(f"/proc/{tracer.pid}/task/{tracer.pid}/children") as f:
                 found = f.read().split()
         except FileNotFoundError:
             return None
-        return int(found[0]) if found else None
+        for pid in found:
+            try:
+                if os.path.basename(os.readlink(f"/proc/{pid}/exe")) == "nu11vlt-app":
+                    return int(pid)
+            except OSError:
+                continue
+        return None
     return wait_for(child, "the app started under strace", 30, interval=0.05)

@@ -8,7 +8,9 @@ extension VaultLocation {
     /// item files, sidecars and album names, key files, device records. Not the album folders
     /// themselves: `Vault/Albums` holds them, and an item moved between two albums also leaves
     /// or enters `Vault/Photos` or changes its sidecar only when another device moved it there.
+    /// None while the vault is not shared (no `Keys/`: `device pair` and `device add` make it).
     public var arrivalFolders: [String] {
+        guard ProtectedFiles.kind(sharedKeysFolder) == .directory else { return [] }
         let albums = ((try? ProtectedFiles.list(albumsFolder)) ?? []).map { albumsFolder + "/" + $0 }
         return [photosFolder, albumsFolder, notesFolder, metaFolder, thumbnailsFolder, sharedKeysFolder, devicesFolder] + albums
     }
